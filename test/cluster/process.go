@@ -1,0 +1,116 @@
+package cluster
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// process is one control-plane component started by the harness.
+type process struct {
+	name    string
+	binary  string
+	pid     int
+	logPath string
+	cmd     *exec.Cmd // nil when the process was adopted from a state file
+}
+
+// startProcess runs binary with args, its output going to <dir>/<name>.log.
+// The child gets its own session so that it survives the end of a short-lived
+// `cluster-up` command and never receives the terminal's signals.
+func startProcess(dir, name, binary string, args ...string) (*process, error) {
+	logPath := filepath.Join(dir, name+".log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer logFile.Close()
+	cmd := exec.Command(binary, args...)
+	cmd.Stdout = logFile
+	cmd.Stderr = logFile
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	p := &process{name: name, binary: binary, pid: cmd.Process.Pid, logPath: logPath, cmd: cmd}
+	// Reap the child as soon as it exits so that alive() sees it gone.
+	go func() { _ = cmd.Wait() }()
+	return p, nil
+}
+
+// alive reports whether the pid still runs our binary (a recycled pid that
+// now belongs to something else counts as gone).
+func (p *process) alive() bool {
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.pid))
+	if err != nil {
+		return false
+	}
+	if stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.pid)); err == nil {
+		// State field after the command name: Z means exited but not reaped.
+		if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
+			return false
+		}
+	}
+	return strings.HasPrefix(string(cmdline), p.binary)
+}
+
+// stop sends SIGTERM to the pid, then SIGKILL after grace.
+func (p *process) stop(grace time.Duration) error {
+	if !p.alive() {
+		return nil
+	}
+	if err := syscall.Kill(p.pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("stop %s (pid %d): %w", p.name, p.pid, err)
+	}
+	deadline := time.Now().Add(grace)
+	for time.Now().Before(deadline) {
+		if !p.alive() {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := syscall.Kill(p.pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("kill %s (pid %d): %w", p.name, p.pid, err)
+	}
+	for i := 0; i < 100 && p.alive(); i++ {
+		time.Sleep(20 * time.Millisecond)
+	}
+	return nil
+}
+
+// tail returns the last n lines of the process log.
+func (p *process) tail(n int) string {
+	data, err := os.ReadFile(p.logPath)
+	if err != nil {
+		return fmt.Sprintf("(no log: %v)", err)
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (p *process) stateLine() string {
+	return strings.Join([]string{p.name, strconv.Itoa(p.pid), p.binary, p.logPath}, "\t")
+}
+
+func parseStateLine(line string) (*process, error) {
+	f := strings.Split(line, "\t")
+	if len(f) != 4 {
+		return nil, fmt.Errorf("malformed state line %q", line)
+	}
+	pid, err := strconv.Atoi(f[1])
+	if err != nil {
+		return nil, fmt.Errorf("malformed pid in state line %q: %w", line, err)
+	}
+	return &process{name: f[0], pid: pid, binary: f[2], logPath: f[3]}, nil
+}
