@@ -64,7 +64,7 @@ type Cluster struct {
 
 // Start builds (or reuses) the binaries, starts every component in order,
 // waits for each to be healthy, and registers the fake nodes.
-func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
+func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if opts.Controllers == "" {
 		opts.Controllers = "*"
 	}
@@ -75,7 +75,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
-	c = &Cluster{Dir: opts.Dir}
+	c := &Cluster{Dir: opts.Dir}
 	if c.Dir == "" {
 		if c.Dir, err = os.MkdirTemp("", "kubegray-cluster-"); err != nil {
 			return nil, err

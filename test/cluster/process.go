@@ -19,7 +19,9 @@ type process struct {
 	binary  string
 	pid     int
 	logPath string
-	cmd     *exec.Cmd // nil when the process was adopted from a state file
+	// exited is closed when a child we started has been reaped; nil for a
+	// process adopted from a state file.
+	exited chan struct{}
 }
 
 // startProcess runs binary with args, its output going to <dir>/<name>.log.
@@ -40,15 +42,26 @@ func startProcess(dir, name, binary string, args ...string) (*process, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	p := &process{name: name, binary: binary, pid: cmd.Process.Pid, logPath: logPath, cmd: cmd}
-	// Reap the child as soon as it exits so that alive() sees it gone.
-	go func() { _ = cmd.Wait() }()
+	p := &process{name: name, binary: binary, pid: cmd.Process.Pid, logPath: logPath, exited: make(chan struct{})}
+	go func() {
+		_ = cmd.Wait()
+		close(p.exited)
+	}()
 	return p, nil
 }
 
-// alive reports whether the pid still runs our binary (a recycled pid that
-// now belongs to something else counts as gone).
+// alive reports whether the process still runs. For a child of ours that is
+// whether it has been reaped; for an adopted pid, whether it still runs our
+// binary (a recycled pid that now belongs to something else counts as gone).
 func (p *process) alive() bool {
+	if p.exited != nil {
+		select {
+		case <-p.exited:
+			return false
+		default:
+			return true
+		}
+	}
 	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.pid))
 	if err != nil {
 		return false

@@ -1,0 +1,667 @@
+// Package deployment is a from-scratch Deployment controller that behaves like the upstream
+// Kubernetes v1.37 one (see /work/shared/design/upstream-deployment-controller.md). The file split
+// and the function names follow upstream's pkg/controller/deployment so that a reader who knows
+// upstream finds their way: deployment_controller.go (watches, queue, syncDeployment), sync.go
+// (new ReplicaSet, scaling, status, cleanup), rolling.go, recreate.go, rollback.go, progress.go,
+// and controller_ref_manager.go (adoption and release of ReplicaSets).
+package deployment
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	appslisters "k8s.io/client-go/listers/apps/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	"github.com/kubegray/kubectl-gray/controller/metrics"
+	"github.com/kubegray/kubectl-gray/pkg/deployutil"
+)
+
+const (
+	// DefaultFieldManager is the field manager used for every write when Options.FieldManager is
+	// empty, and the event source component of the default recorder.
+	DefaultFieldManager = "gray-controller"
+
+	// maxRetries bounds how often a failing key is requeued with backoff before it is dropped.
+	// With the default controller rate limiter (5ms·2^n) the 15th retry waits about 82s; after
+	// that only a new watch event (or a resync) brings the Deployment back.
+	maxRetries = 15
+
+	// podControllerUIDIndex indexes pods by the UID of their controller ownerReference so that
+	// Recreate can find every pod of a ReplicaSet without a label selector (orphan pods are not
+	// indexed at all, which keeps the index small).
+	podControllerUIDIndex = "kubegray.io/pod-controller-uid"
+)
+
+// controllerKind is the GroupVersionKind written into the ownerReferences of our ReplicaSets.
+var controllerKind = appsv1.SchemeGroupVersion.WithKind("Deployment")
+
+// Options configure a DeploymentController.
+type Options struct {
+	// FieldManager is passed on every Create/Update/Patch/UpdateStatus; empty means
+	// DefaultFieldManager.
+	FieldManager string
+	// Recorder records events on Deployments. If nil, the controller builds its own broadcaster
+	// that writes to the API with source component DefaultFieldManager and starts it in Run.
+	Recorder record.EventRecorder
+}
+
+// DeploymentController reconciles Deployments into ReplicaSets exactly like the upstream
+// controller does.
+type DeploymentController struct {
+	client       kubernetes.Interface
+	fieldManager string
+
+	// eventBroadcaster is nil when the caller supplied its own recorder.
+	eventBroadcaster record.EventBroadcaster
+	eventRecorder    record.EventRecorder
+
+	// syncHandler is a field so tests can observe processNextWorkItem without a full sync.
+	syncHandler func(ctx context.Context, key string) error
+
+	dLister  appslisters.DeploymentLister
+	rsLister appslisters.ReplicaSetLister
+	// podIndexer holds stripped-down pods (see stripPod), indexed by podControllerUIDIndex.
+	podIndexer cache.Indexer
+
+	dListerSynced   cache.InformerSynced
+	rsListerSynced  cache.InformerSynced
+	podListerSynced cache.InformerSynced
+
+	queue workqueue.TypedRateLimitingInterface[string]
+
+	// now is the clock for condition timestamps and progress-deadline maths; tests freeze it.
+	now func() time.Time
+}
+
+// NewDeploymentController registers informers on the factory (Deployments, ReplicaSets, Pods)
+// and the event handlers. It must be called before the factory is started, because it installs
+// a transform on the pod informer that strips pods down to what this controller reads; any other
+// user of the same factory's pod informer sees the stripped pods too.
+func NewDeploymentController(ctx context.Context, factory informers.SharedInformerFactory, client kubernetes.Interface, opts Options) (*DeploymentController, error) {
+	logger := klog.FromContext(ctx)
+
+	fieldManager := opts.FieldManager
+	if fieldManager == "" {
+		fieldManager = DefaultFieldManager
+	}
+	dc := &DeploymentController{
+		client:        client,
+		fieldManager:  fieldManager,
+		eventRecorder: opts.Recorder,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "deployment"},
+		),
+		now: time.Now,
+	}
+	if dc.eventRecorder == nil {
+		dc.eventBroadcaster = record.NewBroadcaster(record.WithContext(ctx))
+		dc.eventRecorder = dc.eventBroadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: DefaultFieldManager})
+	}
+
+	dInformer := factory.Apps().V1().Deployments()
+	rsInformer := factory.Apps().V1().ReplicaSets()
+	podInformer := factory.Core().V1().Pods()
+
+	// Pods dominate the memory of this controller, and only Recreate and the pod-delete handler
+	// look at them, so keep nothing else.
+	if err := podInformer.Informer().SetTransform(stripPod); err != nil {
+		return nil, fmt.Errorf("installing pod transform: %w", err)
+	}
+	if err := addPodControllerUIDIndexer(podInformer.Informer()); err != nil {
+		return nil, fmt.Errorf("adding pod controller UID index: %w", err)
+	}
+
+	if _, err := dInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { dc.addDeployment(logger, obj) },
+		UpdateFunc: func(oldObj, newObj any) { dc.updateDeployment(logger, oldObj, newObj) },
+		DeleteFunc: func(obj any) { dc.deleteDeployment(logger, obj) },
+	}); err != nil {
+		return nil, fmt.Errorf("adding deployment event handler: %w", err)
+	}
+	if _, err := rsInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { dc.addReplicaSet(logger, obj) },
+		UpdateFunc: func(oldObj, newObj any) { dc.updateReplicaSet(logger, oldObj, newObj) },
+		DeleteFunc: func(obj any) { dc.deleteReplicaSet(logger, obj) },
+	}); err != nil {
+		return nil, fmt.Errorf("adding replicaset event handler: %w", err)
+	}
+	// Only deletions matter: they can unblock a Recreate rollout waiting for old pods to go.
+	if _, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		DeleteFunc: func(obj any) { dc.deletePod(logger, obj) },
+	}); err != nil {
+		return nil, fmt.Errorf("adding pod event handler: %w", err)
+	}
+
+	dc.syncHandler = dc.syncDeployment
+	dc.dLister = dInformer.Lister()
+	dc.rsLister = rsInformer.Lister()
+	dc.podIndexer = podInformer.Informer().GetIndexer()
+	dc.dListerSynced = dInformer.Informer().HasSynced
+	dc.rsListerSynced = rsInformer.Informer().HasSynced
+	dc.podListerSynced = podInformer.Informer().HasSynced
+	return dc, nil
+}
+
+// stripPod is the pod informer transform: it keeps name, namespace, uid, resourceVersion,
+// ownerReferences, deletionTimestamp and status.phase, which is all that oldPodsRunning, the
+// controller-UID index and the pod-delete handler read. It is idempotent, as informers require.
+func stripPod(obj any) (any, error) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return obj, nil
+	}
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:              pod.Name,
+			Namespace:         pod.Namespace,
+			UID:               pod.UID,
+			ResourceVersion:   pod.ResourceVersion,
+			OwnerReferences:   pod.OwnerReferences,
+			DeletionTimestamp: pod.DeletionTimestamp,
+		},
+		Status: corev1.PodStatus{Phase: pod.Status.Phase},
+	}, nil
+}
+
+// addPodControllerUIDIndexer indexes pods by their controller's UID (idempotent per informer).
+func addPodControllerUIDIndexer(informer cache.SharedIndexInformer) error {
+	if _, exists := informer.GetIndexer().GetIndexers()[podControllerUIDIndex]; exists {
+		return nil
+	}
+	return informer.AddIndexers(cache.Indexers{
+		podControllerUIDIndex: func(obj any) ([]string, error) {
+			pod, ok := obj.(*corev1.Pod)
+			if !ok {
+				return nil, nil
+			}
+			ref := metav1.GetControllerOfNoCopy(pod)
+			if ref == nil {
+				return nil, nil
+			}
+			return []string{string(ref.UID)}, nil
+		},
+	})
+}
+
+// Run waits for the caches, starts workers, blocks until ctx is done and then shuts the queue
+// down and waits for the workers to return.
+func (dc *DeploymentController) Run(ctx context.Context, workers int) {
+	defer utilruntime.HandleCrashWithContext(ctx)
+
+	if dc.eventBroadcaster != nil {
+		dc.eventBroadcaster.StartStructuredLogging(3)
+		dc.eventBroadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: dc.client.CoreV1().Events("")})
+		defer dc.eventBroadcaster.Shutdown()
+	}
+
+	logger := klog.FromContext(ctx)
+	logger.Info("Starting controller", "controller", "deployment")
+
+	var wg sync.WaitGroup
+	defer func() {
+		logger.Info("Shutting down controller", "controller", "deployment")
+		dc.queue.ShutDown()
+		wg.Wait()
+	}()
+
+	if !cache.WaitForNamedCacheSyncWithContext(ctx, dc.dListerSynced, dc.rsListerSynced, dc.podListerSynced) {
+		return
+	}
+	for range workers {
+		wg.Go(func() {
+			wait.UntilWithContext(ctx, dc.worker, time.Second)
+		})
+	}
+	<-ctx.Done()
+}
+
+// HasSynced reports whether all three informer caches have synced at least once.
+func (dc *DeploymentController) HasSynced() bool {
+	return dc.dListerSynced() && dc.rsListerSynced() && dc.podListerSynced()
+}
+
+func (dc *DeploymentController) addDeployment(logger klog.Logger, obj any) {
+	d, ok := obj.(*appsv1.Deployment)
+	if !ok {
+		return
+	}
+	logger.V(4).Info("Adding deployment", "deployment", klog.KObj(d))
+	dc.enqueue(d)
+}
+
+// updateDeployment enqueues on every update, resyncs included: upstream has no resourceVersion
+// check here, so periodic resyncs re-sync every Deployment.
+func (dc *DeploymentController) updateDeployment(logger klog.Logger, oldObj, newObj any) {
+	oldD, ok := oldObj.(*appsv1.Deployment)
+	if !ok {
+		return
+	}
+	curD, ok := newObj.(*appsv1.Deployment)
+	if !ok {
+		return
+	}
+	logger.V(4).Info("Updating deployment", "deployment", klog.KObj(oldD))
+	dc.enqueue(curD)
+}
+
+// deleteDeployment enqueues like upstream does; the sync then misses the Deployment in the
+// cache and returns without doing anything.
+func (dc *DeploymentController) deleteDeployment(logger klog.Logger, obj any) {
+	d, ok := obj.(*appsv1.Deployment)
+	if !ok {
+		tombstone, ok := obj.(cache.DeletedFinalStateUnknown)
+		if !ok {
+			utilruntime.HandleError(fmt.Errorf("couldn't get object from tombstone %#v", obj))
+			return
+		}
+		d, ok = tombstone.Obj.(*appsv1.Deployment)
+		if !ok {
+			utilruntime.HandleError(fmt.Errorf("tombstone contained object that is not a Deployment %#v", obj))
+			return
+		}
+	}
+	logger.V(4).Info("Deleting deployment", "deployment", klog.KObj(d))
+	dc.enqueue(d)
+}
+
+// addReplicaSet wakes the owner of a new ReplicaSet, or every matching Deployment if the
+// ReplicaSet is an orphan so that one of them can adopt it.
+func (dc *DeploymentController) addReplicaSet(logger klog.Logger, obj any) {
+	rs, ok := obj.(*appsv1.ReplicaSet)
+	if !ok {
+		return
+	}
+	if rs.DeletionTimestamp != nil {
+		// After a controller restart an object can appear already pending deletion.
+		dc.deleteReplicaSet(logger, rs)
+		return
+	}
+	if ref := metav1.GetControllerOf(rs); ref != nil {
+		d := dc.resolveControllerRef(rs.Namespace, ref)
+		if d == nil {
+			return
+		}
+		logger.V(4).Info("ReplicaSet added", "replicaSet", klog.KObj(rs))
+		dc.enqueue(d)
+		return
+	}
+	ds := dc.getDeploymentsForReplicaSet(logger, rs)
+	if len(ds) == 0 {
+		return
+	}
+	logger.V(4).Info("Orphan ReplicaSet added", "replicaSet", klog.KObj(rs))
+	for _, d := range ds {
+		dc.enqueue(d)
+	}
+}
+
+// getDeploymentsForReplicaSet lists the Deployments of the ReplicaSet's namespace whose
+// selector matches its labels.
+func (dc *DeploymentController) getDeploymentsForReplicaSet(logger klog.Logger, rs *appsv1.ReplicaSet) []*appsv1.Deployment {
+	all, err := dc.dLister.Deployments(rs.Namespace).List(labels.Everything())
+	if err != nil {
+		return nil
+	}
+	ds := deployutil.GetDeploymentsForReplicaSet(rs, all)
+	if len(ds) > 1 {
+		// Overlapping selectors are a user error; controller refs keep ownership sane anyway.
+		logger.V(4).Info("More than one deployment is selecting replica set",
+			"replicaSet", klog.KObj(rs), "labels", rs.Labels, "deployment", klog.KObj(ds[0]))
+	}
+	return ds
+}
+
+// updateReplicaSet wakes the old and the new owner when the controller ref changed, the owner
+// otherwise, and every matching Deployment for an orphan whose labels or ref changed.
+func (dc *DeploymentController) updateReplicaSet(logger klog.Logger, oldObj, newObj any) {
+	oldRS, ok := oldObj.(*appsv1.ReplicaSet)
+	if !ok {
+		return
+	}
+	curRS, ok := newObj.(*appsv1.ReplicaSet)
+	if !ok {
+		return
+	}
+	if curRS.ResourceVersion == oldRS.ResourceVersion {
+		// A periodic resync; two versions of an object always differ in resourceVersion.
+		return
+	}
+
+	curRef := metav1.GetControllerOf(curRS)
+	oldRef := metav1.GetControllerOf(oldRS)
+	refChanged := !reflect.DeepEqual(curRef, oldRef)
+	if refChanged && oldRef != nil {
+		if d := dc.resolveControllerRef(oldRS.Namespace, oldRef); d != nil {
+			dc.enqueue(d)
+		}
+	}
+	if curRef != nil {
+		d := dc.resolveControllerRef(curRS.Namespace, curRef)
+		if d == nil {
+			return
+		}
+		logger.V(4).Info("ReplicaSet updated", "replicaSet", klog.KObj(curRS))
+		dc.enqueue(d)
+		return
+	}
+
+	labelsChanged := !reflect.DeepEqual(curRS.Labels, oldRS.Labels)
+	if labelsChanged || refChanged {
+		ds := dc.getDeploymentsForReplicaSet(logger, curRS)
+		if len(ds) == 0 {
+			return
+		}
+		logger.V(4).Info("Orphan ReplicaSet updated", "replicaSet", klog.KObj(curRS))
+		for _, d := range ds {
+			dc.enqueue(d)
+		}
+	}
+}
+
+// deleteReplicaSet wakes the owner of a deleted ReplicaSet; orphans interest nobody.
+func (dc *DeploymentController) deleteReplicaSet(logger klog.Logger, obj any) {
+	rs, ok := obj.(*appsv1.ReplicaSet)
+	if !ok {
+		// A missed delete leaves a tombstone whose object may be stale.
+		tombstone, ok := obj.(cache.DeletedFinalStateUnknown)
+		if !ok {
+			utilruntime.HandleError(fmt.Errorf("couldn't get object from tombstone %#v", obj))
+			return
+		}
+		rs, ok = tombstone.Obj.(*appsv1.ReplicaSet)
+		if !ok {
+			utilruntime.HandleError(fmt.Errorf("tombstone contained object that is not a ReplicaSet %#v", obj))
+			return
+		}
+	}
+	ref := metav1.GetControllerOf(rs)
+	if ref == nil {
+		return
+	}
+	d := dc.resolveControllerRef(rs.Namespace, ref)
+	if d == nil {
+		return
+	}
+	logger.V(4).Info("ReplicaSet deleted", "replicaSet", klog.KObj(rs))
+	dc.enqueue(d)
+}
+
+// deletePod enqueues the Recreate Deployment owning the pod (via its ReplicaSet) on every pod
+// deletion: a Recreate rollout waits for the old pods to be gone before creating the new RS.
+func (dc *DeploymentController) deletePod(logger klog.Logger, obj any) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		tombstone, ok := obj.(cache.DeletedFinalStateUnknown)
+		if !ok {
+			utilruntime.HandleError(fmt.Errorf("couldn't get object from tombstone %#v", obj))
+			return
+		}
+		pod, ok = tombstone.Obj.(*corev1.Pod)
+		if !ok {
+			utilruntime.HandleError(fmt.Errorf("tombstone contained object that is not a pod %#v", obj))
+			return
+		}
+	}
+	d := dc.getDeploymentForPod(logger, pod)
+	if d == nil {
+		return
+	}
+	logger.V(4).Info("Pod deleted", "pod", klog.KObj(pod))
+	if d.Spec.Strategy.Type == appsv1.RecreateDeploymentStrategyType {
+		dc.enqueue(d)
+	}
+}
+
+// getDeploymentForPod follows pod → ReplicaSet → Deployment through controller refs, checking
+// UIDs at each hop so that a recreated object with the same name is not mistaken for the owner.
+func (dc *DeploymentController) getDeploymentForPod(logger klog.Logger, pod *corev1.Pod) *appsv1.Deployment {
+	ref := metav1.GetControllerOf(pod)
+	if ref == nil || ref.Kind != "ReplicaSet" {
+		return nil
+	}
+	rs, err := dc.rsLister.ReplicaSets(pod.Namespace).Get(ref.Name)
+	if err != nil || rs.UID != ref.UID {
+		logger.V(4).Info("Cannot get replicaset for pod", "ownerReference", ref.Name, "pod", klog.KObj(pod), "err", err)
+		return nil
+	}
+	rsRef := metav1.GetControllerOf(rs)
+	if rsRef == nil {
+		return nil
+	}
+	return dc.resolveControllerRef(rs.Namespace, rsRef)
+}
+
+// resolveControllerRef returns the cached Deployment a controller ref points to, or nil if the
+// kind is wrong, it is not cached, or the cached one has another UID.
+func (dc *DeploymentController) resolveControllerRef(namespace string, ref *metav1.OwnerReference) *appsv1.Deployment {
+	if ref.Kind != controllerKind.Kind {
+		return nil
+	}
+	d, err := dc.dLister.Deployments(namespace).Get(ref.Name)
+	if err != nil || d.UID != ref.UID {
+		return nil
+	}
+	return d
+}
+
+func (dc *DeploymentController) enqueue(d *appsv1.Deployment) {
+	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(d)
+	if err != nil {
+		utilruntime.HandleError(fmt.Errorf("couldn't get key for object %#v: %w", d, err))
+		return
+	}
+	dc.queue.Add(key)
+}
+
+func (dc *DeploymentController) enqueueRateLimited(d *appsv1.Deployment) {
+	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(d)
+	if err != nil {
+		utilruntime.HandleError(fmt.Errorf("couldn't get key for object %#v: %w", d, err))
+		return
+	}
+	dc.queue.AddRateLimited(key)
+}
+
+// enqueueAfter schedules a progress-deadline check of d.
+func (dc *DeploymentController) enqueueAfter(d *appsv1.Deployment, after time.Duration) {
+	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(d)
+	if err != nil {
+		utilruntime.HandleError(fmt.Errorf("couldn't get key for object %#v: %w", d, err))
+		return
+	}
+	dc.queue.AddAfter(key, after)
+}
+
+func (dc *DeploymentController) worker(ctx context.Context) {
+	for dc.processNextWorkItem(ctx) {
+	}
+}
+
+// processNextWorkItem syncs one key; the workqueue guarantees no two workers hold the same key.
+func (dc *DeploymentController) processNextWorkItem(ctx context.Context) bool {
+	key, quit := dc.queue.Get()
+	if quit {
+		return false
+	}
+	defer dc.queue.Done(key)
+
+	start := time.Now()
+	err := dc.syncHandler(ctx, key)
+	metrics.RecordSync(start, err)
+	dc.handleErr(ctx, err, key)
+	return true
+}
+
+// handleErr forgets a key on success or when its namespace is terminating (every later write
+// would fail the same way), retries it with backoff up to maxRetries times, then drops it.
+func (dc *DeploymentController) handleErr(ctx context.Context, err error, key string) {
+	logger := klog.FromContext(ctx)
+	if err == nil || apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+		dc.queue.Forget(key)
+		return
+	}
+	ns, name, keyErr := cache.SplitMetaNamespaceKey(key)
+	if keyErr != nil {
+		logger.Error(keyErr, "Failed to split meta namespace cache key", "cacheKey", key)
+	}
+	if dc.queue.NumRequeues(key) < maxRetries {
+		logger.V(2).Info("Error syncing deployment", "deployment", klog.KRef(ns, name), "err", err)
+		dc.queue.AddRateLimited(key)
+		return
+	}
+	utilruntime.HandleErrorWithContext(ctx, err, "Dropping deployment out of the queue", "deployment", klog.KRef(ns, name))
+	dc.queue.Forget(key)
+}
+
+// getReplicaSetsForDeployment claims the ReplicaSets of d's namespace: adopts matching orphans
+// and releases owned ones whose labels no longer match. It returns the ReplicaSets d manages.
+func (dc *DeploymentController) getReplicaSetsForDeployment(ctx context.Context, d *appsv1.Deployment) ([]*appsv1.ReplicaSet, error) {
+	// List all of them, not just the matching ones: owned ReplicaSets that stopped matching
+	// must be seen to be released.
+	rsList, err := dc.rsLister.ReplicaSets(d.Namespace).List(labels.Everything())
+	if err != nil {
+		return nil, fmt.Errorf("deployment %s/%s: listing replica sets: %w", d.Namespace, d.Name, err)
+	}
+	selector, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
+	if err != nil {
+		return nil, fmt.Errorf("deployment %s/%s has invalid label selector: %w", d.Namespace, d.Name, err)
+	}
+	return dc.claimReplicaSets(ctx, d, selector, rsList)
+}
+
+// getPodMapForDeployment maps each ReplicaSet's UID to the pods it controls according to their
+// controller ref, terminal and terminating pods included, regardless of labels. The pods are
+// cache objects (stripped by stripPod) and must not be modified.
+func (dc *DeploymentController) getPodMapForDeployment(d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) (map[types.UID][]*corev1.Pod, error) {
+	podMap := make(map[types.UID][]*corev1.Pod, len(rsList))
+	for _, rs := range rsList {
+		objs, err := dc.podIndexer.ByIndex(podControllerUIDIndex, string(rs.UID))
+		if err != nil {
+			return nil, fmt.Errorf("deployment %s/%s: listing pods of replica set %s: %w", d.Namespace, d.Name, rs.Name, err)
+		}
+		pods := []*corev1.Pod{}
+		for _, obj := range objs {
+			pod, ok := obj.(*corev1.Pod)
+			if !ok || pod.Namespace != rs.Namespace {
+				continue
+			}
+			// Same owner identity as upstream's namespace/Kind/Name/UID index key.
+			ref := metav1.GetControllerOfNoCopy(pod)
+			if ref == nil || ref.Kind != "ReplicaSet" || ref.Name != rs.Name {
+				continue
+			}
+			pods = append(pods, pod)
+		}
+		podMap[rs.UID] = pods
+	}
+	return podMap, nil
+}
+
+// syncDeployment reconciles the Deployment with the given key, in upstream's exact order:
+// empty selector, claim ReplicaSets, deleting, paused conditions, paused, rollback, scaling
+// event, then the strategy. It must not run concurrently for the same key.
+func (dc *DeploymentController) syncDeployment(ctx context.Context, key string) error {
+	logger := klog.FromContext(ctx)
+	namespace, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		logger.Error(err, "Failed to split meta namespace cache key", "cacheKey", key)
+		return err
+	}
+
+	startTime := time.Now()
+	logger.V(4).Info("Started syncing deployment", "deployment", klog.KRef(namespace, name), "startTime", startTime)
+	defer func() {
+		logger.V(4).Info("Finished syncing deployment", "deployment", klog.KRef(namespace, name), "duration", time.Since(startTime))
+	}()
+
+	cached, err := dc.dLister.Deployments(namespace).Get(name)
+	if apierrors.IsNotFound(err) {
+		logger.V(2).Info("Deployment has been deleted", "deployment", klog.KRef(namespace, name))
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	// Everything below may modify d; the cache must stay untouched.
+	d := cached.DeepCopy()
+	if d.Spec.Replicas == nil {
+		// The API server always defaults replicas; refuse rather than guess for a hand-made object.
+		return fmt.Errorf("deployment %s/%s: spec.replicas is not set", d.Namespace, d.Name)
+	}
+
+	everything := metav1.LabelSelector{}
+	if reflect.DeepEqual(d.Spec.Selector, &everything) {
+		dc.eventRecorder.Eventf(d, corev1.EventTypeWarning, "SelectingAll", "This deployment is selecting all pods. A non-empty selector is required.")
+		if d.Status.ObservedGeneration < d.Generation {
+			d.Status.ObservedGeneration = d.Generation
+			// Best effort, as upstream: the only goal is to show the spec was observed.
+			_, _ = dc.client.AppsV1().Deployments(d.Namespace).UpdateStatus(ctx, d, metav1.UpdateOptions{FieldManager: dc.fieldManager})
+		}
+		return nil
+	}
+
+	rsList, err := dc.getReplicaSetsForDeployment(ctx, d)
+	if err != nil {
+		return err
+	}
+
+	if d.DeletionTimestamp != nil {
+		return dc.syncStatusOnly(ctx, d, rsList)
+	}
+
+	// Pausing and resuming reset the Progressing condition so that the time spent paused never
+	// counts against progressDeadlineSeconds.
+	if err := dc.checkPausedConditions(ctx, d); err != nil {
+		return err
+	}
+
+	if d.Spec.Paused {
+		return dc.sync(ctx, d, rsList)
+	}
+
+	// Rollback is not re-entrant: the annotation must be cleared before any ReplicaSet is touched
+	// for this Deployment again.
+	if getRollbackTo(d) != nil {
+		return dc.rollback(ctx, d, rsList)
+	}
+
+	scalingEvent, err := dc.isScalingEvent(ctx, d, rsList)
+	if err != nil {
+		return err
+	}
+	if scalingEvent {
+		return dc.sync(ctx, d, rsList)
+	}
+
+	switch d.Spec.Strategy.Type {
+	case appsv1.RecreateDeploymentStrategyType:
+		podMap, err := dc.getPodMapForDeployment(d, rsList)
+		if err != nil {
+			return err
+		}
+		return dc.rolloutRecreate(ctx, d, rsList, podMap)
+	case appsv1.RollingUpdateDeploymentStrategyType:
+		return dc.rolloutRolling(ctx, d, rsList)
+	}
+	return fmt.Errorf("unexpected deployment strategy type: %s", d.Spec.Strategy.Type)
+}

@@ -1,0 +1,479 @@
+package deployment
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sort"
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/kubegray/kubectl-gray/pkg/deployutil"
+)
+
+// scalingReplicaSetReason is the event reason of every ReplicaSet size change.
+const scalingReplicaSetReason = "ScalingReplicaSet"
+
+// syncStatusOnly refreshes the status of a Deployment that is being deleted without creating or
+// scaling anything (it may still sync the new ReplicaSet's annotations and the revision).
+func (dc *DeploymentController) syncStatusOnly(ctx context.Context, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) error {
+	newRS, oldRSs, err := dc.getAllReplicaSetsAndSyncRevision(ctx, d, rsList, false)
+	if err != nil {
+		return err
+	}
+	return dc.syncDeploymentStatus(ctx, withNewRS(oldRSs, newRS), newRS, d)
+}
+
+// sync handles paused Deployments and scaling events: proportional scaling only, no rollout
+// progress and no new ReplicaSet.
+func (dc *DeploymentController) sync(ctx context.Context, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) error {
+	newRS, oldRSs, err := dc.getAllReplicaSetsAndSyncRevision(ctx, d, rsList, false)
+	if err != nil {
+		return err
+	}
+	if err := dc.scale(ctx, d, newRS, oldRSs); err != nil {
+		// The key is requeued; the next sync starts over from fresh caches.
+		return err
+	}
+	// History is trimmed while paused, but not while a rollback is pending (the rollback target
+	// must survive) nor on unpaused scaling events.
+	if d.Spec.Paused && getRollbackTo(d) == nil {
+		if err := dc.cleanupDeployment(ctx, oldRSs, d); err != nil {
+			return err
+		}
+	}
+	return dc.syncDeploymentStatus(ctx, withNewRS(oldRSs, newRS), newRS, d)
+}
+
+// checkPausedConditions records pausing and resuming in the Progressing condition (status
+// Unknown), so that a Deployment paused for longer than its progress deadline is not reported
+// as timed out once resumed. A timed-out Deployment keeps its timeout.
+func (dc *DeploymentController) checkPausedConditions(ctx context.Context, d *appsv1.Deployment) error {
+	if !deployutil.HasProgressDeadline(d) {
+		return nil
+	}
+	cond := deployutil.GetDeploymentCondition(d.Status, appsv1.DeploymentProgressing)
+	if cond != nil && cond.Reason == deployutil.TimedOutReason {
+		return nil
+	}
+	pausedCondExists := cond != nil && cond.Reason == deployutil.PausedDeployReason
+
+	var condition *appsv1.DeploymentCondition
+	switch {
+	case d.Spec.Paused && !pausedCondExists:
+		condition = deployutil.NewDeploymentCondition(appsv1.DeploymentProgressing, corev1.ConditionUnknown, deployutil.PausedDeployReason, "Deployment is paused", dc.metaNow())
+	case !d.Spec.Paused && pausedCondExists:
+		condition = deployutil.NewDeploymentCondition(appsv1.DeploymentProgressing, corev1.ConditionUnknown, deployutil.ResumedDeployReason, "Deployment is resumed", dc.metaNow())
+	default:
+		return nil
+	}
+	deployutil.SetDeploymentCondition(&d.Status, *condition)
+	_, err := dc.client.AppsV1().Deployments(d.Namespace).UpdateStatus(ctx, d, metav1.UpdateOptions{FieldManager: dc.fieldManager})
+	return err
+}
+
+// getAllReplicaSetsAndSyncRevision splits the claimed ReplicaSets into the new one (matching
+// d's template, created when createIfNotExisted) and all old ones, syncing the new one's
+// revision (max old revision + 1) and mirroring it onto d.
+func (dc *DeploymentController) getAllReplicaSetsAndSyncRevision(ctx context.Context, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet, createIfNotExisted bool) (*appsv1.ReplicaSet, []*appsv1.ReplicaSet, error) {
+	_, allOldRSs := deployutil.FindOldReplicaSets(d, rsList)
+	newRS, err := dc.getNewReplicaSet(ctx, d, rsList, allOldRSs, createIfNotExisted)
+	if err != nil {
+		return nil, nil, err
+	}
+	return newRS, allOldRSs, nil
+}
+
+// getNewReplicaSet returns the ReplicaSet running d's template, or nil if there is none and
+// createIfNotExisted is false. An existing one gets d's annotations and minReadySeconds and a
+// bumped revision; a created one gets the hash-named identity of §3.2 of the spec. Both paths
+// may write d's status (revision annotation, Progressing condition).
+func (dc *DeploymentController) getNewReplicaSet(ctx context.Context, d *appsv1.Deployment, rsList, oldRSs []*appsv1.ReplicaSet, createIfNotExisted bool) (*appsv1.ReplicaSet, error) {
+	logger := klog.FromContext(ctx)
+	existingNewRS := deployutil.FindNewReplicaSet(d, rsList)
+
+	maxOldRevision := deployutil.MaxRevision(oldRSs)
+	newRevision := strconv.FormatInt(maxOldRevision+1, 10)
+
+	if existingNewRS != nil {
+		rsCopy := existingNewRS.DeepCopy()
+		annotationsUpdated := deployutil.SetNewReplicaSetAnnotations(ctx, d, rsCopy, newRevision, true, deployutil.RevisionHistoryMaxChars)
+		minReadySecondsNeedsUpdate := rsCopy.Spec.MinReadySeconds != d.Spec.MinReadySeconds
+		if annotationsUpdated || minReadySecondsNeedsUpdate {
+			// The Deployment's revision follows on a later sync, from the updated ReplicaSet.
+			rsCopy.Spec.MinReadySeconds = d.Spec.MinReadySeconds
+			return dc.client.AppsV1().ReplicaSets(rsCopy.Namespace).Update(ctx, rsCopy, metav1.UpdateOptions{FieldManager: dc.fieldManager})
+		}
+
+		needsUpdate := setDeploymentRevision(d, rsCopy.Annotations[deployutil.RevisionAnnotation])
+		// A Deployment that gained a progress deadline after its rollout started measures progress
+		// from the moment we first saw its new ReplicaSet.
+		if deployutil.HasProgressDeadline(d) && deployutil.GetDeploymentCondition(d.Status, appsv1.DeploymentProgressing) == nil {
+			msg := fmt.Sprintf("Found new replica set %q", rsCopy.Name)
+			condition := deployutil.NewDeploymentCondition(appsv1.DeploymentProgressing, corev1.ConditionTrue, deployutil.FoundNewRSReason, msg, dc.metaNow())
+			deployutil.SetDeploymentCondition(&d.Status, *condition)
+			needsUpdate = true
+		}
+		if needsUpdate {
+			if _, err := dc.client.AppsV1().Deployments(d.Namespace).UpdateStatus(ctx, d, metav1.UpdateOptions{FieldManager: dc.fieldManager}); err != nil {
+				return nil, err
+			}
+		}
+		return rsCopy, nil
+	}
+
+	if !createIfNotExisted {
+		return nil, nil
+	}
+
+	newRS := dc.newReplicaSetFor(d)
+	newReplicasCount, err := deployutil.NewRSNewReplicas(d, append(append([]*appsv1.ReplicaSet{}, oldRSs...), newRS), newRS)
+	if err != nil {
+		return nil, fmt.Errorf("deployment %s/%s: sizing new replica set: %w", d.Namespace, d.Name, err)
+	}
+	newRS.Spec.Replicas = &newReplicasCount
+	deployutil.SetNewReplicaSetAnnotations(ctx, d, newRS, newRevision, false, deployutil.RevisionHistoryMaxChars)
+
+	alreadyExists := false
+	createdRS, err := dc.client.AppsV1().ReplicaSets(d.Namespace).Create(ctx, newRS, metav1.CreateOptions{FieldManager: dc.fieldManager})
+	switch {
+	case apierrors.IsAlreadyExists(err):
+		// A slow cache or a fast resync can make us recreate our own ReplicaSet; anything else
+		// under that name is a hash collision.
+		alreadyExists = true
+		rs, rsErr := dc.rsLister.ReplicaSets(newRS.Namespace).Get(newRS.Name)
+		if rsErr != nil {
+			return nil, rsErr
+		}
+		ref := metav1.GetControllerOf(rs)
+		if ref != nil && ref.UID == d.UID && deployutil.EqualIgnoreHash(&d.Spec.Template, &rs.Spec.Template) {
+			createdRS = rs
+			err = nil
+			break
+		}
+		// Bump collisionCount so the next attempt hashes to another name, and requeue by
+		// returning the AlreadyExists error.
+		if d.Status.CollisionCount == nil {
+			d.Status.CollisionCount = new(int32)
+		}
+		preCollisionCount := *d.Status.CollisionCount
+		*d.Status.CollisionCount++
+		if _, dErr := dc.client.AppsV1().Deployments(d.Namespace).UpdateStatus(ctx, d, metav1.UpdateOptions{FieldManager: dc.fieldManager}); dErr == nil {
+			logger.V(2).Info("Found a hash collision for deployment - bumping collisionCount to resolve it",
+				"deployment", klog.KObj(d), "oldCollisionCount", preCollisionCount, "newCollisionCount", *d.Status.CollisionCount)
+		}
+		return nil, err
+	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
+		// Every later create fails the same way; handleErr forgets the key.
+		return nil, err
+	case err != nil:
+		msg := fmt.Sprintf("Failed to create new replica set %q: %v", newRS.Name, err)
+		if deployutil.HasProgressDeadline(d) {
+			cond := deployutil.NewDeploymentCondition(appsv1.DeploymentProgressing, corev1.ConditionFalse, deployutil.FailedRSCreateReason, msg, dc.metaNow())
+			deployutil.SetDeploymentCondition(&d.Status, *cond)
+			// The create error is the one worth returning; this write is best effort.
+			_, _ = dc.client.AppsV1().Deployments(d.Namespace).UpdateStatus(ctx, d, metav1.UpdateOptions{FieldManager: dc.fieldManager})
+		}
+		dc.eventRecorder.Eventf(d, corev1.EventTypeWarning, deployutil.FailedRSCreateReason, "%s", msg)
+		return nil, err
+	}
+	if !alreadyExists && newReplicasCount > 0 {
+		dc.eventRecorder.Eventf(d, corev1.EventTypeNormal, scalingReplicaSetReason, "Scaled up replica set %s from 0 to %d", createdRS.Name, newReplicasCount)
+	}
+
+	needsUpdate := setDeploymentRevision(d, newRevision)
+	if !alreadyExists && deployutil.HasProgressDeadline(d) {
+		msg := fmt.Sprintf("Created new replica set %q", createdRS.Name)
+		condition := deployutil.NewDeploymentCondition(appsv1.DeploymentProgressing, corev1.ConditionTrue, deployutil.NewReplicaSetReason, msg, dc.metaNow())
+		deployutil.SetDeploymentCondition(&d.Status, *condition)
+		needsUpdate = true
+	}
+	if needsUpdate {
+		_, err = dc.client.AppsV1().Deployments(d.Namespace).UpdateStatus(ctx, d, metav1.UpdateOptions{FieldManager: dc.fieldManager})
+	}
+	return createdRS, err
+}
+
+// newReplicaSetFor builds (without sizing or annotations) the ReplicaSet for d's current
+// template: template labels and selector carry the pod-template-hash, the name is derived from
+// the hash so that retries are idempotent, and d is its controller.
+func (dc *DeploymentController) newReplicaSetFor(d *appsv1.Deployment) *appsv1.ReplicaSet {
+	template := *d.Spec.Template.DeepCopy()
+	// The hash is taken before the hash label is added, as upstream does.
+	hash := deployutil.ComputeHash(&template, d.Status.CollisionCount)
+	template.Labels = deployutil.CloneAndAddLabel(d.Spec.Template.Labels, deployutil.DefaultPodTemplateHashKey, hash)
+	return &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            deployutil.GenerateReplicaSetName(d.Name, hash),
+			Namespace:       d.Namespace,
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(d, controllerKind)},
+			Labels:          template.Labels,
+		},
+		Spec: appsv1.ReplicaSetSpec{
+			Replicas:        new(int32),
+			MinReadySeconds: d.Spec.MinReadySeconds,
+			Selector:        deployutil.CloneSelectorAndAddLabel(d.Spec.Selector, deployutil.DefaultPodTemplateHashKey, hash),
+			Template:        template,
+		},
+	}
+}
+
+// scale distributes a change of spec.replicas (or of maxSurge) over the active ReplicaSets in
+// proportion to their sizes, so that neither scaling up the new ReplicaSet nor scaling down the
+// old ones hastens a rollout. It runs on scaling events and on every paused sync.
+func (dc *DeploymentController) scale(ctx context.Context, d *appsv1.Deployment, newRS *appsv1.ReplicaSet, oldRSs []*appsv1.ReplicaSet) error {
+	replicas := *d.Spec.Replicas
+
+	// A single active ReplicaSet takes the whole count; with none active, the newest one does.
+	if activeOrLatest := deployutil.FindActiveOrLatest(newRS, oldRSs); activeOrLatest != nil {
+		if *activeOrLatest.Spec.Replicas == replicas {
+			return nil
+		}
+		_, _, err := dc.scaleReplicaSet(ctx, activeOrLatest, replicas, d, false)
+		return err
+	}
+
+	// A saturated new ReplicaSet means the old ones are leftovers (for example just adopted).
+	if deployutil.IsSaturated(d, newRS) {
+		for _, old := range deployutil.FilterActiveReplicaSets(oldRSs) {
+			if _, _, err := dc.scaleReplicaSet(ctx, old, 0, d, false); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+
+	// Several active ReplicaSets and an unsaturated new one: only RollingUpdate can have this
+	// mid-rollout state; Recreate leaves it alone.
+	if !deployutil.IsRollingUpdate(d) {
+		return nil
+	}
+	allRSs := deployutil.FilterActiveReplicaSets(withNewRS(oldRSs, newRS))
+	sizes := proportionalSizes(ctx, d, allRSs)
+	for i, rs := range allRSs {
+		if _, _, err := dc.scaleReplicaSet(ctx, rs, sizes[i], d, true); err != nil {
+			// The key is requeued; the remaining ReplicaSets are handled by the next sync.
+			return err
+		}
+	}
+	return nil
+}
+
+// proportionalSizes computes the target size of each active ReplicaSet for scale(). It sorts
+// allRSs in place into the order the writes must happen in and returns the sizes in that order.
+//
+// allowed = R + maxSurge (0 when R = 0) and toAdd = allowed − Σspec. Each ReplicaSet gets its
+// proportion (deployutil.GetReplicaSetProportion); the largest one (first after sorting: by size
+// descending, newer first when adding, older first when removing) also gets the rounding
+// leftover, clamped at 0. Example (spec §5.6 A): R=10→20, surge 3→5, old 10 / new 3 annotated
+// max-replicas 13: toAdd = 25 − 13 = 12, old round(10·25/13)−10 = +9, new min(round(3·25/13)−3,
+// 12−9) = +3, leftover 0 → old 19 / new 6.
+func proportionalSizes(ctx context.Context, d *appsv1.Deployment, allRSs []*appsv1.ReplicaSet) []int32 {
+	replicas := *d.Spec.Replicas
+	allowedSize := int32(0)
+	if replicas > 0 {
+		allowedSize = replicas + deployutil.MaxSurge(*d)
+	}
+	toAdd := allowedSize - deployutil.GetReplicaCountForReplicaSets(allRSs)
+
+	switch {
+	case toAdd > 0:
+		sort.Sort(deployutil.ReplicaSetsBySizeNewer(allRSs))
+	case toAdd < 0:
+		sort.Sort(deployutil.ReplicaSetsBySizeOlder(allRSs))
+	}
+
+	sizes := make([]int32, len(allRSs))
+	added := int32(0)
+	for i, rs := range allRSs {
+		sizes[i] = *rs.Spec.Replicas
+		if toAdd != 0 {
+			proportion := deployutil.GetReplicaSetProportion(ctx, rs, *d, toAdd, added)
+			sizes[i] += proportion
+			added += proportion
+		}
+	}
+	if len(sizes) > 0 && toAdd != 0 {
+		sizes[0] = max(sizes[0]+toAdd-added, 0)
+	}
+	return sizes
+}
+
+// scaleReplicaSet sets rs to newScale and refreshes its desired-replicas and max-replicas
+// annotations. Without forceUpdate it writes only when the size changes; with it, also when the
+// annotations are stale. It reports whether the size changed (annotation-only writes do not
+// count and emit no event) and returns the ReplicaSet as written.
+func (dc *DeploymentController) scaleReplicaSet(ctx context.Context, rs *appsv1.ReplicaSet, newScale int32, d *appsv1.Deployment, forceUpdate bool) (bool, *appsv1.ReplicaSet, error) {
+	oldScale := *rs.Spec.Replicas
+	if !forceUpdate && oldScale == newScale {
+		return false, rs, nil
+	}
+
+	desired := *d.Spec.Replicas
+	maxReplicas := desired + deployutil.MaxSurge(*d)
+	sizeNeedsUpdate := oldScale != newScale
+	annotationsNeedUpdate := deployutil.ReplicasAnnotationsNeedUpdate(rs, desired, maxReplicas)
+	if !sizeNeedsUpdate && !annotationsNeedUpdate {
+		return false, rs, nil
+	}
+
+	rsCopy := rs.DeepCopy()
+	rsCopy.Spec.Replicas = &newScale
+	deployutil.SetReplicasAnnotations(rsCopy, desired, maxReplicas)
+	updated, err := dc.client.AppsV1().ReplicaSets(rsCopy.Namespace).Update(ctx, rsCopy, metav1.UpdateOptions{FieldManager: dc.fieldManager})
+	if err != nil {
+		return false, updated, fmt.Errorf("deployment %s/%s: scaling replica set %s from %d to %d: %w", d.Namespace, d.Name, rs.Name, oldScale, newScale, err)
+	}
+	if !sizeNeedsUpdate {
+		return false, updated, nil
+	}
+	direction := "down"
+	if oldScale < newScale {
+		direction = "up"
+	}
+	klog.FromContext(ctx).V(4).Info("Scaled ReplicaSet", "replicaSet", klog.KObj(rsCopy), "from", oldScale, "to", newScale)
+	dc.eventRecorder.Eventf(d, corev1.EventTypeNormal, scalingReplicaSetReason, "Scaled %s replica set %s from %d to %d", direction, rsCopy.Name, oldScale, newScale)
+	return true, updated, nil
+}
+
+// cleanupDeployment deletes the oldest old ReplicaSets beyond revisionHistoryLimit. Only the
+// first len(cleanable)−limit ReplicaSets by revision are candidates; candidates that still have
+// replicas, are unobserved by the ReplicaSet controller or are being deleted are skipped, not
+// replaced, so fewer may be deleted.
+func (dc *DeploymentController) cleanupDeployment(ctx context.Context, oldRSs []*appsv1.ReplicaSet, d *appsv1.Deployment) error {
+	logger := klog.FromContext(ctx)
+	if !deployutil.HasRevisionHistoryLimit(d) {
+		return nil
+	}
+
+	var cleanable []*appsv1.ReplicaSet
+	for _, rs := range oldRSs {
+		if rs != nil && rs.DeletionTimestamp == nil {
+			cleanable = append(cleanable, rs)
+		}
+	}
+	diff := int32(len(cleanable)) - *d.Spec.RevisionHistoryLimit
+	if diff <= 0 {
+		return nil
+	}
+
+	sort.Sort(deployutil.ReplicaSetsByRevision(cleanable))
+	logger.V(4).Info("Looking to cleanup old replica sets for deployment", "deployment", klog.KObj(d))
+
+	for _, rs := range cleanable[:diff] {
+		if rs.Status.Replicas != 0 || *rs.Spec.Replicas != 0 || rs.Generation > rs.Status.ObservedGeneration || rs.DeletionTimestamp != nil {
+			continue
+		}
+		logger.V(4).Info("Trying to cleanup replica set for deployment", "replicaSet", klog.KObj(rs), "deployment", klog.KObj(d))
+		if err := dc.client.AppsV1().ReplicaSets(rs.Namespace).Delete(ctx, rs.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			// Stop at the first failure rather than hammering an overloaded API server.
+			return fmt.Errorf("deployment %s/%s: deleting old replica set %s: %w", d.Namespace, d.Name, rs.Name, err)
+		}
+	}
+	return nil
+}
+
+// syncDeploymentStatus writes the status computed from the ReplicaSets if it changed. It does
+// not touch the Progressing or ReplicaFailure conditions (see syncRolloutStatus).
+func (dc *DeploymentController) syncDeploymentStatus(ctx context.Context, allRSs []*appsv1.ReplicaSet, newRS *appsv1.ReplicaSet, d *appsv1.Deployment) error {
+	newStatus := dc.calculateStatus(allRSs, newRS, d)
+	if reflect.DeepEqual(d.Status, newStatus) {
+		return nil
+	}
+	d.Status = newStatus
+	_, err := dc.client.AppsV1().Deployments(d.Namespace).UpdateStatus(ctx, d, metav1.UpdateOptions{FieldManager: dc.fieldManager})
+	return err
+}
+
+// calculateStatus derives the Deployment status from its ReplicaSets: replica counts are sums
+// of ReplicaSet status fields, except unavailableReplicas which uses the spec sum (surge pods
+// count), and the Available condition is set from R − maxUnavailable. The
+// DeploymentReplicaSetTerminatingReplicas gate is on by default since v1.35, so
+// terminatingReplicas is always reported.
+func (dc *DeploymentController) calculateStatus(allRSs []*appsv1.ReplicaSet, newRS *appsv1.ReplicaSet, d *appsv1.Deployment) appsv1.DeploymentStatus {
+	availableReplicas := deployutil.GetAvailableReplicaCountForReplicaSets(allRSs)
+	// More available than desired happens while scaling down; that is not negative unavailability.
+	unavailableReplicas := max(deployutil.GetReplicaCountForReplicaSets(allRSs)-availableReplicas, 0)
+
+	var updatedReplicas int32
+	if newRS != nil {
+		updatedReplicas = newRS.Status.Replicas
+	}
+	status := appsv1.DeploymentStatus{
+		ObservedGeneration:  d.Generation,
+		Replicas:            deployutil.GetActualReplicaCountForReplicaSets(allRSs),
+		UpdatedReplicas:     updatedReplicas,
+		ReadyReplicas:       deployutil.GetReadyReplicaCountForReplicaSets(allRSs),
+		AvailableReplicas:   availableReplicas,
+		UnavailableReplicas: unavailableReplicas,
+		TerminatingReplicas: deployutil.GetTerminatingReplicaCountForReplicaSets(allRSs),
+		CollisionCount:      d.Status.CollisionCount,
+	}
+	// Copy the conditions so that setting one does not write through to d.
+	for _, c := range d.Status.Conditions {
+		status.Conditions = append(status.Conditions, c)
+	}
+
+	if availableReplicas >= *d.Spec.Replicas-deployutil.MaxUnavailable(*d) {
+		c := deployutil.NewDeploymentCondition(appsv1.DeploymentAvailable, corev1.ConditionTrue, deployutil.MinimumReplicasAvailable, "Deployment has minimum availability.", dc.metaNow())
+		deployutil.SetDeploymentCondition(&status, *c)
+	} else {
+		c := deployutil.NewDeploymentCondition(appsv1.DeploymentAvailable, corev1.ConditionFalse, deployutil.MinimumReplicasUnavailable, "Deployment does not have minimum availability.", dc.metaNow())
+		deployutil.SetDeploymentCondition(&status, *c)
+	}
+	return status
+}
+
+// isScalingEvent reports whether spec.replicas changed since the active ReplicaSets were last
+// sized, judged by their desired-replicas annotation (ReplicaSets without a parseable one are
+// ignored).
+func (dc *DeploymentController) isScalingEvent(ctx context.Context, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) (bool, error) {
+	newRS, oldRSs, err := dc.getAllReplicaSetsAndSyncRevision(ctx, d, rsList, false)
+	if err != nil {
+		return false, err
+	}
+	for _, rs := range deployutil.FilterActiveReplicaSets(withNewRS(oldRSs, newRS)) {
+		desired, ok := deployutil.GetDesiredReplicasAnnotation(ctx, rs)
+		if !ok {
+			continue
+		}
+		if desired != *d.Spec.Replicas {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// setDeploymentRevision mirrors the new ReplicaSet's revision onto d and reports a change.
+func setDeploymentRevision(d *appsv1.Deployment, revision string) bool {
+	if d.Annotations == nil {
+		d.Annotations = map[string]string{}
+	}
+	if d.Annotations[deployutil.RevisionAnnotation] == revision {
+		return false
+	}
+	d.Annotations[deployutil.RevisionAnnotation] = revision
+	return true
+}
+
+// withNewRS returns a fresh slice holding oldRSs followed by newRS (if any). Upstream appends a
+// possibly nil new ReplicaSet to the old list; leaving the nil out is equivalent for every sum
+// and filter, and a fresh slice never aliases the caller's backing array.
+func withNewRS(oldRSs []*appsv1.ReplicaSet, newRS *appsv1.ReplicaSet) []*appsv1.ReplicaSet {
+	all := make([]*appsv1.ReplicaSet, 0, len(oldRSs)+1)
+	all = append(all, oldRSs...)
+	if newRS != nil {
+		all = append(all, newRS)
+	}
+	return all
+}
+
+// metaNow is the controller clock as an API timestamp.
+func (dc *DeploymentController) metaNow() metav1.Time {
+	return metav1.NewTime(dc.now())
+}

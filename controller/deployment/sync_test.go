@@ -1,0 +1,870 @@
+package deployment
+
+import (
+	"math"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/utils/ptr"
+)
+
+var (
+	newerTime = time.Date(2016, 5, 20, 2, 0, 0, 0, time.UTC)
+	oldTime   = time.Date(2016, 5, 20, 1, 0, 0, 0, time.UTC)
+	olderTime = time.Date(2016, 5, 20, 0, 0, 0, 0, time.UTC)
+)
+
+// TestScale covers the proportional scaling table of spec §5.6 E. Unless noted maxSurge is 0,
+// and every ReplicaSet is annotated with the previous size (desired = max = previous R).
+func TestScale(t *testing.T) {
+	type rsCase struct {
+		name         string
+		size         int32
+		created      time.Time
+		desired, max int32
+		available    int32
+	}
+	tests := []struct {
+		name        string
+		replicas    int32
+		surge       int32
+		unavailable int32
+		newRS       *rsCase
+		oldRSs      []rsCase
+		want        map[string]int32
+		wantWritten []string
+	}{
+		{
+			name: "normal scaling event: 10 -> 12", replicas: 12,
+			newRS:       &rsCase{name: "foo-v1", size: 10, created: newerTime, desired: 10, max: 10},
+			want:        map[string]int32{"foo-v1": 12},
+			wantWritten: []string{"foo-v1"},
+		},
+		{
+			name: "normal scaling event: 10 -> 5", replicas: 5,
+			newRS:       &rsCase{name: "foo-v1", size: 10, created: newerTime, desired: 10, max: 10},
+			want:        map[string]int32{"foo-v1": 5},
+			wantWritten: []string{"foo-v1"},
+		},
+		{
+			name: "proportional scaling: 5 -> 10", replicas: 10,
+			newRS:       &rsCase{name: "foo-v2", size: 2, created: newerTime, desired: 5, max: 5},
+			oldRSs:      []rsCase{{name: "foo-v1", size: 3, created: oldTime, desired: 5, max: 5}},
+			want:        map[string]int32{"foo-v2": 4, "foo-v1": 6},
+			wantWritten: []string{"foo-v1", "foo-v2"},
+		},
+		{
+			name: "proportional scaling: 5 -> 3", replicas: 3,
+			newRS:       &rsCase{name: "foo-v2", size: 2, created: newerTime, desired: 5, max: 5},
+			oldRSs:      []rsCase{{name: "foo-v1", size: 3, created: oldTime, desired: 5, max: 5}},
+			want:        map[string]int32{"foo-v2": 1, "foo-v1": 2},
+			wantWritten: []string{"foo-v1", "foo-v2"},
+		},
+		{
+			name: "proportional scaling: 9 -> 4", replicas: 4,
+			newRS:       &rsCase{name: "foo-v2", size: 8, created: newerTime, desired: 9, max: 9},
+			oldRSs:      []rsCase{{name: "foo-v1", size: 1, created: oldTime, desired: 9, max: 9}},
+			want:        map[string]int32{"foo-v2": 4, "foo-v1": 0},
+			wantWritten: []string{"foo-v1", "foo-v2"},
+		},
+		{
+			name: "proportional scaling: 7 -> 10", replicas: 10,
+			newRS: &rsCase{name: "foo-v3", size: 2, created: newerTime, desired: 7, max: 7},
+			oldRSs: []rsCase{
+				{name: "foo-v2", size: 3, created: oldTime, desired: 7, max: 7},
+				{name: "foo-v1", size: 2, created: olderTime, desired: 7, max: 7},
+			},
+			want:        map[string]int32{"foo-v3": 3, "foo-v2": 4, "foo-v1": 3},
+			wantWritten: []string{"foo-v1", "foo-v2", "foo-v3"},
+		},
+		{
+			name: "proportional scaling: 13 -> 8", replicas: 8,
+			newRS: &rsCase{name: "foo-v3", size: 2, created: newerTime, desired: 13, max: 13},
+			oldRSs: []rsCase{
+				{name: "foo-v2", size: 8, created: oldTime, desired: 13, max: 13},
+				{name: "foo-v1", size: 3, created: olderTime, desired: 13, max: 13},
+			},
+			want:        map[string]int32{"foo-v3": 1, "foo-v2": 5, "foo-v1": 2},
+			wantWritten: []string{"foo-v1", "foo-v2", "foo-v3"},
+		},
+		{
+			// Every fraction rounds to 0; the leftover goes to the newest of the equally large.
+			name: "leftover distribution: 3 -> 4", replicas: 4,
+			newRS: &rsCase{name: "foo-v3", size: 1, created: newerTime, desired: 3, max: 3},
+			oldRSs: []rsCase{
+				{name: "foo-v2", size: 1, created: oldTime, desired: 3, max: 3},
+				{name: "foo-v1", size: 1, created: olderTime, desired: 3, max: 3},
+			},
+			want: map[string]int32{"foo-v3": 2, "foo-v2": 1, "foo-v1": 1},
+			// The unchanged ones still get their stale annotations refreshed.
+			wantWritten: []string{"foo-v1", "foo-v2", "foo-v3"},
+		},
+		{
+			// Removing, the oldest of the equally large loses the leftover.
+			name: "leftover distribution: 3 -> 2", replicas: 2,
+			newRS: &rsCase{name: "foo-v3", size: 1, created: newerTime, desired: 3, max: 3},
+			oldRSs: []rsCase{
+				{name: "foo-v2", size: 1, created: oldTime, desired: 3, max: 3},
+				{name: "foo-v1", size: 1, created: olderTime, desired: 3, max: 3},
+			},
+			want:        map[string]int32{"foo-v3": 1, "foo-v2": 1, "foo-v1": 0},
+			wantWritten: []string{"foo-v1", "foo-v2", "foo-v3"},
+		},
+		{
+			name: "proportional scaling (no new rs): 4 -> 5", replicas: 5,
+			oldRSs: []rsCase{
+				{name: "foo-v2", size: 2, created: oldTime, desired: 4, max: 4},
+				{name: "foo-v1", size: 2, created: olderTime, desired: 4, max: 4},
+			},
+			want:        map[string]int32{"foo-v2": 3, "foo-v1": 2},
+			wantWritten: []string{"foo-v1", "foo-v2"},
+		},
+		{
+			name: "proportional scaling: 6 -> 0", replicas: 0,
+			newRS: &rsCase{name: "foo-v3", size: 3, created: newerTime, desired: 6, max: 6},
+			oldRSs: []rsCase{
+				{name: "foo-v2", size: 2, created: oldTime, desired: 6, max: 6},
+				{name: "foo-v1", size: 1, created: olderTime, desired: 6, max: 6},
+			},
+			want:        map[string]int32{"foo-v3": 0, "foo-v2": 0, "foo-v1": 0},
+			wantWritten: []string{"foo-v1", "foo-v2", "foo-v3"},
+		},
+		{
+			name: "proportional scaling: 0 -> 6", replicas: 6,
+			newRS: &rsCase{name: "foo-v3", size: 0, created: newerTime, desired: 6, max: 6},
+			oldRSs: []rsCase{
+				{name: "foo-v2", size: 0, created: oldTime, desired: 6, max: 6},
+				{name: "foo-v1", size: 0, created: olderTime, desired: 6, max: 6},
+			},
+			want:        map[string]int32{"foo-v3": 6, "foo-v2": 0, "foo-v1": 0},
+			wantWritten: []string{"foo-v3"},
+		},
+		{
+			// R was 3 with 1/1/1 and the write of foo-v2 failed after foo-v3 went to 2: only
+			// foo-v2 still says 3, and round(1·5/3) = 2 gives it the missing replica.
+			name: "failed rs update", replicas: 5,
+			newRS: &rsCase{name: "foo-v3", size: 2, created: newerTime, desired: 5, max: 5},
+			oldRSs: []rsCase{
+				{name: "foo-v2", size: 1, created: oldTime, desired: 3, max: 3},
+				{name: "foo-v1", size: 1, created: olderTime, desired: 5, max: 5},
+			},
+			want:        map[string]int32{"foo-v3": 2, "foo-v2": 2, "foo-v1": 1},
+			wantWritten: []string{"foo-v2"},
+		},
+		{
+			name: "deployment with surge pods", replicas: 20, surge: 2,
+			newRS:       &rsCase{name: "foo-v2", size: 6, created: newerTime, desired: 10, max: 12},
+			oldRSs:      []rsCase{{name: "foo-v1", size: 6, created: oldTime, desired: 10, max: 12}},
+			want:        map[string]int32{"foo-v2": 11, "foo-v1": 11},
+			wantWritten: []string{"foo-v1", "foo-v2"},
+		},
+		{
+			name: "change both surge and size", replicas: 50, surge: 6,
+			newRS:       &rsCase{name: "foo-v2", size: 5, created: newerTime, desired: 10, max: 13},
+			oldRSs:      []rsCase{{name: "foo-v1", size: 8, created: oldTime, desired: 10, max: 13}},
+			want:        map[string]int32{"foo-v2": 22, "foo-v1": 34},
+			wantWritten: []string{"foo-v1", "foo-v2"},
+		},
+		{
+			// The template changed too, so there is no new ReplicaSet yet.
+			name: "change both size and template", replicas: 14,
+			oldRSs: []rsCase{
+				{name: "foo-v2", size: 7, created: newerTime, desired: 10, max: 10},
+				{name: "foo-v1", size: 3, created: oldTime, desired: 10, max: 10},
+			},
+			want:        map[string]int32{"foo-v2": 10, "foo-v1": 4},
+			wantWritten: []string{"foo-v1", "foo-v2"},
+		},
+		{
+			// Not in upstream's table: stale max-replicas annotations (100 and 1) make foo-v2's
+			// fraction round(5·1/100)−5 = −5 and foo-v1's round(4·1/1)−4 = 0, so the leftover −3
+			// would take the largest below zero; it is clamped at 0.
+			name: "leftover is clamped at zero", replicas: 1,
+			oldRSs: []rsCase{
+				{name: "foo-v2", size: 5, created: oldTime, desired: 100, max: 100},
+				{name: "foo-v1", size: 4, created: olderTime, desired: 1, max: 1},
+			},
+			want:        map[string]int32{"foo-v2": 0, "foo-v1": 4},
+			wantWritten: []string{"foo-v2"},
+		},
+		{
+			name: "saturated but broken new replica set does not affect old pods", replicas: 2, surge: 1, unavailable: 1,
+			newRS:  &rsCase{name: "foo-v2", size: 2, created: newerTime, desired: 2, max: 3, available: 0},
+			oldRSs: []rsCase{{name: "foo-v1", size: 1, created: oldTime, desired: 2, max: 3}},
+			want:   map[string]int32{"foo-v2": 2, "foo-v1": 1},
+		},
+	}
+
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			d := newDeployment("foo", tc.replicas, withFenceposts(intstr.FromInt32(tc.surge), intstr.FromInt32(tc.unavailable)))
+			build := func(c rsCase) *appsv1.ReplicaSet {
+				rs := withReplicasAnnotations(newRS(c.name, c.size, c.created), c.desired, c.max)
+				rs.Status.AvailableReplicas = c.available
+				f.server(rs)
+				return rs
+			}
+			var newReplicaSet *appsv1.ReplicaSet
+			if tc.newRS != nil {
+				newReplicaSet = build(*tc.newRS)
+			}
+			var oldReplicaSets []*appsv1.ReplicaSet
+			for _, c := range tc.oldRSs {
+				oldReplicaSets = append(oldReplicaSets, build(c))
+			}
+
+			if err := f.dc.scale(f.ctx, d, newReplicaSet, oldReplicaSets); err != nil {
+				t.Fatalf("scale: %v", err)
+			}
+
+			got := map[string]int32{}
+			for _, rs := range withNewRS(oldReplicaSets, newReplicaSet) {
+				got[rs.Name] = *rs.Spec.Replicas
+			}
+			written := []string{}
+			for _, rs := range updatedReplicaSets(f.actions()) {
+				got[rs.Name] = *rs.Spec.Replicas
+				written = append(written, rs.Name)
+				wantDesired, wantMax := itoa(tc.replicas), itoa(tc.replicas+tc.surge)
+				if rs.Annotations["deployment.kubernetes.io/desired-replicas"] != wantDesired || rs.Annotations["deployment.kubernetes.io/max-replicas"] != wantMax {
+					t.Errorf("%s written with desired/max %s/%s, want %s/%s", rs.Name,
+						rs.Annotations["deployment.kubernetes.io/desired-replicas"], rs.Annotations["deployment.kubernetes.io/max-replicas"], wantDesired, wantMax)
+				}
+			}
+			sort.Strings(written)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("sizes = %v, want %v", got, tc.want)
+			}
+			wantWritten := tc.wantWritten
+			if wantWritten == nil {
+				wantWritten = []string{}
+			}
+			if !reflect.DeepEqual(written, wantWritten) {
+				t.Errorf("written = %v, want %v", written, wantWritten)
+			}
+		})
+	}
+}
+
+// TestProportionalScalingThroughSync drives the worked examples of spec §5.6 A–D through
+// syncDeployment (paused syncs and unpaused scaling events).
+func TestProportionalScalingThroughSync(t *testing.T) {
+	tests := []struct {
+		name                   string
+		paused                 bool
+		replicas               int32
+		surge, unavailable     intstr.IntOrString
+		oldSize, newSize       int32
+		oldAvailable           int32
+		annDesired, annMax     int32
+		wantOld, wantNew       int32
+		wantDesired, wantMax   string
+		wantActions            []string
+		wantProgressingPaused  bool
+		progressDeadline       bool
+		startProgressingReason string
+	}{
+		{
+			name: "A pause mid-rollout fills up to R+surge on the largest", paused: true, replicas: 10,
+			surge: intstr.FromString("25%"), unavailable: intstr.FromString("25%"),
+			oldSize: 8, newSize: 3, oldAvailable: 8, annDesired: 10, annMax: 13,
+			wantOld: 10, wantNew: 3, wantDesired: "10", wantMax: "13",
+			progressDeadline: true, startProgressingReason: "ReplicaSetUpdated", wantProgressingPaused: true,
+			wantActions: []string{"update deployments/status", "update replicasets", "update deployments/status"},
+		},
+		{
+			name: "A scale to 20 while paused", paused: true, replicas: 20,
+			surge: intstr.FromString("25%"), unavailable: intstr.FromString("25%"),
+			oldSize: 10, newSize: 3, oldAvailable: 10, annDesired: 10, annMax: 13,
+			wantOld: 19, wantNew: 6, wantDesired: "20", wantMax: "25",
+			wantActions: []string{"update replicasets", "update replicasets", "update deployments/status"},
+		},
+		{
+			name: "A scale to 5 while paused", paused: true, replicas: 5,
+			surge: intstr.FromString("25%"), unavailable: intstr.FromString("25%"),
+			oldSize: 19, newSize: 6, oldAvailable: 19, annDesired: 20, annMax: 25,
+			wantOld: 5, wantNew: 2, wantDesired: "5", wantMax: "7",
+			wantActions: []string{"update replicasets", "update replicasets", "update deployments/status"},
+		},
+		{
+			name: "B scale to 20 mid-rollout", replicas: 20,
+			surge: intstr.FromString("25%"), unavailable: intstr.FromString("25%"),
+			oldSize: 8, newSize: 5, oldAvailable: 8, annDesired: 10, annMax: 13,
+			wantOld: 15, wantNew: 10, wantDesired: "20", wantMax: "25",
+			wantActions: []string{"update replicasets", "update replicasets", "update deployments/status"},
+		},
+		{
+			name: "B then scale to 5", replicas: 5,
+			surge: intstr.FromString("25%"), unavailable: intstr.FromString("25%"),
+			oldSize: 15, newSize: 10, oldAvailable: 15, annDesired: 20, annMax: 25,
+			wantOld: 4, wantNew: 3, wantDesired: "5", wantMax: "7",
+			wantActions: []string{"update replicasets", "update replicasets", "update deployments/status"},
+		},
+		{
+			name: "C conformance proportional scaling to 30", replicas: 30,
+			surge: intstr.FromInt32(3), unavailable: intstr.FromInt32(2),
+			oldSize: 8, newSize: 5, oldAvailable: 8, annDesired: 10, annMax: 13,
+			wantOld: 20, wantNew: 13, wantDesired: "30", wantMax: "33",
+			wantActions: []string{"update replicasets", "update replicasets", "update deployments/status"},
+		},
+		{
+			name: "D integration 100 to 120", replicas: 120,
+			surge: intstr.FromInt32(20), unavailable: intstr.FromInt32(0),
+			oldSize: 100, newSize: 20, oldAvailable: 100, annDesired: 100, annMax: 120,
+			wantOld: 117, wantNew: 23, wantDesired: "120", wantMax: "140",
+			wantActions: []string{"update replicasets", "update replicasets", "update deployments/status"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			d := newDeployment("foo", tc.replicas, withFenceposts(tc.surge, tc.unavailable), withImage("v2"))
+			d.Spec.Paused = tc.paused
+			d.Annotations["deployment.kubernetes.io/revision"] = "2"
+			if tc.progressDeadline {
+				withProgressDeadline(600)(d)
+				d.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: tc.startProgressingReason}}
+			}
+			oldD := newDeployment("foo", tc.replicas, withImage("v1"))
+			oldRS := withReplicasAnnotations(withRevision(ownedRS(oldD, "foo-old", tc.oldSize), 1), tc.annDesired, tc.annMax)
+			oldRS.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(d, controllerKind)}
+			oldRS.CreationTimestamp = metav1.NewTime(oldTime)
+			oldRS.Status = appsv1.ReplicaSetStatus{Replicas: tc.oldSize, ReadyReplicas: tc.oldAvailable, AvailableReplicas: tc.oldAvailable}
+			newReplicaSet := withReplicasAnnotations(withRevision(ownedRS(d, "foo-new", tc.newSize), 2), tc.annDesired, tc.annMax)
+			newReplicaSet.CreationTimestamp = metav1.NewTime(newerTime)
+			newReplicaSet.Status = appsv1.ReplicaSetStatus{Replicas: tc.newSize}
+			f.both(d, oldRS, newReplicaSet)
+
+			if err := f.dc.syncDeployment(f.ctx, "default/foo"); err != nil {
+				t.Fatalf("syncDeployment: %v", err)
+			}
+			actions := f.actions()
+			if got := verbs(actions); !reflect.DeepEqual(got, tc.wantActions) {
+				t.Fatalf("actions = %v, want %v", got, tc.wantActions)
+			}
+			got := map[string]int32{"foo-old": tc.oldSize, "foo-new": tc.newSize}
+			for _, rs := range updatedReplicaSets(actions) {
+				got[rs.Name] = *rs.Spec.Replicas
+				if rs.Annotations["deployment.kubernetes.io/desired-replicas"] != tc.wantDesired || rs.Annotations["deployment.kubernetes.io/max-replicas"] != tc.wantMax {
+					t.Errorf("%s annotated %s/%s, want %s/%s", rs.Name, rs.Annotations["deployment.kubernetes.io/desired-replicas"],
+						rs.Annotations["deployment.kubernetes.io/max-replicas"], tc.wantDesired, tc.wantMax)
+				}
+			}
+			if want := map[string]int32{"foo-old": tc.wantOld, "foo-new": tc.wantNew}; !reflect.DeepEqual(got, want) {
+				t.Errorf("sizes = %v, want %v", got, want)
+			}
+			if tc.wantProgressingPaused {
+				cond := progressing(lastStatusWrite(t, actions))
+				if cond == nil || cond.Status != corev1.ConditionUnknown || cond.Reason != "DeploymentPaused" {
+					t.Errorf("Progressing = %+v, want Unknown/DeploymentPaused", cond)
+				}
+			}
+		})
+	}
+}
+
+// TestStaleDesiredReplicasBlocksRollout pins the pitfall of spec §13.2: a single right-sized
+// ReplicaSet with a stale desired-replicas annotation makes every sync a scaling event that
+// writes nothing, so a template change never creates a new ReplicaSet.
+func TestStaleDesiredReplicasBlocksRollout(t *testing.T) {
+	f := newFixture(t)
+	d := newDeployment("foo", 3, withImage("v2"))
+	oldD := newDeployment("foo", 3, withImage("v1"))
+	rs := withReplicasAnnotations(withRevision(ownedRS(oldD, "foo-v1", 3), 1), 5, 5)
+	f.both(d, rs)
+
+	if err := f.dc.syncDeployment(f.ctx, "default/foo"); err != nil {
+		t.Fatalf("syncDeployment: %v", err)
+	}
+	if got, want := verbs(f.actions()), []string{"update deployments/status"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("actions = %v, want only %v (no create, no scale)", got, want)
+	}
+}
+
+func TestDeploymentController_cleanupDeployment(t *testing.T) {
+	withStatus := func(name string, spec, status int32) *appsv1.ReplicaSet {
+		rs := newRS(name, spec, time.Time{})
+		rs.Status.Replicas = status
+		return rs
+	}
+	deleting := withStatus("foo-1", 0, 0)
+	deleting.DeletionTimestamp = ptr.To(metav1.NewTime(testNow))
+	unobserved := withStatus("foo-1", 0, 0)
+	unobserved.Generation = 2
+	unobserved.Status.ObservedGeneration = 1
+
+	tests := []struct {
+		name        string
+		oldRSs      []*appsv1.ReplicaSet
+		limit       *int32
+		wantDeleted []string
+	}{
+		{
+			name:        "limit 1 keeps the newest of three",
+			oldRSs:      []*appsv1.ReplicaSet{withStatus("foo-1", 0, 0), withStatus("foo-2", 0, 0), withStatus("foo-3", 0, 0)},
+			limit:       ptr.To[int32](1),
+			wantDeleted: []string{"foo-1", "foo-2"},
+		},
+		{
+			name:        "only replica sets with spec and status 0 are deleted",
+			oldRSs:      []*appsv1.ReplicaSet{withStatus("foo-1", 0, 0), withStatus("foo-2", 0, 1), withStatus("foo-3", 1, 0), withStatus("foo-4", 1, 1)},
+			limit:       ptr.To[int32](0),
+			wantDeleted: []string{"foo-1"},
+		},
+		{
+			name:        "limit 0 deletes every empty one",
+			oldRSs:      []*appsv1.ReplicaSet{withStatus("foo-1", 0, 0), withStatus("foo-2", 0, 0)},
+			limit:       ptr.To[int32](0),
+			wantDeleted: []string{"foo-1", "foo-2"},
+		},
+		{
+			name:   "replica sets with replicas are kept",
+			oldRSs: []*appsv1.ReplicaSet{withStatus("foo-1", 1, 1), withStatus("foo-2", 1, 1)},
+			limit:  ptr.To[int32](0),
+		},
+		{
+			name:   "already deleting",
+			oldRSs: []*appsv1.ReplicaSet{deleting},
+			limit:  ptr.To[int32](0),
+		},
+		{
+			name:   "MaxInt32 is unlimited",
+			oldRSs: []*appsv1.ReplicaSet{withStatus("foo-1", 0, 0), withStatus("foo-2", 0, 0), withStatus("foo-3", 0, 0)},
+			limit:  ptr.To[int32](math.MaxInt32),
+		},
+		{
+			name:   "nil is unlimited",
+			oldRSs: []*appsv1.ReplicaSet{withStatus("foo-1", 0, 0)},
+		},
+		{
+			name:   "generation not yet observed by the replica set controller",
+			oldRSs: []*appsv1.ReplicaSet{unobserved},
+			limit:  ptr.To[int32](0),
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			for _, rs := range tc.oldRSs {
+				f.server(rs)
+			}
+			d := newDeployment("foo", 1)
+			d.Spec.RevisionHistoryLimit = tc.limit
+			if err := f.dc.cleanupDeployment(f.ctx, tc.oldRSs, d); err != nil {
+				t.Fatalf("cleanupDeployment: %v", err)
+			}
+			if got := deletedNames(f.actions()); !reflect.DeepEqual(got, orEmpty(tc.wantDeleted)) {
+				t.Errorf("deleted %v, want %v", got, orEmpty(tc.wantDeleted))
+			}
+		})
+	}
+}
+
+func TestDeploymentController_cleanupDeploymentOrder(t *testing.T) {
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	rev := func(name string, replicas int32, created time.Time, revision string) *appsv1.ReplicaSet {
+		rs := newRS(name, replicas, created)
+		if revision != "" {
+			rs.Annotations = map[string]string{"deployment.kubernetes.io/revision": revision}
+		}
+		rs.Status.Replicas = replicas
+		return rs
+	}
+	// Creation order is always foo-1 < foo-2 < foo-3 < foo-4.
+	t1, t2, t3, t4 := base, base.Add(time.Minute), base.Add(2*time.Minute), base.Add(3*time.Minute)
+	tests := []struct {
+		name        string
+		oldRSs      []*appsv1.ReplicaSet
+		limit       int32
+		wantDeleted []string
+	}{
+		{
+			name:        "revision order follows creation",
+			oldRSs:      []*appsv1.ReplicaSet{rev("foo-1", 0, t1, "1"), rev("foo-2", 0, t2, "2")},
+			limit:       1,
+			wantDeleted: []string{"foo-1"},
+		},
+		{
+			name:        "revision order against creation",
+			oldRSs:      []*appsv1.ReplicaSet{rev("foo-1", 0, t1, "2"), rev("foo-2", 0, t2, "1")},
+			limit:       1,
+			wantDeleted: []string{"foo-2"},
+		},
+		{
+			name:        "missing revision counts as 0",
+			oldRSs:      []*appsv1.ReplicaSet{rev("foo-1", 0, t1, "1"), rev("foo-2", 0, t2, "")},
+			limit:       1,
+			wantDeleted: []string{"foo-2"},
+		},
+		{
+			name:        "missing revision on the older one",
+			oldRSs:      []*appsv1.ReplicaSet{rev("foo-1", 0, t1, ""), rev("foo-2", 0, t2, "2")},
+			limit:       1,
+			wantDeleted: []string{"foo-1"},
+		},
+		{
+			name:        "a candidate with replicas is skipped, not replaced",
+			oldRSs:      []*appsv1.ReplicaSet{rev("foo-1", 1, t1, "1"), rev("foo-2", 0, t2, "2"), rev("foo-3", 0, t3, "3")},
+			limit:       1,
+			wantDeleted: []string{"foo-2"},
+		},
+		{
+			name:   "both candidates have replicas",
+			oldRSs: []*appsv1.ReplicaSet{rev("foo-1", 1, t1, "1"), rev("foo-2", 1, t2, "2"), rev("foo-3", 0, t3, "3")},
+			limit:  1,
+		},
+		{
+			name:        "revisions 3,1,4,2 with limit 2 delete revisions 1 and 2",
+			oldRSs:      []*appsv1.ReplicaSet{rev("foo-1", 0, t1, "3"), rev("foo-2", 0, t2, "1"), rev("foo-3", 0, t3, "4"), rev("foo-4", 0, t4, "2")},
+			limit:       2,
+			wantDeleted: []string{"foo-2", "foo-4"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			for _, rs := range tc.oldRSs {
+				f.server(rs)
+			}
+			d := newDeployment("foo", 1, withHistoryLimit(tc.limit))
+			if err := f.dc.cleanupDeployment(f.ctx, tc.oldRSs, d); err != nil {
+				t.Fatalf("cleanupDeployment: %v", err)
+			}
+			if got := deletedNames(f.actions()); !reflect.DeepEqual(got, orEmpty(tc.wantDeleted)) {
+				t.Errorf("deleted %v, want %v", got, orEmpty(tc.wantDeleted))
+			}
+		})
+	}
+}
+
+func TestDeploymentController_generateReplicaSetName(t *testing.T) {
+	// The template hashes to 8479cb96c7 (10 characters), leaving 253−1−10 = 242 for the name.
+	tests := []struct {
+		name           string
+		deploymentName string
+		want           string
+	}{
+		{name: "short name", deploymentName: "my-deployment", want: "my-deployment-8479cb96c7"},
+		{name: "very long name truncated", deploymentName: strings.Repeat("a", 250), want: strings.Repeat("a", 242) + "-8479cb96c7"},
+		{name: "longest name not truncated", deploymentName: strings.Repeat("a", 242), want: strings.Repeat("a", 242) + "-8479cb96c7"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			d := newDeployment(tc.deploymentName, 1, withSelector(map[string]string{"app": "x"}), withImage("nginx"))
+			f.both(d)
+			if _, err := f.dc.getNewReplicaSet(f.ctx, d, nil, nil, true); err != nil {
+				t.Fatalf("getNewReplicaSet: %v", err)
+			}
+			actions := f.actions()
+			create, ok := actions[0].(clienttesting.CreateActionImpl)
+			if !ok {
+				t.Fatalf("first action = %v, want a create", verbs(actions))
+			}
+			if got := create.GetObject().(*appsv1.ReplicaSet).Name; got != tc.want {
+				t.Errorf("name = %q (%d chars), want %q", got, len(got), tc.want)
+			}
+		})
+	}
+}
+
+func TestGetNewReplicaSetHashCollision(t *testing.T) {
+	f := newFixture(t)
+	d := newDeployment("foo", 1, withSelector(map[string]string{"app": "x"}), withImage("nginx"))
+	// Someone else's ReplicaSet already has our name.
+	other := newDeployment("other", 1, withSelector(map[string]string{"app": "x"}), withImage("nginx"))
+	squatter := ownedRS(other, "foo-8479cb96c7", 1)
+	f.both(d, squatter)
+
+	_, err := f.dc.getNewReplicaSet(f.ctx, d, nil, nil, true)
+	if !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("getNewReplicaSet error = %v, want AlreadyExists", err)
+	}
+	actions := f.actions()
+	if got, want := verbs(actions), []string{"create replicasets", "update deployments/status"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("actions = %v, want %v", got, want)
+	}
+	if got := lastStatusWrite(t, actions).Status.CollisionCount; got == nil || *got != 1 {
+		t.Errorf("collisionCount = %v, want 1", got)
+	}
+	if got := f.events(); len(got) != 0 {
+		t.Errorf("events = %v, want none", got)
+	}
+}
+
+func TestGetNewReplicaSetAlreadyExistsAndOurs(t *testing.T) {
+	f := newFixture(t)
+	d := newDeployment("foo", 1, withSelector(map[string]string{"app": "x"}), withImage("nginx"), withProgressDeadline(600))
+	// Our own ReplicaSet that the claimed list missed (slow cache).
+	ours := ownedRS(d, "foo-8479cb96c7", 1)
+	ours.Spec.Template.Labels["pod-template-hash"] = "8479cb96c7"
+	f.both(d, ours)
+
+	got, err := f.dc.getNewReplicaSet(f.ctx, d, nil, nil, true)
+	if err != nil {
+		t.Fatalf("getNewReplicaSet: %v", err)
+	}
+	if got.Name != "foo-8479cb96c7" {
+		t.Errorf("new replica set = %s, want foo-8479cb96c7", got.Name)
+	}
+	actions := f.actions()
+	if want := []string{"create replicasets", "update deployments/status"}; !reflect.DeepEqual(verbs(actions), want) {
+		t.Fatalf("actions = %v, want %v", verbs(actions), want)
+	}
+	written := lastStatusWrite(t, actions)
+	if written.Annotations["deployment.kubernetes.io/revision"] != "1" {
+		t.Errorf("revision annotation = %q, want 1", written.Annotations["deployment.kubernetes.io/revision"])
+	}
+	if c := progressing(written); c != nil {
+		t.Errorf("Progressing = %+v, want none for an already existing replica set", c)
+	}
+	if ev := f.events(); len(ev) != 0 {
+		t.Errorf("events = %v, want none", ev)
+	}
+}
+
+func TestGetNewReplicaSetCreateError(t *testing.T) {
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "replicasets"}, "foo-8479cb96c7", errString("quota exceeded"))
+	terminating := apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: "replicasets"}, "foo-8479cb96c7", errString("namespace is terminating"))
+	terminating.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: corev1.NamespaceTerminatingCause}}
+	tests := []struct {
+		name        string
+		err         error
+		wantActions []string
+		wantEvent   bool
+	}{
+		{name: "reported in status and events", err: forbidden, wantActions: []string{"create replicasets", "update deployments/status"}, wantEvent: true},
+		{name: "terminating namespace is not reported", err: terminating, wantActions: []string{"create replicasets"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			d := newDeployment("foo", 1, withSelector(map[string]string{"app": "x"}), withImage("nginx"), withProgressDeadline(600))
+			f.both(d)
+			f.client.PrependReactor("create", "replicasets", func(clienttesting.Action) (bool, runtime.Object, error) {
+				return true, nil, tc.err
+			})
+			if _, err := f.dc.getNewReplicaSet(f.ctx, d, nil, nil, true); err == nil {
+				t.Fatal("getNewReplicaSet succeeded, want the create error")
+			}
+			actions := f.actions()
+			if got := verbs(actions); !reflect.DeepEqual(got, tc.wantActions) {
+				t.Fatalf("actions = %v, want %v", got, tc.wantActions)
+			}
+			msg := `Failed to create new replica set "foo-8479cb96c7": ` + forbidden.Error()
+			if !tc.wantEvent {
+				if ev := f.events(); len(ev) != 0 {
+					t.Errorf("events = %v, want none", ev)
+				}
+				return
+			}
+			want := appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ReplicaSetCreateError",
+				Message: msg, LastUpdateTime: metav1.NewTime(testNow), LastTransitionTime: metav1.NewTime(testNow)}
+			if got := progressing(lastStatusWrite(t, actions)); got == nil || !reflect.DeepEqual(*got, want) {
+				t.Errorf("Progressing = %+v, want %+v", got, want)
+			}
+			if got, want := f.events(), []string{"Warning ReplicaSetCreateError " + msg}; !reflect.DeepEqual(got, want) {
+				t.Errorf("events = %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+func TestGetNewReplicaSetSyncsExistingAnnotations(t *testing.T) {
+	f := newFixture(t)
+	d := newDeployment("foo", 1, withProgressDeadline(600))
+	d.Annotations = map[string]string{
+		"team": "a",
+		"kubectl.kubernetes.io/last-applied-configuration": "{}",
+		"deployment.kubernetes.io/revision":                "3",
+	}
+	d.Spec.MinReadySeconds = 5
+	// Rolling back to the template of revision 1 while revision 3 is the newest.
+	current := withRevision(ownedRS(d, "foo-v1", 1), 1)
+	oldD := newDeployment("foo", 1, withImage("v3"))
+	old := withRevision(ownedRS(oldD, "foo-v3", 0), 3)
+	f.both(d, current, old)
+
+	got, err := f.dc.getNewReplicaSet(f.ctx, d, []*appsv1.ReplicaSet{current, old}, []*appsv1.ReplicaSet{old}, false)
+	if err != nil {
+		t.Fatalf("getNewReplicaSet: %v", err)
+	}
+	actions := f.actions()
+	if want := []string{"update replicasets"}; !reflect.DeepEqual(verbs(actions), want) {
+		t.Fatalf("actions = %v, want %v (the deployment follows on a later sync)", verbs(actions), want)
+	}
+	written := updatedReplicaSets(actions)[0]
+	wantAnnotations := map[string]string{
+		"team":                              "a",
+		"deployment.kubernetes.io/revision": "4",
+		"deployment.kubernetes.io/revision-history": "1",
+	}
+	if !reflect.DeepEqual(written.Annotations, wantAnnotations) {
+		t.Errorf("annotations = %v, want %v", written.Annotations, wantAnnotations)
+	}
+	if written.Spec.MinReadySeconds != 5 {
+		t.Errorf("minReadySeconds = %d, want 5", written.Spec.MinReadySeconds)
+	}
+	if got.Name != "foo-v1" {
+		t.Errorf("returned %s, want foo-v1", got.Name)
+	}
+
+	// Next sync: the ReplicaSet is up to date, so the Deployment mirrors its revision and, having
+	// no Progressing condition yet, records that it found the new ReplicaSet.
+	f2 := newFixture(t)
+	d2 := d.DeepCopy()
+	f2.both(d2, written, old)
+	if _, err := f2.dc.getNewReplicaSet(f2.ctx, d2, []*appsv1.ReplicaSet{written, old}, []*appsv1.ReplicaSet{old}, false); err != nil {
+		t.Fatalf("second getNewReplicaSet: %v", err)
+	}
+	actions = f2.actions()
+	if want := []string{"update deployments/status"}; !reflect.DeepEqual(verbs(actions), want) {
+		t.Fatalf("second actions = %v, want %v", verbs(actions), want)
+	}
+	status := lastStatusWrite(t, actions)
+	if status.Annotations["deployment.kubernetes.io/revision"] != "4" {
+		t.Errorf("deployment revision = %q, want 4", status.Annotations["deployment.kubernetes.io/revision"])
+	}
+	wantCond := appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "FoundNewReplicaSet",
+		Message: `Found new replica set "foo-v1"`, LastUpdateTime: metav1.NewTime(testNow), LastTransitionTime: metav1.NewTime(testNow)}
+	if c := progressing(status); c == nil || !reflect.DeepEqual(*c, wantCond) {
+		t.Errorf("Progressing = %+v, want %+v", c, wantCond)
+	}
+}
+
+func TestCheckPausedConditions(t *testing.T) {
+	earlier := metav1.NewTime(testNow.Add(-time.Hour))
+	cond := func(status corev1.ConditionStatus, reason string) []appsv1.DeploymentCondition {
+		return []appsv1.DeploymentCondition{{Type: appsv1.DeploymentProgressing, Status: status, Reason: reason, LastUpdateTime: earlier, LastTransitionTime: earlier}}
+	}
+	tests := []struct {
+		name       string
+		deadline   bool
+		paused     bool
+		conditions []appsv1.DeploymentCondition
+		want       *appsv1.DeploymentCondition // nil: no write
+	}{
+		{name: "no progress deadline", paused: true},
+		{
+			name: "pausing", deadline: true, paused: true, conditions: cond(corev1.ConditionTrue, "ReplicaSetUpdated"),
+			want: &appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionUnknown, Reason: "DeploymentPaused",
+				Message: "Deployment is paused", LastUpdateTime: metav1.NewTime(testNow), LastTransitionTime: metav1.NewTime(testNow)},
+		},
+		{name: "already paused", deadline: true, paused: true, conditions: cond(corev1.ConditionUnknown, "DeploymentPaused")},
+		{
+			// Unknown → Unknown keeps lastTransitionTime; the fresh lastUpdateTime restarts the deadline.
+			name: "resuming", deadline: true, conditions: cond(corev1.ConditionUnknown, "DeploymentPaused"),
+			want: &appsv1.DeploymentCondition{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionUnknown, Reason: "DeploymentResumed",
+				Message: "Deployment is resumed", LastUpdateTime: metav1.NewTime(testNow), LastTransitionTime: earlier},
+		},
+		{name: "timed out keeps its condition when paused", deadline: true, paused: true, conditions: cond(corev1.ConditionFalse, "ProgressDeadlineExceeded")},
+		{name: "running and not paused before", deadline: true, conditions: cond(corev1.ConditionTrue, "ReplicaSetUpdated")},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			d := newDeployment("foo", 1)
+			if tc.deadline {
+				withProgressDeadline(600)(d)
+			}
+			d.Spec.Paused = tc.paused
+			d.Status.Conditions = tc.conditions
+			f.both(d)
+			if err := f.dc.checkPausedConditions(f.ctx, d); err != nil {
+				t.Fatalf("checkPausedConditions: %v", err)
+			}
+			actions := f.actions()
+			if tc.want == nil {
+				if len(actions) != 0 {
+					t.Errorf("actions = %v, want none", verbs(actions))
+				}
+				return
+			}
+			if got := progressing(lastStatusWrite(t, actions)); got == nil || !reflect.DeepEqual(*got, *tc.want) {
+				t.Errorf("Progressing = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCalculateStatus(t *testing.T) {
+	f := newFixture(t)
+	d := newDeployment("foo", 10, withFenceposts(intstr.FromInt32(3), intstr.FromInt32(2)))
+	d.Generation = 7
+	d.Status.CollisionCount = ptr.To[int32](2)
+	old := newRS("old", 8, oldTime)
+	old.Status = appsv1.ReplicaSetStatus{Replicas: 9, ReadyReplicas: 8, AvailableReplicas: 8, TerminatingReplicas: ptr.To[int32](1), ObservedGeneration: 1}
+	cur := newRS("new", 5, newerTime)
+	cur.Status = appsv1.ReplicaSetStatus{Replicas: 5, ReadyReplicas: 1, AvailableReplicas: 0, TerminatingReplicas: ptr.To[int32](0), ObservedGeneration: 1}
+
+	got := f.dc.calculateStatus([]*appsv1.ReplicaSet{old, cur}, cur, d)
+	want := appsv1.DeploymentStatus{
+		ObservedGeneration: 7,
+		Replicas:           14,
+		UpdatedReplicas:    5,
+		ReadyReplicas:      9,
+		AvailableReplicas:  8,
+		// Spec sums, so surge pods count: 13 − 8.
+		UnavailableReplicas: 5,
+		TerminatingReplicas: ptr.To[int32](1),
+		CollisionCount:      ptr.To[int32](2),
+		Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue, Reason: "MinimumReplicasAvailable",
+			Message: "Deployment has minimum availability.", LastUpdateTime: metav1.NewTime(testNow), LastTransitionTime: metav1.NewTime(testNow)}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("calculateStatus =\n%+v\nwant\n%+v", got, want)
+	}
+
+	// One fewer available replica drops below R − maxUnavailable = 8.
+	old.Status.AvailableReplicas = 7
+	got = f.dc.calculateStatus([]*appsv1.ReplicaSet{old, cur}, cur, d)
+	if c := got.Conditions[0]; c.Status != corev1.ConditionFalse || c.Reason != "MinimumReplicasUnavailable" || c.Message != "Deployment does not have minimum availability." {
+		t.Errorf("Available = %+v, want False/MinimumReplicasUnavailable", c)
+	}
+}
+
+func deletedNames(actions []clienttesting.Action) []string {
+	names := []string{}
+	for _, a := range actions {
+		if del, ok := a.(clienttesting.DeleteActionImpl); ok && del.GetResource().Resource == "replicasets" {
+			names = append(names, del.GetName())
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func progressing(d *appsv1.Deployment) *appsv1.DeploymentCondition {
+	for i := range d.Status.Conditions {
+		if d.Status.Conditions[i].Type == appsv1.DeploymentProgressing {
+			return &d.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func itoa(i int32) string { return strconv.Itoa(int(i)) }
+
+type errString string
+
+func (e errString) Error() string { return string(e) }

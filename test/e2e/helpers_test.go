@@ -1,0 +1,106 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+)
+
+// deploymentOption changes a test Deployment before it is created.
+type deploymentOption func(*appsv1.Deployment)
+
+func withReplicas(n int32) deploymentOption {
+	return func(d *appsv1.Deployment) { d.Spec.Replicas = ptr.To(n) }
+}
+
+func withRollingUpdate(maxSurge, maxUnavailable intstr.IntOrString) deploymentOption {
+	return func(d *appsv1.Deployment) {
+		d.Spec.Strategy = appsv1.DeploymentStrategy{
+			Type:          appsv1.RollingUpdateDeploymentStrategyType,
+			RollingUpdate: &appsv1.RollingUpdateDeployment{MaxSurge: &maxSurge, MaxUnavailable: &maxUnavailable},
+		}
+	}
+}
+
+// newDeployment builds a Deployment of one container named "app".
+func newDeployment(name, image string, opts ...deploymentOption) *appsv1.Deployment {
+	labels := map[string]string{"app": name}
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: metav1.NamespaceDefault},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](1),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: image}}},
+			},
+		},
+	}
+	for _, o := range opts {
+		o(d)
+	}
+	return d
+}
+
+// eventually polls cond every 100ms until it returns true or timeout passes;
+// the last message explains a failure.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	last := ""
+	for {
+		ok, msg := cond()
+		if ok {
+			return
+		}
+		last = msg
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s: %s", timeout, what, last)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// waitRolledOut waits until the Deployment's status says the rollout of its
+// current generation finished, the way `kubectl rollout status` decides it.
+func waitRolledOut(t *testing.T, client kubernetes.Interface, ns, name string, timeout time.Duration) *appsv1.Deployment {
+	t.Helper()
+	var d *appsv1.Deployment
+	eventually(t, timeout, "deployment "+ns+"/"+name+" rolled out", func() (bool, string) {
+		var err error
+		d, err = client.AppsV1().Deployments(ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		s := d.Status
+		want := *d.Spec.Replicas
+		done := s.ObservedGeneration >= d.Generation && s.UpdatedReplicas == want &&
+			s.Replicas == want && s.AvailableReplicas == want
+		return done, fmt.Sprintf("generation %d observed %d, replicas %d updated %d available %d, want %d",
+			d.Generation, s.ObservedGeneration, s.Replicas, s.UpdatedReplicas, s.AvailableReplicas, want)
+	})
+	return d
+}
+
+func ownedReplicaSets(t *testing.T, client kubernetes.Interface, d *appsv1.Deployment) []appsv1.ReplicaSet {
+	t.Helper()
+	list, err := client.AppsV1().ReplicaSets(d.Namespace).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("list replicasets: %v", err)
+	}
+	var owned []appsv1.ReplicaSet
+	for _, rs := range list.Items {
+		if ref := metav1.GetControllerOf(&rs); ref != nil && ref.UID == d.UID {
+			owned = append(owned, rs)
+		}
+	}
+	return owned
+}
