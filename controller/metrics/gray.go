@@ -1,0 +1,118 @@
+package metrics
+
+import (
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+)
+
+// timeToHoldBuckets run from 0.5s to about 68 minutes, doubling: reaching the
+// first hold point takes a few sync rounds plus however long the new pods take
+// to start, and slow image pulls are exactly what this histogram should show.
+var timeToHoldBuckets = prometheus.ExponentialBuckets(0.5, 2, 14)
+
+// grayPhases are the phases the gauge always exposes, so that a dashboard
+// shows 0 rather than no data.
+var grayPhases = []grayapi.Phase{
+	grayapi.PhaseProgressing, grayapi.PhaseHeld, grayapi.PhaseComplete,
+	grayapi.PhaseRolledBack, grayapi.PhaseDegraded, grayapi.PhaseInvalid,
+}
+
+// grayMetrics counts gray rollouts. The gauge is derived from the last phase
+// reported per Deployment, so a Deployment moves between phases instead of
+// being counted twice.
+type grayMetrics struct {
+	mu     sync.Mutex
+	phases map[string]grayapi.Phase
+
+	deployments *prometheus.GaugeVec
+	holds       prometheus.Counter
+	timeToHold  prometheus.Histogram
+}
+
+func newGrayMetrics() *grayMetrics {
+	g := &grayMetrics{
+		phases: map[string]grayapi.Phase{},
+		deployments: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: namespace,
+			Name:      "gray_deployments",
+			Help:      "Gray Deployments (carrying kubegray.io/percent) by the phase of their rollout.",
+		}, []string{"phase"}),
+		holds: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: namespace,
+			Name:      "gray_holds_total",
+			Help:      "Hold points reached: each time the controller paused a gray rollout at its target.",
+		}),
+		timeToHold: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: namespace,
+			Name:      "gray_time_to_hold_seconds",
+			Help:      "Time from the creation of a gray rollout's new ReplicaSet to the pause at its first hold point.",
+			Buckets:   timeToHoldBuckets,
+		}),
+	}
+	for _, p := range grayPhases {
+		g.deployments.WithLabelValues(string(p))
+	}
+	return g
+}
+
+func (g *grayMetrics) register(r *prometheus.Registry) {
+	r.MustRegister(g.deployments, g.holds, g.timeToHold)
+}
+
+// setPhase records the current phase of the Deployment with the given key;
+// an empty phase forgets it.
+func (g *grayMetrics) setPhase(key string, phase grayapi.Phase) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	old, known := g.phases[key]
+	if known && old == phase {
+		return
+	}
+	if known {
+		g.deployments.WithLabelValues(string(old)).Dec()
+		delete(g.phases, key)
+	}
+	if phase != "" {
+		g.phases[key] = phase
+		g.deployments.WithLabelValues(string(phase)).Inc()
+	}
+}
+
+// recordHold counts one hold; firstHoldAfter is the time from the rollout's
+// start, observed only for the first hold point of a rollout (negative: none).
+func (g *grayMetrics) recordHold(firstHoldAfter time.Duration) {
+	g.holds.Inc()
+	if firstHoldAfter >= 0 {
+		g.timeToHold.Observe(firstHoldAfter.Seconds())
+	}
+}
+
+var grayGlobal = newGrayMetrics()
+
+func init() {
+	grayGlobal.register(global.registry)
+}
+
+// SetGrayPhase records the phase of the gray Deployment with the given
+// namespace/name key for the gray_deployments gauge.
+func SetGrayPhase(key string, phase grayapi.Phase) {
+	grayGlobal.setPhase(key, phase)
+}
+
+// ForgetGray drops a Deployment that was deleted or is no longer gray from the
+// gray_deployments gauge. Forgetting an unknown key does nothing.
+func ForgetGray(key string) {
+	grayGlobal.setPhase(key, "")
+}
+
+// RecordGrayHold counts a hold point reached. For the first hold point of a
+// rollout, pass the time since the rollout started (its new ReplicaSet was
+// created); for later ones, which include the time people took to resume,
+// pass a negative duration.
+func RecordGrayHold(firstHoldAfter time.Duration) {
+	grayGlobal.recordHold(firstHoldAfter)
+}

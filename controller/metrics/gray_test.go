@@ -1,0 +1,109 @@
+package metrics
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+)
+
+func newGrayRegistry() (*grayMetrics, *prometheus.Registry) {
+	g := newGrayMetrics()
+	r := prometheus.NewRegistry()
+	g.register(r)
+	return g, r
+}
+
+func TestGrayPhaseGauge(t *testing.T) {
+	g, r := newGrayRegistry()
+	g.setPhase("default/a", grayapi.PhaseProgressing)
+	g.setPhase("default/b", grayapi.PhaseProgressing)
+	g.setPhase("default/a", grayapi.PhaseHeld)     // moves, not counted twice
+	g.setPhase("default/a", grayapi.PhaseHeld)     // unchanged
+	g.setPhase("default/c", grayapi.PhaseInvalid)  // then forgotten
+	g.setPhase("default/c", "")                    // forgotten
+	g.setPhase("default/unknown", "")              // forgetting the unknown is a no-op
+	g.setPhase("default/b", grayapi.PhaseComplete) // moves
+
+	want := `
+# HELP gray_controller_gray_deployments Gray Deployments (carrying kubegray.io/percent) by the phase of their rollout.
+# TYPE gray_controller_gray_deployments gauge
+gray_controller_gray_deployments{phase="Complete"} 1
+gray_controller_gray_deployments{phase="Degraded"} 0
+gray_controller_gray_deployments{phase="Held"} 1
+gray_controller_gray_deployments{phase="Invalid"} 0
+gray_controller_gray_deployments{phase="Progressing"} 0
+gray_controller_gray_deployments{phase="RolledBack"} 0
+`
+	if err := testutil.GatherAndCompare(r, strings.NewReader(want), "gray_controller_gray_deployments"); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestGrayHolds(t *testing.T) {
+	g, r := newGrayRegistry()
+	g.recordHold(3 * time.Second)         // first hold: 3s falls in the 4s bucket
+	g.recordHold(-1)                      // a later hold point: counted, not observed
+	g.recordHold(1500 * time.Millisecond) // another rollout's first hold: the 2s bucket
+
+	want := `
+# HELP gray_controller_gray_holds_total Hold points reached: each time the controller paused a gray rollout at its target.
+# TYPE gray_controller_gray_holds_total counter
+gray_controller_gray_holds_total 3
+# HELP gray_controller_gray_time_to_hold_seconds Time from the creation of a gray rollout's new ReplicaSet to the pause at its first hold point.
+# TYPE gray_controller_gray_time_to_hold_seconds histogram
+gray_controller_gray_time_to_hold_seconds_bucket{le="0.5"} 0
+gray_controller_gray_time_to_hold_seconds_bucket{le="1"} 0
+gray_controller_gray_time_to_hold_seconds_bucket{le="2"} 1
+gray_controller_gray_time_to_hold_seconds_bucket{le="4"} 2
+gray_controller_gray_time_to_hold_seconds_bucket{le="8"} 2
+gray_controller_gray_time_to_hold_seconds_bucket{le="16"} 2
+gray_controller_gray_time_to_hold_seconds_bucket{le="32"} 2
+gray_controller_gray_time_to_hold_seconds_bucket{le="64"} 2
+gray_controller_gray_time_to_hold_seconds_bucket{le="128"} 2
+gray_controller_gray_time_to_hold_seconds_bucket{le="256"} 2
+gray_controller_gray_time_to_hold_seconds_bucket{le="512"} 2
+gray_controller_gray_time_to_hold_seconds_bucket{le="1024"} 2
+gray_controller_gray_time_to_hold_seconds_bucket{le="2048"} 2
+gray_controller_gray_time_to_hold_seconds_bucket{le="4096"} 2
+gray_controller_gray_time_to_hold_seconds_bucket{le="+Inf"} 2
+gray_controller_gray_time_to_hold_seconds_sum 4.5
+gray_controller_gray_time_to_hold_seconds_count 2
+`
+	if err := testutil.GatherAndCompare(r, strings.NewReader(want),
+		"gray_controller_gray_holds_total", "gray_controller_gray_time_to_hold_seconds"); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestGrayMetricsServed checks the package-level functions feed the registry behind Handler.
+func TestGrayMetricsServed(t *testing.T) {
+	holdsBefore := testutil.ToFloat64(grayGlobal.holds)
+	SetGrayPhase("served/x", grayapi.PhaseRolledBack)
+	RecordGrayHold(-1)
+	if got := testutil.ToFloat64(grayGlobal.holds) - holdsBefore; got != 1 {
+		t.Errorf("holds grew by %v, want 1", got)
+	}
+
+	rec := httptest.NewRecorder()
+	Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	for _, s := range []string{
+		`gray_controller_gray_deployments{phase="RolledBack"} 1`,
+		"gray_controller_gray_holds_total",
+		"gray_controller_gray_time_to_hold_seconds_count",
+	} {
+		if !strings.Contains(rec.Body.String(), s) {
+			t.Errorf("GET /metrics does not serve %s", s)
+		}
+	}
+	ForgetGray("served/x")
+	if got := testutil.ToFloat64(grayGlobal.deployments.WithLabelValues(string(grayapi.PhaseRolledBack))); got != 0 {
+		t.Errorf("RolledBack gauge after ForgetGray = %v, want 0", got)
+	}
+}

@@ -1,0 +1,112 @@
+// Package grayapi is the one owner of the kubegray.io annotation API: the
+// annotation keys, the GrayHeld condition type, the event reasons, and the
+// parsers and formatters of every annotation value.
+//
+// The controller and the plugin both go through this package, so a value one
+// of them writes is always a value the other can read, and a bad value is
+// rejected with the same words on both sides. Nobody else concatenates keys
+// or parses values.
+//
+// The annotations, all on the Deployment:
+//
+//	kubegray.io/percent   user or plugin   hold points, "20" or "10,30,60"
+//	kubegray.io/resume    user or plugin   one-shot "<revision>:next" or "<revision>:full"
+//	kubegray.io/status    controller only  JSON, see Status
+//	kubegray.io/strategy  takeover only    saved strategy, "RollingUpdate;maxSurge=25%;maxUnavailable=25%"
+package grayapi
+
+import (
+	"fmt"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+)
+
+// Prefix starts every annotation key of the API.
+const Prefix = "kubegray.io/"
+
+// Annotation keys.
+const (
+	// PercentAnnotation holds the hold points of every rollout of the
+	// Deployment. Its presence opts the Deployment in to gray rollouts.
+	PercentAnnotation = Prefix + "percent"
+	// ResumeAnnotation is a one-shot request to leave the current hold; the
+	// controller consumes and deletes it.
+	ResumeAnnotation = Prefix + "resume"
+	// StatusAnnotation is the controller's JSON report of the gray rollout.
+	StatusAnnotation = Prefix + "status"
+	// StrategyAnnotation saves the Deployment's own strategy while a rollout
+	// is taken over (alongside mode only).
+	StrategyAnnotation = Prefix + "strategy"
+)
+
+// IsGrayAnnotation reports whether key belongs to this API. Tools that copy
+// annotations between a Deployment and its ReplicaSets (rollback, for one)
+// use it to leave the gray bookkeeping of the live Deployment alone.
+func IsGrayAnnotation(key string) bool {
+	return strings.HasPrefix(key, Prefix)
+}
+
+// ConditionGrayHeld is the Deployment condition that is True while a gray
+// rollout is held, so `kubectl wait --for=condition=GrayHeld` works.
+const ConditionGrayHeld appsv1.DeploymentConditionType = "GrayHeld"
+
+// Event reasons the controller emits on the Deployment (and the condition
+// reasons it uses for GrayHeld).
+const (
+	ReasonGrayHeld       = "GrayHeld"
+	ReasonGrayResumed    = "GrayResumed"
+	ReasonGrayInvalid    = "GrayInvalid"
+	ReasonGrayTakeover   = "GrayTakeover"
+	ReasonGrayRelease    = "GrayRelease"
+	ReasonGrayRolledBack = "GrayRolledBack"
+	ReasonGrayComplete   = "GrayComplete"
+	// ReasonGrayResumeIgnored is the Warning emitted when a kubegray.io/resume
+	// request is dropped (unparsable, stale revision, or nothing held).
+	ReasonGrayResumeIgnored = "GrayResumeIgnored"
+)
+
+// ReasonHoldPointReached is the reason of a True GrayHeld condition. While
+// the rollout is not held the condition is False and its reason is the phase.
+const ReasonHoldPointReached = "HoldPointReached"
+
+// IsEventReason reports whether reason is one of the gray event reasons
+// above; status views use it to pick gray events out of a Deployment's
+// events.
+func IsEventReason(reason string) bool {
+	switch reason {
+	case ReasonGrayHeld, ReasonGrayResumed, ReasonGrayInvalid, ReasonGrayTakeover,
+		ReasonGrayRelease, ReasonGrayRolledBack, ReasonGrayComplete, ReasonGrayResumeIgnored:
+		return true
+	}
+	return false
+}
+
+// InvalidValueError is returned for an annotation value that breaks the API.
+// Its message quotes the value and states the rule, so it can go unchanged
+// into a Warning event or a command-line error.
+type InvalidValueError struct {
+	// Key is the annotation key, e.g. "kubegray.io/percent".
+	Key string
+	// Value is the value as found.
+	Value string
+	// Rule says what a valid value looks like, with an example.
+	Rule string
+	// Detail names the part of Value that breaks the rule; may be empty.
+	Detail string
+}
+
+// maxQuoted keeps a pasted-by-mistake blob from flooding events and terminals.
+const maxQuoted = 120
+
+func (e *InvalidValueError) Error() string {
+	v := e.Value
+	if len(v) > maxQuoted {
+		v = v[:maxQuoted] + "..."
+	}
+	msg := fmt.Sprintf("invalid %s %q: %s", e.Key, v, e.Rule)
+	if e.Detail != "" {
+		msg += "; " + e.Detail
+	}
+	return msg
+}

@@ -1,0 +1,61 @@
+package grayapi
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+const resumeRule = `must be "<revision>:next" or "<revision>:full" with a revision of 1 or more, e.g. "3:next"`
+
+// Resume is a request, written to kubegray.io/resume, to leave the hold of
+// one revision.
+type Resume struct {
+	// Revision is the deployment.kubernetes.io/revision the request is for.
+	// The controller ignores (and deletes) a request for any other revision,
+	// so a request cannot leak into the next rollout.
+	Revision int64
+	// Full completes the rollout; otherwise it moves to the next hold point
+	// (or to the end after the last one).
+	Full bool
+}
+
+// ParseResume parses a kubegray.io/resume value. Surrounding spaces are
+// tolerated; everything else is strict:
+//
+//	"3:next"  → Resume{Revision: 3}
+//	"12:full" → Resume{Revision: 12, Full: true}
+//	"3", "next", "0:next", "-1:full", "3:Next", "3:next:x" → *InvalidValueError
+func ParseResume(value string) (Resume, error) {
+	fail := func(detail string) (Resume, error) {
+		return Resume{}, &InvalidValueError{Key: ResumeAnnotation, Value: value, Rule: resumeRule, Detail: detail}
+	}
+	rev, action, ok := strings.Cut(strings.TrimSpace(value), ":")
+	if !ok {
+		return fail("the \":\" is missing")
+	}
+	if rev == "" || strings.TrimLeft(rev, "0123456789") != "" {
+		return fail(fmt.Sprintf("revision %q is not a positive integer", rev))
+	}
+	n, err := strconv.ParseInt(rev, 10, 64)
+	if err != nil || n < 1 {
+		return fail(fmt.Sprintf("revision %q is not a positive integer", rev))
+	}
+	switch action {
+	case "next":
+		return Resume{Revision: n}, nil
+	case "full":
+		return Resume{Revision: n, Full: true}, nil
+	}
+	return fail(fmt.Sprintf("action %q is neither \"next\" nor \"full\"", action))
+}
+
+// FormatResume renders a request the way ParseResume reads it:
+// Resume{Revision: 3} → "3:next", Resume{Revision: 3, Full: true} → "3:full".
+func FormatResume(r Resume) string {
+	action := "next"
+	if r.Full {
+		action = "full"
+	}
+	return strconv.FormatInt(r.Revision, 10) + ":" + action
+}

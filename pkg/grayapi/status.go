@@ -1,0 +1,133 @@
+package grayapi
+
+import (
+	"encoding/json"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Phase is where a gray rollout stands.
+type Phase string
+
+// Phases, in the order a rollout usually meets them.
+const (
+	// PhaseProgressing: rolling toward the current target.
+	PhaseProgressing Phase = "Progressing"
+	// PhaseHeld: the target is reached and settled; waiting for a resume.
+	PhaseHeld Phase = "Held"
+	// PhaseComplete: every replica runs the new revision.
+	PhaseComplete Phase = "Complete"
+	// PhaseRolledBack: the template went back to the stable revision; the
+	// rollout to it skips every hold point and then becomes Complete.
+	PhaseRolledBack Phase = "RolledBack"
+	// PhaseDegraded: the progress deadline was exceeded.
+	PhaseDegraded Phase = "Degraded"
+	// PhaseInvalid: kubegray.io/percent cannot be parsed; the rollout is
+	// frozen where it is until the value is fixed or removed.
+	PhaseInvalid Phase = "Invalid"
+)
+
+// Valid reports whether p is one of the phases above.
+func (p Phase) Valid() bool {
+	switch p {
+	case PhaseProgressing, PhaseHeld, PhaseComplete, PhaseRolledBack, PhaseDegraded, PhaseInvalid:
+		return true
+	}
+	return false
+}
+
+// Mode is how the controller that wrote a status runs next to
+// kube-controller-manager.
+type Mode string
+
+// Modes.
+const (
+	// ModeInstead: the built-in deployment controller is disabled and ours
+	// manages every Deployment.
+	ModeInstead Mode = "instead"
+	// ModeAlongside: the built-in controller keeps running; gray rollouts
+	// are taken over (paused, Recreate, saved strategy) while in flight.
+	ModeAlongside Mode = "alongside"
+)
+
+// Status is the controller's report of a gray rollout, stored as JSON in
+// kubegray.io/status. Only the controller writes it. Example:
+//
+//	{"mode":"instead","revision":2,"stableRevision":1,"step":0,"percent":10,"target":1,
+//	 "phase":"Held","message":"held at 10%: 1 of 10 replicas on revision 2",
+//	 "observedGeneration":4,"heldAt":"2026-03-01T10:00:00Z"}
+type Status struct {
+	// Mode of the controller that wrote the status.
+	Mode Mode `json:"mode"`
+	// Revision is the deployment.kubernetes.io/revision being rolled out.
+	Revision int64 `json:"revision"`
+	// StableRevision is the revision that was fully rolled out before this
+	// rollout began: the one undo goes back to. 0 when there is none.
+	StableRevision int64 `json:"stableRevision"`
+	// Step indexes the hold points; len(hold points) means the rollout goes
+	// to the end.
+	Step int32 `json:"step"`
+	// Percent is the hold point of Step (100 when going to the end).
+	Percent int32 `json:"percent"`
+	// Target is the number of new-revision replicas that Percent means for
+	// the current replica count.
+	Target int32 `json:"target"`
+	// Phase is where the rollout stands.
+	Phase Phase `json:"phase"`
+	// Message explains the phase for people.
+	Message string `json:"message,omitempty"`
+	// ObservedGeneration is the Deployment generation the status describes.
+	ObservedGeneration int64 `json:"observedGeneration"`
+	// HeldAt is when the current hold was reached (RFC3339); nil unless held.
+	HeldAt *metav1.Time `json:"heldAt,omitempty"`
+}
+
+const statusRule = `must be the JSON object gray-controller writes, with a known phase and no negative numbers`
+
+// Validate checks the fields a reader relies on: a known phase, a known mode
+// (or none), and no negative numbers; Percent is at most 100.
+func (s Status) Validate() error {
+	switch {
+	case !s.Phase.Valid():
+		return fmt.Errorf("phase %q is not one of Progressing, Held, Complete, RolledBack, Degraded, Invalid", s.Phase)
+	case s.Mode != "" && s.Mode != ModeInstead && s.Mode != ModeAlongside:
+		return fmt.Errorf("mode %q is neither %q nor %q", s.Mode, ModeInstead, ModeAlongside)
+	case s.Revision < 0, s.StableRevision < 0, s.Step < 0, s.Target < 0, s.ObservedGeneration < 0:
+		return fmt.Errorf("revision, stableRevision, step, target and observedGeneration must not be negative")
+	case s.Percent < 0 || s.Percent > FullPercent:
+		return fmt.Errorf("percent %d is not within 0-100", s.Percent)
+	}
+	return nil
+}
+
+// ParseStatus parses a kubegray.io/status value. Unknown JSON fields are
+// ignored, so a plugin keeps reading the status of a newer controller; the
+// fields it knows must be well typed and pass Validate.
+func ParseStatus(value string) (Status, error) {
+	var s Status
+	fail := func(detail string) (Status, error) {
+		return Status{}, &InvalidValueError{Key: StatusAnnotation, Value: value, Rule: statusRule, Detail: detail}
+	}
+	if err := json.Unmarshal([]byte(value), &s); err != nil {
+		return fail(err.Error())
+	}
+	if err := s.Validate(); err != nil {
+		return fail(err.Error())
+	}
+	return s, nil
+}
+
+// FormatStatus renders s as the compact JSON that ParseStatus reads. It
+// refuses a status that ParseStatus would reject, so the controller cannot
+// write one.
+func FormatStatus(s Status) (string, error) {
+	if err := s.Validate(); err != nil {
+		return "", fmt.Errorf("%s: %w", StatusAnnotation, err)
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", StatusAnnotation, err)
+	}
+	return string(b), nil
+}

@@ -1,0 +1,181 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	deploymentutil "k8s.io/kubectl/pkg/util/deployment"
+)
+
+// deploymentTypes are the resource spellings kubectl accepts for
+// Deployments, so `deploy/web` and `deployment.apps/web` work as they do with
+// kubectl itself.
+var deploymentTypes = []string{"deploy", "deployment", "deployments"}
+
+// parseDeploymentName accepts NAME, TYPE/NAME with TYPE one of deploy,
+// deployment, deployments, optionally qualified as TYPE.apps or TYPE.v1.apps,
+// and returns NAME. Other types are refused because only Deployments roll out
+// in gray.
+func parseDeploymentName(arg string) (string, error) {
+	typ, name, qualified := strings.Cut(arg, "/")
+	if !qualified {
+		name, typ = typ, ""
+	}
+	if name == "" || strings.Contains(name, "/") {
+		return "", fmt.Errorf("%q is not a Deployment name; use NAME or deployment/NAME", arg)
+	}
+	if qualified {
+		base := strings.TrimSuffix(strings.TrimSuffix(strings.ToLower(typ), ".apps"), ".v1")
+		if !slices.Contains(deploymentTypes, base) {
+			return "", fmt.Errorf("%q is not a Deployment: kubectl gray works on Deployments only (NAME, deploy/NAME or deployment.apps/NAME)", arg)
+		}
+	}
+	return name, nil
+}
+
+// deploymentRef is how results name a Deployment, as kubectl does.
+func deploymentRef(name string) string {
+	return "deployment.apps/" + name
+}
+
+// revision reads deployment.kubernetes.io/revision; 0 when missing.
+func revision(obj metav1.Object) (int64, error) {
+	v, ok := obj.GetAnnotations()[deploymentutil.RevisionAnnotation]
+	if !ok {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s %q is not a number: %w", deploymentutil.RevisionAnnotation, v, err)
+	}
+	return n, nil
+}
+
+// ownedReplicaSets lists the ReplicaSets d controls: selected by d's
+// selector and carrying d as controller owner, as the Deployment controller
+// and kubectl rollout history count them.
+func ownedReplicaSets(ctx context.Context, client kubernetes.Interface, d *appsv1.Deployment) ([]*appsv1.ReplicaSet, string, error) {
+	selector, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
+	if err != nil {
+		return nil, "", fmt.Errorf("deployment %s/%s has an invalid selector: %w", d.Namespace, d.Name, err)
+	}
+	list, err := client.AppsV1().ReplicaSets(d.Namespace).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
+	if err != nil {
+		return nil, "", fmt.Errorf("listing ReplicaSets of deployment %s/%s: %w", d.Namespace, d.Name, err)
+	}
+	var owned []*appsv1.ReplicaSet
+	for i := range list.Items {
+		rs := &list.Items[i]
+		if ref := metav1.GetControllerOf(rs); ref != nil && ref.UID == d.UID {
+			owned = append(owned, rs)
+		}
+	}
+	return owned, list.ResourceVersion, nil
+}
+
+// equalIgnoreHash compares pod templates the way the Deployment controller
+// matches a ReplicaSet to its Deployment: semantically, without the
+// pod-template-hash label the controller adds to ReplicaSets.
+func equalIgnoreHash(a, b *corev1.PodTemplateSpec) bool {
+	a, b = a.DeepCopy(), b.DeepCopy()
+	delete(a.Labels, appsv1.DefaultDeploymentUniqueLabelKey)
+	delete(b.Labels, appsv1.DefaultDeploymentUniqueLabelKey)
+	return equality.Semantic.DeepEqual(a, b)
+}
+
+// newReplicaSet is the ReplicaSet running d's current template, the oldest
+// one if several do (the controller's tie-break); nil when none does yet.
+func newReplicaSet(d *appsv1.Deployment, rss []*appsv1.ReplicaSet) *appsv1.ReplicaSet {
+	var found *appsv1.ReplicaSet
+	for _, rs := range rss {
+		if !equalIgnoreHash(&rs.Spec.Template, &d.Spec.Template) {
+			continue
+		}
+		if found == nil || rs.CreationTimestamp.Before(&found.CreationTimestamp) ||
+			(rs.CreationTimestamp.Equal(&found.CreationTimestamp) && rs.Name < found.Name) {
+			found = rs
+		}
+	}
+	return found
+}
+
+// ContainerImage is one container of a pod template and its image.
+type ContainerImage struct {
+	// Name of the container.
+	Name string `json:"name"`
+	// Image of the container.
+	Image string `json:"image"`
+	// Init is true for an init container.
+	Init bool `json:"init,omitempty"`
+}
+
+// templateImages lists the images of a pod template, init containers first
+// as the kubelet starts them.
+func templateImages(spec *corev1.PodSpec) []ContainerImage {
+	var out []ContainerImage
+	for _, c := range spec.InitContainers {
+		out = append(out, ContainerImage{Name: c.Name, Image: c.Image, Init: true})
+	}
+	for _, c := range spec.Containers {
+		out = append(out, ContainerImage{Name: c.Name, Image: c.Image})
+	}
+	return out
+}
+
+// formatImages renders images as "app=nginx:1.27,sidecar=envoy:1.30".
+func formatImages(images []ContainerImage) string {
+	s := make([]string, len(images))
+	for i, c := range images {
+		s[i] = c.Name + "=" + c.Image
+	}
+	return strings.Join(s, ",")
+}
+
+// imageChanges describes how images moved from before to after, e.g.
+// "app: nginx:1.26 -> nginx:1.27"; empty when no image changed.
+func imageChanges(before, after []ContainerImage) string {
+	old := map[string]string{}
+	for _, c := range before {
+		old[c.Name] = c.Image
+	}
+	seen := map[string]bool{}
+	var changes []string
+	for _, c := range after {
+		seen[c.Name] = true
+		was, ok := old[c.Name]
+		switch {
+		case !ok:
+			changes = append(changes, fmt.Sprintf("%s: (none) -> %s", c.Name, c.Image))
+		case was != c.Image:
+			changes = append(changes, fmt.Sprintf("%s: %s -> %s", c.Name, was, c.Image))
+		}
+	}
+	for _, c := range before {
+		if !seen[c.Name] {
+			changes = append(changes, fmt.Sprintf("%s: %s -> (none)", c.Name, c.Image))
+		}
+	}
+	return strings.Join(changes, ", ")
+}
+
+// sortByRevision orders ReplicaSets newest revision first; unparsable
+// revisions count as 0 and ties go by name so output is stable.
+func sortByRevision(rss []*appsv1.ReplicaSet) {
+	sort.SliceStable(rss, func(i, j int) bool {
+		ri, _ := revision(rss[i])
+		rj, _ := revision(rss[j])
+		if ri != rj {
+			return ri > rj
+		}
+		return rss[i].Name < rss[j].Name
+	})
+}

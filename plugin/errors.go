@@ -1,0 +1,57 @@
+package plugin
+
+import (
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// Exit codes of kubectl-gray, listed in the root help.
+const (
+	// ExitOK: success, or the phase awaited by `status --until` was reached.
+	ExitOK = 0
+	// ExitFailure: any error, or the rollout is Degraded or Invalid.
+	ExitFailure = 1
+	// ExitTimeout: `status --until` ran out of --timeout.
+	ExitTimeout = 2
+)
+
+// exitError carries an exit code other than ExitFailure up to main.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// ExitCode maps the error a command returned to the process exit code.
+func ExitCode(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var e *exitError
+	if errors.As(err, &e) {
+		return e.code
+	}
+	return ExitFailure
+}
+
+// apiError turns an API error about one Deployment into one that names it and
+// says what to do. verb is the API verb that failed ("get", "patch", ...).
+func apiError(err error, verb, namespace, name string) error {
+	obj := fmt.Sprintf("deployment %s/%s", namespace, name)
+	switch {
+	case apierrors.IsNotFound(err):
+		return fmt.Errorf("%s not found: check the name and the namespace (-n), or list them with 'kubectl get deployments -n %s'", obj, namespace)
+	case apierrors.IsForbidden(err):
+		return fmt.Errorf("%s: you may not %s deployments.apps in namespace %s; ask for RBAC permission (check with 'kubectl auth can-i %s deployments.apps -n %s'): %w",
+			obj, verb, namespace, verb, namespace, err)
+	case apierrors.IsUnauthorized(err):
+		return fmt.Errorf("%s: the API server did not accept your credentials; log in again or check --kubeconfig and --context: %w", obj, err)
+	case apierrors.IsConflict(err):
+		return fmt.Errorf("%s kept changing while kubectl gray wrote it; run the command again: %w", obj, err)
+	}
+	return fmt.Errorf("%s: %w", obj, err)
+}

@@ -1,0 +1,282 @@
+package plugin
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// now is the frozen clock of every test.
+var now = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func clock() time.Time { return now }
+
+func ago(d time.Duration) metav1.Time { return metav1.NewTime(now.Add(-d)) }
+
+// checkGolden compares got with testdata/<verb>/<name>.golden, or rewrites
+// the file with -update.
+func checkGolden(t *testing.T, verb, name string, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", verb, name+".golden")
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading golden file (run go test ./plugin/ -update to create it): %v", err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s (rerun with -update if the change is intended)\n--- got ---\n%s\n--- want ---\n%s", path, got, want)
+	}
+}
+
+func testStreams() (genericiooptions.IOStreams, *bytes.Buffer, *bytes.Buffer) {
+	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
+	return streams, out, errOut
+}
+
+// Fixtures: a Deployment "web" in "default" selecting app=web, one container
+// "app", and its ReplicaSets, pods and events.
+
+const ns = "default"
+
+type deploymentOption func(*appsv1.Deployment)
+
+func podTemplate(image string) corev1.PodTemplateSpec {
+	return corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: image}}},
+	}
+}
+
+func deployment(name string, opts ...deploymentOption) *appsv1.Deployment {
+	replicas := int32(10)
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: ns, UID: types.UID("uid-" + name),
+			ResourceVersion: "100", Generation: 3, CreationTimestamp: ago(48 * time.Hour),
+			Annotations: map[string]string{"deployment.kubernetes.io/revision": "1"},
+		},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Template: podTemplate("nginx:1.26"),
+		},
+		Status: appsv1.DeploymentStatus{ObservedGeneration: 3, Replicas: 10, UpdatedReplicas: 10, ReadyReplicas: 10, AvailableReplicas: 10},
+	}
+	for _, o := range opts {
+		o(d)
+	}
+	return d
+}
+
+func withReplicas(n int32) deploymentOption {
+	return func(d *appsv1.Deployment) { d.Spec.Replicas = &n }
+}
+
+func withImage(image string) deploymentOption {
+	return func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = image }
+}
+
+func withAnnotation(key, value string) deploymentOption {
+	return func(d *appsv1.Deployment) { d.Annotations[key] = value }
+}
+
+func withRevision(rev string) deploymentOption {
+	return withAnnotation("deployment.kubernetes.io/revision", rev)
+}
+
+func withGeneration(generation, observed int64) deploymentOption {
+	return func(d *appsv1.Deployment) {
+		d.Generation = generation
+		d.Status.ObservedGeneration = observed
+	}
+}
+
+func withPaused() deploymentOption {
+	return func(d *appsv1.Deployment) { d.Spec.Paused = true }
+}
+
+func withCounts(current, updated, ready, available int32) deploymentOption {
+	return func(d *appsv1.Deployment) {
+		d.Status.Replicas, d.Status.UpdatedReplicas, d.Status.ReadyReplicas, d.Status.AvailableReplicas = current, updated, ready, available
+	}
+}
+
+func withCondition(typ appsv1.DeploymentConditionType, status corev1.ConditionStatus, reason, message string, at time.Duration) deploymentOption {
+	return func(d *appsv1.Deployment) {
+		d.Status.Conditions = append(d.Status.Conditions, appsv1.DeploymentCondition{
+			Type: typ, Status: status, Reason: reason, Message: message, LastTransitionTime: ago(at), LastUpdateTime: ago(at),
+		})
+	}
+}
+
+// withGray sets the hold points and a controller status (written through
+// grayapi, as the controller would).
+func withGray(t *testing.T, percent string, st *grayapi.Status) deploymentOption {
+	return func(d *appsv1.Deployment) {
+		d.Annotations[grayapi.PercentAnnotation] = percent
+		if st != nil {
+			s, err := grayapi.FormatStatus(*st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d.Annotations[grayapi.StatusAnnotation] = s
+		}
+	}
+}
+
+func heldAt(d time.Duration) *metav1.Time {
+	t := ago(d)
+	return &t
+}
+
+func replicaSet(d *appsv1.Deployment, rev, hash, image string, replicas, ready int32, created time.Duration) *appsv1.ReplicaSet {
+	tpl := podTemplate(image)
+	tpl.Labels["pod-template-hash"] = hash
+	isController := true
+	return &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: d.Name + "-" + hash, Namespace: d.Namespace, UID: types.UID("uid-rs-" + hash),
+			Labels:            map[string]string{"app": "web", "pod-template-hash": hash},
+			Annotations:       map[string]string{"deployment.kubernetes.io/revision": rev},
+			CreationTimestamp: ago(created),
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: "apps/v1", Kind: "Deployment", Name: d.Name, UID: d.UID, Controller: &isController,
+			}},
+		},
+		Spec: appsv1.ReplicaSetSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web", "pod-template-hash": hash}},
+			Template: tpl,
+		},
+		Status: appsv1.ReplicaSetStatus{Replicas: replicas, ReadyReplicas: ready, AvailableReplicas: ready},
+	}
+}
+
+func pod(rs *appsv1.ReplicaSet, suffix string, ready bool, restarts int32, created time.Duration) *corev1.Pod {
+	isController := true
+	status := corev1.ConditionFalse
+	if ready {
+		status = corev1.ConditionTrue
+	}
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: rs.Name + "-" + suffix, Namespace: rs.Namespace, Labels: rs.Spec.Template.Labels,
+			CreationTimestamp: ago(created),
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID, Controller: &isController,
+			}},
+		},
+		Spec: rs.Spec.Template.Spec,
+		Status: corev1.PodStatus{
+			Phase:             corev1.PodRunning,
+			Conditions:        []corev1.PodCondition{{Type: corev1.PodReady, Status: status}},
+			ContainerStatuses: []corev1.ContainerStatus{{Name: "app", Ready: ready, RestartCount: restarts}},
+		},
+	}
+}
+
+func grayEvent(d *appsv1.Deployment, name, typ, reason, message string, count int32, last time.Duration) *corev1.Event {
+	return &corev1.Event{
+		ObjectMeta:     metav1.ObjectMeta{Name: name, Namespace: d.Namespace},
+		InvolvedObject: corev1.ObjectReference{Kind: "Deployment", Namespace: d.Namespace, Name: d.Name, UID: d.UID},
+		Type:           typ, Reason: reason, Message: message, Count: count, LastTimestamp: ago(last),
+	}
+}
+
+// patches returns the patch actions a fake clientset recorded.
+func patches(cs *fake.Clientset) []k8stesting.PatchActionImpl {
+	var out []k8stesting.PatchActionImpl
+	for _, a := range cs.Actions() {
+		if p, ok := a.(k8stesting.PatchActionImpl); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// enforceResourceVersion makes the fake clientset behave like the API
+// server for patches that carry a resourceVersion: a mismatch is a Conflict.
+// before, if set, runs before the first patch is checked, to simulate a
+// concurrent writer; it runs inside the fake's lock, so it must use
+// cs.Tracker() rather than the clientset.
+func enforceResourceVersion(t *testing.T, cs *fake.Clientset, before func()) {
+	first := true
+	cs.PrependReactor("patch", "deployments", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		p := action.(k8stesting.PatchActionImpl)
+		if first && before != nil {
+			first = false
+			before()
+		}
+		live, err := cs.Tracker().Get(appsv1.SchemeGroupVersion.WithResource("deployments"), p.Namespace, p.Name)
+		if err != nil {
+			return true, nil, err
+		}
+		rv := patchResourceVersion(t, p)
+		if rv != "" && rv != live.(*appsv1.Deployment).ResourceVersion {
+			return true, nil, apierrors.NewConflict(appsv1.Resource("deployments"), p.Name, errConcurrentWrite)
+		}
+		return false, nil, nil
+	})
+}
+
+var errConcurrentWrite = errString("the object has been modified; please apply your changes to the latest version and try again")
+
+type errString string
+
+func (e errString) Error() string { return string(e) }
+
+// patchResourceVersion reads the resourceVersion precondition of a patch.
+func patchResourceVersion(t *testing.T, p k8stesting.PatchActionImpl) string {
+	t.Helper()
+	if p.PatchType == types.JSONPatchType {
+		var ops []jsonPatchOp
+		if err := json.Unmarshal(p.Patch, &ops); err != nil {
+			t.Fatalf("patch is not a JSON patch: %v", err)
+		}
+		for _, op := range ops {
+			if op.Path == "/metadata/resourceVersion" {
+				return op.Value.(string)
+			}
+		}
+		return ""
+	}
+	var m struct {
+		Metadata struct {
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(p.Patch, &m); err != nil {
+		t.Fatalf("patch is not JSON: %v", err)
+	}
+	return m.Metadata.ResourceVersion
+}
+
+func withLabels(labels map[string]string) deploymentOption {
+	return func(d *appsv1.Deployment) { d.Labels = labels }
+}

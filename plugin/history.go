@@ -1,0 +1,274 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/cli-runtime/pkg/printers"
+	"k8s.io/client-go/kubernetes"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+	deploymentutil "k8s.io/kubectl/pkg/util/deployment"
+	"k8s.io/kubectl/pkg/util/templates"
+
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+)
+
+var (
+	historyLong = templates.LongDesc(`
+		List the revisions of a Deployment with their ReplicaSets and images, and
+		what each was to the gray rollouts: the current one and its phase, the
+		stable one, the ones rolled back, and the ones abandoned for a newer
+		template before they completed.`)
+
+	historyExample = templates.Examples(`
+		# Show the revisions of web
+		kubectl gray history web
+
+		# The same, for a script
+		kubectl gray history deploy/web -o json`)
+)
+
+const historyViewKind = "GrayHistory"
+
+// History marks, the GRAY column of `kubectl gray history`.
+const (
+	markCurrent    = "current"
+	markStable     = "stable"
+	markRolledBack = "rolled back"
+	markAbandoned  = "abandoned"
+)
+
+// HistoryView is what `kubectl gray history -o json|yaml` prints.
+type HistoryView struct {
+	// Kind is always "GrayHistory".
+	Kind string `json:"kind"`
+	// APIVersion is always "kubectl-gray/v1".
+	APIVersion string `json:"apiVersion"`
+	// Namespace of the Deployment.
+	Namespace string `json:"namespace"`
+	// Name of the Deployment.
+	Name string `json:"name"`
+	// Revisions, oldest first.
+	Revisions []HistoryRevision `json:"revisions"`
+}
+
+// HistoryRevision is one revision of a Deployment.
+type HistoryRevision struct {
+	// Revision is the ReplicaSet's deployment.kubernetes.io/revision.
+	Revision int64 `json:"revision"`
+	// ReplicaSet is the ReplicaSet name.
+	ReplicaSet string `json:"replicaSet"`
+	// Replicas is the ReplicaSet's spec.replicas.
+	Replicas int32 `json:"replicas"`
+	// ReadyReplicas is the ReplicaSet's status.readyReplicas.
+	ReadyReplicas int32 `json:"readyReplicas"`
+	// Images of the revision's pod template.
+	Images []ContainerImage `json:"images"`
+	// Marks say what the revision was to gray rollouts: "current" (with the
+	// phase, e.g. "held at 10%"), "stable", "rolled back", "abandoned".
+	Marks []string `json:"marks"`
+	// ChangeCause is the kubernetes.io/change-cause annotation.
+	ChangeCause string `json:"changeCause,omitempty"`
+	// CreatedAt is when the ReplicaSet was created (RFC3339).
+	CreatedAt metav1.Time `json:"createdAt"`
+}
+
+// HistoryOptions holds what `kubectl gray history` needs.
+type HistoryOptions struct {
+	// Flags.
+	Output string
+
+	// Filled in by Complete.
+	Namespace string
+	Name      string
+	Client    kubernetes.Interface
+	Now       func() time.Time
+
+	genericiooptions.IOStreams
+}
+
+// NewHistoryOptions returns HistoryOptions with defaults.
+func NewHistoryOptions(streams genericiooptions.IOStreams) *HistoryOptions {
+	return &HistoryOptions{IOStreams: streams, Now: time.Now}
+}
+
+// NewCmdHistory returns `kubectl gray history`.
+func NewCmdHistory(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
+	o := NewHistoryOptions(streams)
+	cmd := &cobra.Command{
+		Use:                   "history DEPLOYMENT [-o json|yaml]",
+		DisableFlagsInUseLine: true,
+		Short:                 "List the revisions of a Deployment and what they were to gray rollouts",
+		Long:                  historyLong,
+		Example:               historyExample,
+		ValidArgsFunction:     completeDeploymentNames(f),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(f, args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(commandContext(cmd))
+		},
+	}
+	cmd.Flags().StringVarP(&o.Output, "output", "o", o.Output, "Output format: json or yaml (a GrayHistory object). Default: a table.")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"json", "yaml"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+// Complete reads the arguments, then the namespace and client from f.
+func (o *HistoryOptions) Complete(f cmdutil.Factory, args []string) error {
+	if err := o.complete(args); err != nil {
+		return err
+	}
+	var err error
+	if o.Namespace, _, err = f.ToRawKubeConfigLoader().Namespace(); err != nil {
+		return err
+	}
+	o.Client, err = f.KubernetesClientSet()
+	return err
+}
+
+func (o *HistoryOptions) complete(args []string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("give one Deployment, e.g. 'kubectl gray history web'")
+	}
+	name, err := parseDeploymentName(args[0])
+	o.Name = name
+	return err
+}
+
+// Validate checks the output format.
+func (o *HistoryOptions) Validate() error {
+	if o.Output != "" && o.Output != "json" && o.Output != "yaml" {
+		return fmt.Errorf("invalid --output %q: use json or yaml (or nothing for a table)", o.Output)
+	}
+	return nil
+}
+
+// Run prints the history.
+func (o *HistoryOptions) Run(ctx context.Context) error {
+	d, err := o.Client.AppsV1().Deployments(o.Namespace).Get(ctx, o.Name, metav1.GetOptions{})
+	if err != nil {
+		return apiError(err, "get", o.Namespace, o.Name)
+	}
+	rss, _, err := ownedReplicaSets(ctx, o.Client, d)
+	if err != nil {
+		return err
+	}
+	view := newHistoryView(d, rss)
+	if o.Output != "" {
+		return printData(o.Out, o.Output, view)
+	}
+	if len(view.Revisions) == 0 {
+		_, err := fmt.Fprintf(o.Out, "No rollout history found for deployment %s/%s.\n", o.Namespace, o.Name)
+		return err
+	}
+	return renderHistory(o.Out, view, o.Now())
+}
+
+// newHistoryView lists d's revisions and marks them. "rolled back": the
+// current template was live before under an older revision (the
+// ReplicaSet's revision-history), so the revisions in between were left by
+// going back to it. "abandoned": newer than the stable revision, never
+// completed, and replaced by a newer template.
+func newHistoryView(d *appsv1.Deployment, rss []*appsv1.ReplicaSet) HistoryView {
+	view := HistoryView{Kind: historyViewKind, APIVersion: viewAPIVersion, Namespace: d.Namespace, Name: d.Name, Revisions: []HistoryRevision{}}
+	var st *grayapi.Status
+	if raw, ok := d.Annotations[grayapi.StatusAnnotation]; ok {
+		if s, err := grayapi.ParseStatus(raw); err == nil {
+			st = &s
+		}
+	}
+	newRS := newReplicaSet(d, rss)
+	var current, previous int64
+	if newRS != nil {
+		current, _ = revision(newRS)
+		for _, h := range strings.Split(newRS.Annotations[deploymentutil.RevisionHistoryAnnotation], ",") {
+			if n, err := strconv.ParseInt(h, 10, 64); err == nil && n > previous {
+				previous = n
+			}
+		}
+	}
+	var stable int64
+	if st != nil {
+		stable = st.StableRevision
+	}
+
+	rss = append([]*appsv1.ReplicaSet(nil), rss...)
+	sortByRevision(rss)
+	slices.Reverse(rss)
+	for _, rs := range rss {
+		rev, _ := revision(rs)
+		marks := []string{}
+		switch {
+		case rs == newRS:
+			marks = append(marks, markCurrent)
+			if st != nil && st.Revision == rev {
+				marks = append(marks, phaseMark(*st))
+			}
+		case previous > 0 && rev > previous && rev < current:
+			marks = append(marks, markRolledBack)
+		case stable > 0 && rev > stable && rev < current:
+			marks = append(marks, markAbandoned)
+		}
+		if stable > 0 && rev == stable {
+			marks = append(marks, markStable)
+		}
+		var replicas int32
+		if rs.Spec.Replicas != nil {
+			replicas = *rs.Spec.Replicas
+		}
+		view.Revisions = append(view.Revisions, HistoryRevision{
+			Revision:      rev,
+			ReplicaSet:    rs.Name,
+			Replicas:      replicas,
+			ReadyReplicas: rs.Status.ReadyReplicas,
+			Images:        templateImages(&rs.Spec.Template.Spec),
+			Marks:         marks,
+			ChangeCause:   rs.Annotations["kubernetes.io/change-cause"],
+			CreatedAt:     rs.CreationTimestamp,
+		})
+	}
+	return view
+}
+
+// phaseMark describes the current revision's gray phase in a few words.
+func phaseMark(st grayapi.Status) string {
+	switch st.Phase {
+	case grayapi.PhaseHeld:
+		return fmt.Sprintf("held at %d%%", st.Percent)
+	case grayapi.PhaseProgressing:
+		return fmt.Sprintf("progressing to %d%%", st.Percent)
+	case grayapi.PhaseRolledBack:
+		return "rolled back to"
+	}
+	return strings.ToLower(string(st.Phase))
+}
+
+func renderHistory(w io.Writer, view HistoryView, now time.Time) error {
+	tw := printers.GetNewTabWriter(w)
+	fmt.Fprintln(tw, "REVISION\tREPLICASET\tREADY\tIMAGES\tGRAY\tAGE\tCHANGE-CAUSE")
+	for _, r := range view.Revisions {
+		fmt.Fprintf(tw, "%d\t%s\t%d/%d\t%s\t%s\t%s\t%s\n", r.Revision, r.ReplicaSet, r.ReadyReplicas, r.Replicas,
+			formatImages(r.Images), orDash(strings.Join(r.Marks, ", ")), age(now, r.CreatedAt), orNone(r.ChangeCause))
+	}
+	return tw.Flush()
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "<none>"
+	}
+	return s
+}

@@ -1,0 +1,312 @@
+package plugin
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/duration"
+	"k8s.io/cli-runtime/pkg/printers"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+)
+
+// progressWidth is the number of cells of the progress bar.
+const progressWidth = 20
+
+// maxPodsShown bounds the pods listed per ReplicaSet in the tree; -o json
+// lists them all.
+const maxPodsShown = 10
+
+// palette paints text with ANSI colours when enabled; disabled, it returns
+// text unchanged, so golden files and pipes see plain text.
+type palette bool
+
+func (p palette) paint(code, s string) string {
+	if !p || s == "" {
+		return s
+	}
+	return "\x1b[" + code + "m" + s + "\x1b[0m"
+}
+
+func (p palette) bold(s string) string { return p.paint("1", s) }
+func (p palette) dim(s string) string  { return p.paint("2", s) }
+
+// phase colours a phase by what it asks of the reader: red needs action,
+// yellow waits for a decision, green is done.
+func (p palette) phase(s string) string {
+	switch grayapi.Phase(s) {
+	case grayapi.PhaseDegraded, grayapi.PhaseInvalid:
+		return p.paint("31", s)
+	case grayapi.PhaseHeld:
+		return p.paint("33", s)
+	case grayapi.PhaseComplete:
+		return p.paint("32", s)
+	case grayapi.PhaseProgressing, grayapi.PhaseRolledBack:
+		return p.paint("36", s)
+	}
+	return s
+}
+
+func (p palette) ready(ready bool) string {
+	if ready {
+		return p.paint("32", "ready")
+	}
+	return p.paint("31", "not ready")
+}
+
+// progressBar draws done out of total in width cells, e.g. done 3, total 4,
+// width 8 → "[######--]". A total of 0 (a hold at 0%) is reached at once.
+func progressBar(done, total int32, width int) string {
+	filled := width
+	if total > 0 {
+		d := min(max(done, 0), total)
+		filled = int(int64(d) * int64(width) / int64(total))
+	}
+	return "[" + strings.Repeat("#", filled) + strings.Repeat("-", width-filled) + "]"
+}
+
+// age renders how long ago t was, like kubectl's AGE column.
+func age(now time.Time, t metav1.Time) string {
+	if t.IsZero() {
+		return "<unknown>"
+	}
+	return duration.HumanDuration(now.Sub(t.Time))
+}
+
+// formatHoldPoints renders [10 30 60] as "10%, 30%, 60%".
+func formatHoldPoints(points []int32) string {
+	s := make([]string, len(points))
+	for i, p := range points {
+		s[i] = fmt.Sprintf("%d%%", p)
+	}
+	return strings.Join(s, ", ")
+}
+
+// stepText renders where a rollout stands among its hold points.
+func stepText(v StatusView) string {
+	if v.Steps == 0 || v.Phase == "" {
+		return "-"
+	}
+	if v.Step >= v.Steps {
+		return fmt.Sprintf("%d/%d+", v.Steps, v.Steps)
+	}
+	return fmt.Sprintf("%d/%d", v.Step+1, v.Steps)
+}
+
+// renderStatus writes the summary and the tree of one Deployment.
+func renderStatus(w io.Writer, v StatusView, now time.Time, color bool) error {
+	p := palette(color)
+	var b strings.Builder
+	line := func(label, format string, args ...any) {
+		fmt.Fprintf(&b, "%-13s%s\n", label+":", fmt.Sprintf(format, args...))
+	}
+
+	line("Name", "%s", p.bold(v.Name))
+	line("Namespace", "%s", v.Namespace)
+	switch {
+	case !v.Gray:
+		line("Hold points", "none: not a gray Deployment (start with 'kubectl gray set %s PERCENT')", v.Name)
+	case len(v.HoldPoints) == 0:
+		line("Hold points", "invalid %q", v.PercentAnnotation)
+	case v.Phase == "":
+		line("Hold points", "%s", formatHoldPoints(v.HoldPoints))
+	case v.Step >= v.Steps:
+		line("Hold points", "%s (past the last one, rolling to 100%%)", formatHoldPoints(v.HoldPoints))
+	default:
+		line("Hold points", "%s (step %d of %d)", formatHoldPoints(v.HoldPoints), v.Step+1, v.Steps)
+	}
+	switch {
+	case v.Phase == "" && v.Gray:
+		line("Phase", "Pending (gray-controller has not reported yet)")
+	case v.Phase == "":
+		line("Phase", "-")
+	case v.HeldAt != nil && grayapi.Phase(v.Phase) == grayapi.PhaseHeld:
+		line("Phase", "%s at %d%% for %s (since %s)", p.phase(v.Phase), v.Percent, age(now, *v.HeldAt), v.HeldAt.UTC().Format(time.RFC3339))
+	default:
+		line("Phase", "%s", p.phase(v.Phase))
+	}
+	if v.Message != "" {
+		line("Message", "%s", v.Message)
+	}
+	// An Invalid rollout has no target: it is frozen where it is.
+	if v.Phase != "" && grayapi.Phase(v.Phase) != grayapi.PhaseInvalid && v.NewAvailableReplicas != nil {
+		available := *v.NewAvailableReplicas
+		line("Target", "%s %d/%d new replicas available (%d%% of %d)",
+			progressBar(available, v.Target, progressWidth), available, v.Target, v.Percent, v.Replicas)
+	}
+	line("Replicas", "%d desired, %d current, %d updated, %d ready, %d available",
+		v.Replicas, v.CurrentReplicas, v.UpdatedReplicas, v.ReadyReplicas, v.AvailableReplicas)
+	revs := fmt.Sprintf("%d (current)", v.Revision)
+	if v.StableRevision > 0 {
+		revs += fmt.Sprintf(", %d (stable)", v.StableRevision)
+	}
+	line("Revisions", "%s", revs)
+	line("Images", "%s", formatImages(v.Images))
+	if v.Paused {
+		line("Paused", "yes")
+	}
+	for i, note := range append(append([]string{}, v.StaleReasons...), v.Warnings...) {
+		if i == 0 {
+			line("Notes", "%s", note)
+		} else {
+			fmt.Fprintf(&b, "%13s%s\n", "", note)
+		}
+	}
+
+	if len(v.Conditions) > 0 {
+		b.WriteString("Conditions:\n")
+		tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
+		fmt.Fprintln(tw, "  TYPE\tSTATUS\tREASON\tMESSAGE")
+		for _, c := range v.Conditions {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, c.Message)
+		}
+		// Writes into a strings.Builder cannot fail.
+		_ = tw.Flush()
+	}
+	if len(v.Events) > 0 {
+		b.WriteString("Gray events:\n")
+		tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
+		fmt.Fprintln(tw, "  AGE\tTYPE\tREASON\tMESSAGE")
+		for _, e := range v.Events {
+			when := "<unknown>"
+			if e.LastSeen != nil {
+				when = age(now, *e.LastSeen)
+			}
+			reason := e.Reason
+			if e.Count > 1 {
+				reason = fmt.Sprintf("%s (x%d)", e.Reason, e.Count)
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", when, e.Type, reason, e.Message)
+		}
+		_ = tw.Flush()
+	}
+
+	if v.Revisions != nil {
+		b.WriteString("\n")
+		renderTree(&b, v, now, p)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// renderTree draws Deployment → revision → ReplicaSet → pods.
+func renderTree(b *strings.Builder, v StatusView, now time.Time, p palette) {
+	b.WriteString(p.bold(deploymentRef(v.Name)) + "\n")
+	if len(v.Revisions) == 0 {
+		b.WriteString("└── (no ReplicaSets yet)\n")
+	}
+	for i, r := range v.Revisions {
+		branch, indent := "├── ", "│   "
+		if i == len(v.Revisions)-1 {
+			branch, indent = "└── ", "    "
+		}
+		var roles []string
+		if r.New {
+			roles = append(roles, "new")
+		}
+		if r.Stable {
+			roles = append(roles, "stable")
+		}
+		label := fmt.Sprintf("revision %d", r.Revision)
+		if len(roles) > 0 {
+			label += " (" + strings.Join(roles, ", ") + ")"
+		}
+		fmt.Fprintf(b, "%s%s  replicaset.apps/%s  %d/%d ready  %s\n", branch, p.bold(label), r.ReplicaSet, r.ReadyReplicas, r.Replicas, formatImages(r.Images))
+		shown := r.Pods
+		if len(shown) > maxPodsShown {
+			shown = shown[:maxPodsShown]
+		}
+		for j, pod := range shown {
+			pb := "├── "
+			if j == len(shown)-1 && len(r.Pods) == len(shown) {
+				pb = "└── "
+			}
+			fmt.Fprintf(b, "%s%spod/%s  %s  %d/%d %s  %s  %s\n", indent, pb, pod.Name, pod.Phase,
+				pod.ReadyContainers, pod.Containers, p.ready(pod.Ready), plural(pod.Restarts, "restart"), age(now, pod.CreatedAt))
+		}
+		if more := len(r.Pods) - len(shown); more > 0 {
+			fmt.Fprintf(b, "%s└── %s\n", indent, p.dim(fmt.Sprintf("... and %d more pods", more)))
+		}
+	}
+}
+
+// renderStatusTable writes one row per gray Deployment.
+func renderStatusTable(w io.Writer, views []StatusView, allNamespaces bool, now time.Time) error {
+	tw := printers.GetNewTabWriter(w)
+	header := "NAME\tPHASE\tSTEP\tHOLD-POINTS\tTARGET\tUPDATED\tAVAILABLE\tREPLICAS\tREVISION\tHELD"
+	if allNamespaces {
+		header = "NAMESPACE\t" + header
+	}
+	fmt.Fprintln(tw, header)
+	for _, v := range views {
+		row := []string{
+			v.Name,
+			orDash(v.Phase),
+			stepText(v),
+			orDash(grayapi.FormatPercent(v.HoldPoints)),
+			targetText(v),
+			fmt.Sprint(v.UpdatedReplicas),
+			fmt.Sprint(v.AvailableReplicas),
+			fmt.Sprint(v.Replicas),
+			fmt.Sprint(v.Revision),
+			"-",
+		}
+		if v.HeldAt != nil && grayapi.Phase(v.Phase) == grayapi.PhaseHeld {
+			row[len(row)-1] = age(now, *v.HeldAt)
+		}
+		if allNamespaces {
+			row = append([]string{v.Namespace}, row...)
+		}
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	return tw.Flush()
+}
+
+// targetText is the TARGET cell: "-" until gray-controller reported one.
+func targetText(v StatusView) string {
+	if v.Phase == "" || grayapi.Phase(v.Phase) == grayapi.PhaseInvalid {
+		return "-"
+	}
+	return fmt.Sprint(v.Target)
+}
+
+// plural renders a count with its noun: 1 restart, 2 restarts.
+func plural(n int32, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// printData writes a view as JSON or YAML.
+func printData(w io.Writer, format string, v any) error {
+	var out []byte
+	var err error
+	switch format {
+	case "json":
+		out, err = json.MarshalIndent(v, "", "    ")
+		out = append(out, '\n')
+	case "yaml":
+		out, err = yaml.Marshal(v)
+	default:
+		return fmt.Errorf("unknown output format %q: use json or yaml", format)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(out)
+	return err
+}

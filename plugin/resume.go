@@ -1,0 +1,178 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/kubernetes"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+	"k8s.io/kubectl/pkg/util/templates"
+
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+)
+
+var (
+	resumeLong = templates.LongDesc(`
+		Let a held gray rollout go on: to the next hold point, or with --full to
+		the end, skipping the remaining hold points.
+
+		The request is written to the kubegray.io/resume annotation for the
+		revision being rolled out; gray-controller consumes it. A Deployment that
+		is not held is refused, so a resume can never skip a hold that has not been
+		looked at yet.`)
+
+	resumeExample = templates.Examples(`
+		# Go on to the next hold point
+		kubectl gray resume web
+
+		# Finish the rollout now
+		kubectl gray resume deploy/web --full`)
+)
+
+// ResumeOptions holds what `kubectl gray resume` needs.
+type ResumeOptions struct {
+	PrintFlags *genericclioptions.PrintFlags
+
+	// Flags.
+	Full   bool
+	DryRun string
+
+	// Filled in by Complete.
+	Namespace      string
+	Name           string
+	DryRunStrategy cmdutil.DryRunStrategy
+	Client         kubernetes.Interface
+
+	genericiooptions.IOStreams
+}
+
+// NewResumeOptions returns ResumeOptions with defaults.
+func NewResumeOptions(streams genericiooptions.IOStreams) *ResumeOptions {
+	return &ResumeOptions{PrintFlags: newPrintFlags(), DryRun: "none", IOStreams: streams}
+}
+
+// NewCmdResume returns `kubectl gray resume`.
+func NewCmdResume(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
+	o := NewResumeOptions(streams)
+	cmd := &cobra.Command{
+		Use:                   "resume DEPLOYMENT [--full]",
+		DisableFlagsInUseLine: true,
+		Short:                 "Let a held gray rollout go on to the next hold point, or to the end",
+		Long:                  resumeLong,
+		Example:               resumeExample,
+		ValidArgsFunction:     completeDeploymentNames(f),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(f, args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(commandContext(cmd))
+		},
+	}
+	cmd.Flags().BoolVar(&o.Full, "full", o.Full, "Complete the rollout, skipping the remaining hold points.")
+	addWriteFlags(cmd, &o.DryRun, o.PrintFlags)
+	return cmd
+}
+
+// Complete reads the arguments, then the namespace and client from f.
+func (o *ResumeOptions) Complete(f cmdutil.Factory, args []string) error {
+	if err := o.complete(args); err != nil {
+		return err
+	}
+	var err error
+	if o.Namespace, _, err = f.ToRawKubeConfigLoader().Namespace(); err != nil {
+		return err
+	}
+	o.Client, err = f.KubernetesClientSet()
+	return err
+}
+
+func (o *ResumeOptions) complete(args []string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("give one Deployment, e.g. 'kubectl gray resume web'")
+	}
+	name, err := parseDeploymentName(args[0])
+	if err != nil {
+		return err
+	}
+	o.Name = name
+	o.DryRunStrategy, err = parseDryRun(o.DryRun)
+	return err
+}
+
+// Validate checks the output format.
+func (o *ResumeOptions) Validate() error {
+	_, err := o.PrintFlags.ToPrinter()
+	return err
+}
+
+// Run writes the resume request.
+func (o *ResumeOptions) Run(ctx context.Context) error {
+	var req grayapi.Resume
+	var next int32
+	res, err := writeDeployment(ctx, o.Client, o.Namespace, o.Name, o.DryRunStrategy, strategicPatch, func(d *appsv1.Deployment) error {
+		var err error
+		if req, next, err = resumeRequest(d, o.Full); err != nil {
+			return err
+		}
+		metav1.SetMetaDataAnnotation(&d.ObjectMeta, grayapi.ResumeAnnotation, grayapi.FormatResume(req))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	operation := fmt.Sprintf("gray resumed to %d%% (revision %d)", next, req.Revision)
+	if !res.Changed {
+		operation = fmt.Sprintf("gray resume to %d%% already requested (revision %d)", next, req.Revision)
+	}
+	return printResult(o.PrintFlags, o.DryRunStrategy, operation, res.After, o.Out)
+}
+
+// resumeRequest is the request that lets d's held rollout go on, and the
+// share it goes on to. It refuses unless gray-controller reports d as held
+// for its current generation.
+func resumeRequest(d *appsv1.Deployment, full bool) (grayapi.Resume, int32, error) {
+	obj := fmt.Sprintf("deployment %s/%s", d.Namespace, d.Name)
+	raw, ok := d.Annotations[grayapi.PercentAnnotation]
+	if !ok {
+		return grayapi.Resume{}, 0, fmt.Errorf("%s is not a gray Deployment (no %s annotation), so there is no hold to resume; make it one with 'kubectl gray set %s PERCENT'", obj, grayapi.PercentAnnotation, d.Name)
+	}
+	rawStatus, ok := d.Annotations[grayapi.StatusAnnotation]
+	if !ok {
+		return grayapi.Resume{}, 0, fmt.Errorf("%s is not held: gray-controller has not reported on it yet; check that gray-controller is running, then 'kubectl gray status %s'", obj, d.Name)
+	}
+	st, err := grayapi.ParseStatus(rawStatus)
+	if err != nil {
+		return grayapi.Resume{}, 0, fmt.Errorf("%s: cannot tell whether it is held: %w", obj, err)
+	}
+	if st.Phase != grayapi.PhaseHeld {
+		return grayapi.Resume{}, 0, fmt.Errorf("%s is not held (phase %s); only a held rollout can be resumed, wait for the hold with 'kubectl gray status %s --until held'", obj, st.Phase, d.Name)
+	}
+	if st.ObservedGeneration < d.Generation {
+		return grayapi.Resume{}, 0, fmt.Errorf("%s changed since gray-controller reported the hold (generation %d, hold reported for %d); wait for the new hold with 'kubectl gray status %s --until held'", obj, d.Generation, st.ObservedGeneration, d.Name)
+	}
+	rev := st.Revision
+	if rev == 0 {
+		if rev, err = revision(d); err != nil {
+			return grayapi.Resume{}, 0, fmt.Errorf("%s: %w", obj, err)
+		}
+	}
+	if rev < 1 {
+		return grayapi.Resume{}, 0, fmt.Errorf("%s has no revision yet, so there is nothing to resume", obj)
+	}
+	if full {
+		return grayapi.Resume{Revision: rev, Full: true}, grayapi.FullPercent, nil
+	}
+	points, err := grayapi.ParsePercent(raw)
+	if err != nil {
+		return grayapi.Resume{}, 0, fmt.Errorf("%s: %w; fix it with 'kubectl gray set %s PERCENT'", obj, err, d.Name)
+	}
+	return grayapi.Resume{Revision: rev}, grayapi.StepPercent(points, st.Step+1), nil
+}

@@ -1,0 +1,265 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/kubernetes"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+	"k8s.io/kubectl/pkg/util/templates"
+
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+)
+
+var (
+	setLong = templates.LongDesc(`
+		Make a Deployment gray, or change its hold points, by writing the
+		kubegray.io/percent annotation. Every rollout of a gray Deployment stops at
+		each hold point in turn until 'kubectl gray resume' lets it go on.
+
+		Hold points are integers 0-99, strictly increasing, each with an optional %.
+		They are checked before anything is sent to the cluster.
+
+		With --image the new images go into the same patch as the hold points, so
+		one command starts a gray rollout.`)
+
+	setExample = templates.Examples(`
+		# Hold every rollout of web at 20% of its replicas
+		kubectl gray set web 20
+
+		# Start a gray rollout that holds at 10%, 30% and 60%
+		kubectl gray set deploy/web 10,30,60 --image app=registry.example.com/web:1.27
+
+		# Set hold points on every Deployment labelled tier=frontend, asking the server first
+		kubectl gray set -l tier=frontend 25 --dry-run=server`)
+)
+
+// SetOptions holds what `kubectl gray set` needs.
+type SetOptions struct {
+	PrintFlags *genericclioptions.PrintFlags
+
+	// Flags.
+	Selector string
+	Images   []string
+	DryRun   string
+
+	// Filled in by Complete.
+	Namespace      string
+	Name           string
+	HoldPoints     []int32
+	ImageUpdates   []ContainerImage
+	DryRunStrategy cmdutil.DryRunStrategy
+	Client         kubernetes.Interface
+
+	genericiooptions.IOStreams
+}
+
+// NewSetOptions returns SetOptions with defaults.
+func NewSetOptions(streams genericiooptions.IOStreams) *SetOptions {
+	return &SetOptions{
+		PrintFlags: newPrintFlags(),
+		DryRun:     "none",
+		IOStreams:  streams,
+	}
+}
+
+// NewCmdSet returns `kubectl gray set`.
+func NewCmdSet(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
+	o := NewSetOptions(streams)
+	cmd := &cobra.Command{
+		Use:                   "set (DEPLOYMENT | -l SELECTOR) PERCENT[,PERCENT...] [--image CONTAINER=IMAGE ...]",
+		DisableFlagsInUseLine: true,
+		Short:                 "Set the hold points of a Deployment, optionally with new images",
+		Long:                  setLong,
+		Example:               setExample,
+		ValidArgsFunction:     completeDeploymentNames(f),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(f, args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(commandContext(cmd))
+		},
+	}
+	cmd.Flags().StringVarP(&o.Selector, "selector", "l", o.Selector, "Label selector choosing the Deployments to set, instead of a name (e.g. -l tier=frontend).")
+	cmd.Flags().StringArrayVar(&o.Images, "image", o.Images, "CONTAINER=IMAGE to roll out with the hold points in the same patch; repeat for several containers.")
+	addWriteFlags(cmd, &o.DryRun, o.PrintFlags)
+	return cmd
+}
+
+// Complete reads the arguments, then the namespace and client from f.
+func (o *SetOptions) Complete(f cmdutil.Factory, args []string) error {
+	if err := o.complete(args); err != nil {
+		return err
+	}
+	var err error
+	if o.Namespace, _, err = f.ToRawKubeConfigLoader().Namespace(); err != nil {
+		return err
+	}
+	o.Client, err = f.KubernetesClientSet()
+	return err
+}
+
+// complete parses arguments and flags; it needs no cluster, so a bad value
+// is reported before any client is built.
+func (o *SetOptions) complete(args []string) error {
+	var percent string
+	switch {
+	case o.Selector != "" && len(args) == 1:
+		percent = args[0]
+	case o.Selector == "" && len(args) == 2:
+		name, err := parseDeploymentName(args[0])
+		if err != nil {
+			return err
+		}
+		o.Name, percent = name, args[1]
+	case o.Selector != "":
+		return fmt.Errorf("with -l, give only the hold points, e.g. 'kubectl gray set -l %s 10,30,60'", o.Selector)
+	default:
+		return fmt.Errorf("give a Deployment and hold points, e.g. 'kubectl gray set web 10,30,60'")
+	}
+	points, err := grayapi.ParsePercent(percent)
+	if err != nil {
+		return err
+	}
+	o.HoldPoints = points
+	o.ImageUpdates = nil
+	for _, arg := range o.Images {
+		name, image, ok := strings.Cut(arg, "=")
+		if !ok || name == "" || image == "" {
+			return fmt.Errorf("invalid --image %q: use CONTAINER=IMAGE, e.g. --image app=nginx:1.27", arg)
+		}
+		o.ImageUpdates = append(o.ImageUpdates, ContainerImage{Name: name, Image: image})
+	}
+	o.DryRunStrategy, err = parseDryRun(o.DryRun)
+	return err
+}
+
+// Validate checks flag combinations.
+func (o *SetOptions) Validate() error {
+	seen := map[string]bool{}
+	for _, u := range o.ImageUpdates {
+		if seen[u.Name] {
+			return fmt.Errorf("--image names container %q twice", u.Name)
+		}
+		seen[u.Name] = true
+	}
+	_, err := o.PrintFlags.ToPrinter()
+	return err
+}
+
+// Run writes the hold points (and images) to each chosen Deployment, one
+// patch per Deployment. With -l it goes on after a failure and reports all
+// failures at the end, as kubectl does.
+func (o *SetOptions) Run(ctx context.Context) error {
+	names, err := o.targets(ctx)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, name := range names {
+		if err := o.setOne(ctx, name); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return utilerrors.NewAggregate(errs)
+}
+
+// targets are the Deployments named or selected.
+func (o *SetOptions) targets(ctx context.Context) ([]string, error) {
+	if o.Selector == "" {
+		return []string{o.Name}, nil
+	}
+	list, err := o.Client.AppsV1().Deployments(o.Namespace).List(ctx, metav1.ListOptions{LabelSelector: o.Selector})
+	if err != nil {
+		return nil, fmt.Errorf("listing Deployments in namespace %s with selector %q: %w", o.Namespace, o.Selector, err)
+	}
+	if len(list.Items) == 0 {
+		return nil, fmt.Errorf("no Deployments in namespace %s match selector %q", o.Namespace, o.Selector)
+	}
+	names := make([]string, len(list.Items))
+	for i, d := range list.Items {
+		names[i] = d.Name
+	}
+	return names, nil
+}
+
+// edits are the changes of one set, applied to the same copy of the
+// Deployment and sent as one patch. The alongside-mode takeover (pause,
+// Recreate, saved strategy) belongs in this list, after the image edit, so
+// the template change and the takeover reach the API server in one write.
+func (o *SetOptions) edits() []edit {
+	edits := []edit{o.setHoldPoints}
+	if len(o.ImageUpdates) > 0 {
+		edits = append(edits, o.setImages)
+	}
+	return edits
+}
+
+func (o *SetOptions) setHoldPoints(d *appsv1.Deployment) error {
+	metav1.SetMetaDataAnnotation(&d.ObjectMeta, grayapi.PercentAnnotation, grayapi.FormatPercent(o.HoldPoints))
+	return nil
+}
+
+// setImages sets the image of each named container, init containers
+// included, as kubectl set image does.
+func (o *SetOptions) setImages(d *appsv1.Deployment) error {
+	spec := &d.Spec.Template.Spec
+	for _, u := range o.ImageUpdates {
+		c := findContainer(spec, u.Name)
+		if c == nil {
+			return fmt.Errorf("deployment %s/%s has no container %q; its containers are: %s",
+				d.Namespace, d.Name, u.Name, strings.Join(containerNames(spec), ", "))
+		}
+		c.Image = u.Image
+	}
+	return nil
+}
+
+func findContainer(spec *corev1.PodSpec, name string) *corev1.Container {
+	for _, list := range [][]corev1.Container{spec.Containers, spec.InitContainers} {
+		for i := range list {
+			if list[i].Name == name {
+				return &list[i]
+			}
+		}
+	}
+	return nil
+}
+
+func containerNames(spec *corev1.PodSpec) []string {
+	var names []string
+	for _, c := range spec.InitContainers {
+		names = append(names, c.Name+" (init)")
+	}
+	for _, c := range spec.Containers {
+		names = append(names, c.Name)
+	}
+	return names
+}
+
+func (o *SetOptions) setOne(ctx context.Context, name string) error {
+	res, err := writeDeployment(ctx, o.Client, o.Namespace, name, o.DryRunStrategy, strategicPatch, o.edits()...)
+	if err != nil {
+		return err
+	}
+	points := grayapi.FormatPercent(o.HoldPoints)
+	operation := "gray set to " + points
+	if !res.Changed {
+		operation = "gray unchanged at " + points
+	}
+	if changes := imageChanges(templateImages(&res.Before.Spec.Template.Spec), templateImages(&res.After.Spec.Template.Spec)); changes != "" {
+		operation += " (" + changes + ")"
+	}
+	return printResult(o.PrintFlags, o.DryRunStrategy, operation, res.After, o.Out)
+}

@@ -1,0 +1,249 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/kubernetes"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+	deploymentutil "k8s.io/kubectl/pkg/util/deployment"
+	"k8s.io/kubectl/pkg/util/templates"
+
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+)
+
+var (
+	undoLong = templates.LongDesc(`
+		Roll a Deployment back to its stable revision (the one fully rolled out
+		before the current rollout), or to --to-revision N.
+
+		The pod template of that revision's ReplicaSet replaces the Deployment's in
+		one patch, with the annotations kubectl rollout undo would carry over; the
+		kubegray.io annotations of the Deployment are kept. Unlike kubectl rollout
+		undo, this works while the rollout is held (paused). gray-controller then
+		rolls back without stopping at any hold point.`)
+
+	undoExample = templates.Examples(`
+		# Roll web back to its stable revision
+		kubectl gray undo web
+
+		# Roll back to revision 3 (see 'kubectl gray history web')
+		kubectl gray undo deploy/web --to-revision 3
+
+		# See the template a rollback would apply, without applying it
+		kubectl gray undo web --dry-run=client -o yaml`)
+)
+
+// UndoOptions holds what `kubectl gray undo` needs.
+type UndoOptions struct {
+	PrintFlags *genericclioptions.PrintFlags
+
+	// Flags.
+	ToRevision int64
+	DryRun     string
+
+	// Filled in by Complete.
+	Namespace      string
+	Name           string
+	DryRunStrategy cmdutil.DryRunStrategy
+	Client         kubernetes.Interface
+
+	genericiooptions.IOStreams
+}
+
+// NewUndoOptions returns UndoOptions with defaults.
+func NewUndoOptions(streams genericiooptions.IOStreams) *UndoOptions {
+	return &UndoOptions{PrintFlags: newPrintFlags(), DryRun: "none", IOStreams: streams}
+}
+
+// NewCmdUndo returns `kubectl gray undo`.
+func NewCmdUndo(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
+	o := NewUndoOptions(streams)
+	cmd := &cobra.Command{
+		Use:                   "undo DEPLOYMENT [--to-revision N]",
+		DisableFlagsInUseLine: true,
+		Short:                 "Roll a Deployment back to its stable revision, even while held",
+		Long:                  undoLong,
+		Example:               undoExample,
+		ValidArgsFunction:     completeDeploymentNames(f),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(f, args); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			return o.Run(commandContext(cmd))
+		},
+	}
+	cmd.Flags().Int64Var(&o.ToRevision, "to-revision", o.ToRevision, "The revision to roll back to. 0 means the stable revision from kubegray.io/status.")
+	addWriteFlags(cmd, &o.DryRun, o.PrintFlags)
+	return cmd
+}
+
+// Complete reads the arguments, then the namespace and client from f.
+func (o *UndoOptions) Complete(f cmdutil.Factory, args []string) error {
+	if err := o.complete(args); err != nil {
+		return err
+	}
+	var err error
+	if o.Namespace, _, err = f.ToRawKubeConfigLoader().Namespace(); err != nil {
+		return err
+	}
+	o.Client, err = f.KubernetesClientSet()
+	return err
+}
+
+func (o *UndoOptions) complete(args []string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("give one Deployment, e.g. 'kubectl gray undo web'")
+	}
+	name, err := parseDeploymentName(args[0])
+	if err != nil {
+		return err
+	}
+	o.Name = name
+	o.DryRunStrategy, err = parseDryRun(o.DryRun)
+	return err
+}
+
+// Validate checks the flags.
+func (o *UndoOptions) Validate() error {
+	if o.ToRevision < 0 {
+		return fmt.Errorf("invalid --to-revision %d: revisions start at 1", o.ToRevision)
+	}
+	_, err := o.PrintFlags.ToPrinter()
+	return err
+}
+
+// Run rolls the template back in one patch.
+func (o *UndoOptions) Run(ctx context.Context) error {
+	var target int64
+	res, err := writeDeployment(ctx, o.Client, o.Namespace, o.Name, o.DryRunStrategy, templatePatch, func(d *appsv1.Deployment) error {
+		rss, _, err := ownedReplicaSets(ctx, o.Client, d)
+		if err != nil {
+			return err
+		}
+		if target, err = undoTarget(d, o.ToRevision); err != nil {
+			return err
+		}
+		rs, err := replicaSetOfRevision(d, rss, target)
+		if err != nil {
+			return err
+		}
+		if !equalIgnoreHash(&rs.Spec.Template, &d.Spec.Template) {
+			rollbackTo(d, rs)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if !res.Changed {
+		return printResult(o.PrintFlags, o.DryRunStrategy, fmt.Sprintf("skipped rollback (current template already matches revision %d)", target), res.After, o.Out)
+	}
+	if _, ok := res.Before.Annotations[corev1.LastAppliedConfigAnnotation]; ok {
+		fmt.Fprintf(o.ErrOut, "Warning: %s is managed with 'kubectl apply'; the rollback does not change its %s annotation, so apply the configuration of revision %d next, or the next apply undoes the rollback.\n",
+			deploymentRef(o.Name), corev1.LastAppliedConfigAnnotation, target)
+	}
+	operation := fmt.Sprintf("rolled back to revision %d", target)
+	if changes := imageChanges(templateImages(&res.Before.Spec.Template.Spec), templateImages(&res.After.Spec.Template.Spec)); changes != "" {
+		operation += " (" + changes + ")"
+	} else {
+		operation += " (images unchanged)"
+	}
+	return printResult(o.PrintFlags, o.DryRunStrategy, operation, res.After, o.Out)
+}
+
+// undoTarget is the revision to roll back to: toRevision if given, else the
+// stable revision gray-controller recorded.
+func undoTarget(d *appsv1.Deployment, toRevision int64) (int64, error) {
+	if toRevision > 0 {
+		return toRevision, nil
+	}
+	obj := fmt.Sprintf("deployment %s/%s", d.Namespace, d.Name)
+	hint := fmt.Sprintf("choose one with --to-revision N (see 'kubectl gray history %s')", d.Name)
+	raw, ok := d.Annotations[grayapi.StatusAnnotation]
+	if !ok {
+		return 0, fmt.Errorf("%s has no %s annotation to take the stable revision from; %s", obj, grayapi.StatusAnnotation, hint)
+	}
+	st, err := grayapi.ParseStatus(raw)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w; %s", obj, err, hint)
+	}
+	if st.StableRevision < 1 {
+		return 0, fmt.Errorf("%s has no stable revision yet; %s", obj, hint)
+	}
+	return st.StableRevision, nil
+}
+
+// replicaSetOfRevision finds the ReplicaSet of a revision.
+func replicaSetOfRevision(d *appsv1.Deployment, rss []*appsv1.ReplicaSet, rev int64) (*appsv1.ReplicaSet, error) {
+	var known []int64
+	for _, rs := range rss {
+		r, err := revision(rs)
+		if err != nil {
+			continue
+		}
+		if r == rev {
+			return rs, nil
+		}
+		known = append(known, r)
+	}
+	slices.Sort(known)
+	have := "it has none"
+	if len(known) > 0 {
+		s := make([]string, len(known))
+		for i, r := range known {
+			s[i] = strconv.FormatInt(r, 10)
+		}
+		have = "it has " + strings.Join(s, ", ")
+	}
+	return nil, fmt.Errorf("deployment %s/%s has no revision %d (%s); see 'kubectl gray history %s'", d.Namespace, d.Name, rev, have, d.Name)
+}
+
+// keepOnRollback reports whether a rollback keeps an annotation of the live
+// Deployment instead of taking it from the ReplicaSet: the ones the
+// Deployment controller owns, last-applied-configuration (as kubectl rollout
+// undo does), and the gray API, of which an old ReplicaSet may carry stale
+// copies.
+func keepOnRollback(key string) bool {
+	switch key {
+	case corev1.LastAppliedConfigAnnotation,
+		deploymentutil.RevisionAnnotation,
+		deploymentutil.RevisionHistoryAnnotation,
+		deploymentutil.DesiredReplicasAnnotation,
+		deploymentutil.MaxReplicasAnnotation,
+		appsv1.DeprecatedRollbackTo:
+		return true
+	}
+	return grayapi.IsGrayAnnotation(key)
+}
+
+// rollbackTo sets d's template to rs's without the pod-template-hash label,
+// and its annotations to the kept ones of d plus the others of rs.
+func rollbackTo(d *appsv1.Deployment, rs *appsv1.ReplicaSet) {
+	tpl := rs.Spec.Template.DeepCopy()
+	delete(tpl.Labels, appsv1.DefaultDeploymentUniqueLabelKey)
+	d.Spec.Template = *tpl
+	annotations := map[string]string{}
+	for k, v := range d.Annotations {
+		if keepOnRollback(k) {
+			annotations[k] = v
+		}
+	}
+	for k, v := range rs.Annotations {
+		if !keepOnRollback(k) {
+			annotations[k] = v
+		}
+	}
+	d.Annotations = annotations
+}
