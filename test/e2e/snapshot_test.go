@@ -1,0 +1,170 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// snapshot is the observable result of a deployment controller in one
+// namespace, normalised so two clusters can be compared: no uids, resource
+// versions or timestamps; conditions by type; objects sorted by name.
+type snapshot struct {
+	Deployments []deploymentSnapshot `json:"deployments"`
+	ReplicaSets []replicaSetSnapshot `json:"replicaSets"`
+}
+
+type deploymentSnapshot struct {
+	Name               string            `json:"name"`
+	Generation         int64             `json:"generation"`
+	ObservedGeneration int64             `json:"observedGeneration"`
+	Paused             bool              `json:"paused,omitempty"`
+	Annotations        map[string]string `json:"annotations,omitempty"`
+	Replicas           int32             `json:"replicas"`
+	UpdatedReplicas    int32             `json:"updatedReplicas"`
+	ReadyReplicas      int32             `json:"readyReplicas"`
+	AvailableReplicas  int32             `json:"availableReplicas"`
+	Unavailable        int32             `json:"unavailableReplicas"`
+	Terminating        *int32            `json:"terminatingReplicas,omitempty"`
+	CollisionCount     *int32            `json:"collisionCount,omitempty"`
+	Conditions         []string          `json:"conditions"`
+}
+
+type replicaSetSnapshot struct {
+	Name              string            `json:"name"`
+	Owner             string            `json:"owner"`
+	Replicas          int32             `json:"replicas"`
+	Annotations       map[string]string `json:"annotations,omitempty"`
+	MinReadySeconds   int32             `json:"minReadySeconds,omitempty"`
+	StatusReplicas    int32             `json:"statusReplicas"`
+	AvailableReplicas int32             `json:"availableReplicas"`
+}
+
+// controllerAnnotations are the annotations a deployment controller writes.
+func controllerAnnotations(in map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range in {
+		if strings.HasPrefix(k, "deployment.kubernetes.io/") || k == "deprecated.deployment.rollback.to" {
+			out[k] = v
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// takeSnapshot reads the namespace and reports whether every object is
+// settled as far as a single read can tell (generations observed, every
+// ReplicaSet's pods created or removed).
+func takeSnapshot(ctx context.Context, client kubernetes.Interface, ns string) (snapshot, bool, error) {
+	var s snapshot
+	deployments, err := client.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return s, false, err
+	}
+	replicaSets, err := client.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return s, false, err
+	}
+	settled := true
+	for _, d := range deployments.Items {
+		if d.Status.ObservedGeneration < d.Generation {
+			settled = false
+		}
+		var conditions []string
+		for _, c := range d.Status.Conditions {
+			conditions = append(conditions, fmt.Sprintf("%s=%s/%s", c.Type, c.Status, c.Reason))
+		}
+		sort.Strings(conditions)
+		s.Deployments = append(s.Deployments, deploymentSnapshot{
+			Name: d.Name, Generation: d.Generation, ObservedGeneration: d.Status.ObservedGeneration,
+			Paused: d.Spec.Paused, Annotations: controllerAnnotations(d.Annotations),
+			Replicas: d.Status.Replicas, UpdatedReplicas: d.Status.UpdatedReplicas,
+			ReadyReplicas: d.Status.ReadyReplicas, AvailableReplicas: d.Status.AvailableReplicas,
+			Unavailable: d.Status.UnavailableReplicas, Terminating: d.Status.TerminatingReplicas,
+			CollisionCount: d.Status.CollisionCount, Conditions: conditions,
+		})
+	}
+	for _, rs := range replicaSets.Items {
+		owner := "<none>"
+		if ref := metav1.GetControllerOf(&rs); ref != nil {
+			owner = ref.Kind + "/" + ref.Name
+		}
+		spec := int32(1)
+		if rs.Spec.Replicas != nil {
+			spec = *rs.Spec.Replicas
+		}
+		if rs.Status.ObservedGeneration < rs.Generation || rs.Status.Replicas != spec {
+			settled = false
+		}
+		if rs.DeletionTimestamp != nil {
+			settled = false
+		}
+		s.ReplicaSets = append(s.ReplicaSets, replicaSetSnapshot{
+			Name: rs.Name, Owner: owner, Replicas: spec, Annotations: controllerAnnotations(rs.Annotations),
+			MinReadySeconds: rs.Spec.MinReadySeconds, StatusReplicas: rs.Status.Replicas,
+			AvailableReplicas: rs.Status.AvailableReplicas,
+		})
+	}
+	sort.Slice(s.Deployments, func(i, j int) bool { return s.Deployments[i].Name < s.Deployments[j].Name })
+	sort.Slice(s.ReplicaSets, func(i, j int) bool { return s.ReplicaSets[i].Name < s.ReplicaSets[j].Name })
+	return s, settled, nil
+}
+
+func (s snapshot) String() string {
+	b, _ := json.MarshalIndent(s, "", "  ")
+	return string(b)
+}
+
+// settleQuiet is how long a namespace must stay unchanged to count as
+// settled: several times longer than any controller reaction here.
+const settleQuiet = 1500 * time.Millisecond
+
+// waitSettled polls until the namespace is settled and unchanged for
+// settleQuiet, and returns that snapshot.
+func waitSettled(ctx context.Context, client kubernetes.Interface, ns string, timeout time.Duration) (snapshot, error) {
+	deadline := time.Now().Add(timeout)
+	var last string
+	var lastSnap snapshot
+	stableSince := time.Time{}
+	for {
+		s, settled, err := takeSnapshot(ctx, client, ns)
+		if err == nil {
+			cur := s.String()
+			switch {
+			case !settled:
+				stableSince = time.Time{}
+			case cur != last || stableSince.IsZero():
+				stableSince = time.Now()
+			case time.Since(stableSince) >= settleQuiet:
+				return s, nil
+			}
+			last, lastSnap = cur, s
+		}
+		if time.Now().After(deadline) {
+			return lastSnap, fmt.Errorf("namespace %s not settled after %v (last error: %v); last snapshot:\n%s", ns, timeout, err, last)
+		}
+		select {
+		case <-ctx.Done():
+			return lastSnap, ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// replicaSetsByRevision maps revision → spec.replicas of a snapshot's
+// ReplicaSets, for assertions that read like the spec's worked examples.
+func (s snapshot) replicaSetsByRevision() map[string]int32 {
+	out := map[string]int32{}
+	for _, rs := range s.ReplicaSets {
+		out[rs.Annotations["deployment.kubernetes.io/revision"]] = rs.Replicas
+	}
+	return out
+}
