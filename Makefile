@@ -63,6 +63,11 @@ test-e2e: build ## Real-cluster tests (builds the control plane first when neede
 .PHONY: test
 test: vet version-check test-unit test-e2e ## Every test: unit, fuzz, and real-cluster.
 
+.PHONY: bench-rollout
+bench-rollout: build ## Benchmark: 100 Deployments x 10 replicas rolled by the built-in controller vs ours.
+	export KUBEGRAY_CONTROLPLANE="$$(test/hack/build-controlplane.sh | tail -n1)"; \
+	cd test && go run ./cmd/bench-rollout -controller $(BIN)/gray-controller $(BENCH_FLAGS)
+
 .PHONY: cluster-up
 cluster-up: controlplane ## Start a local control plane in .cluster/ and print the KUBECONFIG to export.
 	cd test && go run ./cmd/cluster up $(CLUSTER_DIR)

@@ -207,6 +207,7 @@ require (
 )
 
 require (
+	github.com/kubegray/kubectl-gray v0.0.0-00010101000000-000000000000
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2
 	k8s.io/client-go v0.37.2

@@ -1,0 +1,267 @@
+// Command bench-rollout measures, side by side in one run, how the built-in
+// deployment controller and gray-controller (instead mode, same worker count)
+// roll out many Deployments on the same harness: wall time for every
+// Deployment to finish a rolling update, and API writes per completed rollout
+// counted from kube-apiserver's audit log by User-Agent.
+//
+//	go run ./cmd/bench-rollout -controller ../bin/gray-controller
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	"github.com/kubegray/kubectl-gray/test/cluster"
+)
+
+func main() {
+	controller := flag.String("controller", "", "path of the gray-controller binary (required)")
+	deployments := flag.Int("deployments", 100, "number of Deployments")
+	replicas := flag.Int("replicas", 10, "replicas per Deployment")
+	workers := flag.Int("workers", 5, "deployment workers for both controllers")
+	flag.Parse()
+	if *controller == "" {
+		fmt.Fprintln(os.Stderr, "bench-rollout: -controller is required")
+		os.Exit(2)
+	}
+	b := bench{controller: *controller, deployments: *deployments, replicas: int32(*replicas), workers: *workers}
+	var rows []result
+	for _, ours := range []bool{false, true} {
+		r, err := b.run(context.Background(), ours)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench-rollout:", err)
+			os.Exit(1)
+		}
+		rows = append(rows, r)
+	}
+	fmt.Printf("%d Deployments x %d replicas, maxSurge 25%% / maxUnavailable 25%%, %d workers each\n\n", b.deployments, b.replicas, b.workers)
+	fmt.Println("| controller | rollout wall time | API writes / rollout | RS writes / rollout | Deployment status writes / rollout | RS creates | RS deletes |")
+	fmt.Println("| --- | --- | --- | --- | --- | --- | --- |")
+	for _, r := range rows {
+		n := float64(b.deployments)
+		fmt.Printf("| %s | %.1f s | %.1f | %.1f | %.1f | %d | %d |\n", r.name, r.wall.Seconds(),
+			float64(r.writes.total)/n, float64(r.writes.replicaSets)/n, float64(r.writes.deploymentStatus)/n,
+			r.writes.creates, r.writes.deletes)
+	}
+	if len(rows) == 2 && rows[0].wall > 0 {
+		fmt.Printf("\nratio ours/built-in: wall time %.2f, writes %.2f\n", rows[1].wall.Seconds()/rows[0].wall.Seconds(),
+			float64(rows[1].writes.total)/float64(rows[0].writes.total))
+	}
+}
+
+type bench struct {
+	controller  string
+	deployments int
+	replicas    int32
+	workers     int
+}
+
+type result struct {
+	name   string
+	wall   time.Duration
+	writes writeCounts
+}
+
+func (b bench) run(ctx context.Context, ours bool) (result, error) {
+	opts := cluster.Options{Audit: true, Nodes: 8}
+	name, agent := "built-in deployment controller", "deployment-controller"
+	if ours {
+		opts.Controllers = cluster.WithoutDeploymentController
+		name, agent = "gray-controller --mode=instead", "gray-controller/"
+	}
+	c, err := cluster.Start(ctx, opts)
+	if err != nil {
+		return result{}, err
+	}
+	defer c.Stop()
+	if ours {
+		port, err := cluster.FreePort()
+		if err != nil {
+			return result{}, err
+		}
+		health := "127.0.0.1:" + strconv.Itoa(port)
+		if err := c.StartComponent(ctx, "gray-controller", b.controller, "http://"+health+"/readyz",
+			"--kubeconfig="+c.Kubeconfig, "--mode=instead", "--leader-elect=false",
+			"--workers="+strconv.Itoa(b.workers), "--metrics-bind-address=0", "--health-probe-bind-address="+health); err != nil {
+			return result{}, err
+		}
+	} else if b.workers != 5 {
+		return result{}, fmt.Errorf("the harness runs kube-controller-manager with its default of 5 deployment workers; use -workers=5")
+	}
+
+	client := c.Client
+	if err := forAll(b.deployments, func(i int) error {
+		_, err := client.AppsV1().Deployments("default").Create(ctx, b.deployment(i), metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return result{}, err
+	}
+	if err := waitAllRolledOut(ctx, client, b.deployments, 10*time.Minute); err != nil {
+		return result{}, fmt.Errorf("%s: initial rollout: %w", name, err)
+	}
+
+	auditStart, err := fileSize(c.AuditLog())
+	if err != nil {
+		return result{}, err
+	}
+	began := time.Now()
+	if err := forAll(b.deployments, func(i int) error {
+		patch := fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:%d.2"}]}}}}`, i)
+		_, err := client.AppsV1().Deployments("default").Patch(ctx, deploymentName(i), "application/strategic-merge-patch+json", []byte(patch), metav1.PatchOptions{})
+		return err
+	}); err != nil {
+		return result{}, err
+	}
+	if err := waitAllRolledOut(ctx, client, b.deployments, 10*time.Minute); err != nil {
+		return result{}, fmt.Errorf("%s: rolling update: %w", name, err)
+	}
+	wall := time.Since(began)
+	writes, err := countWrites(c.AuditLog(), auditStart, agent)
+	if err != nil {
+		return result{}, err
+	}
+	return result{name: name, wall: wall, writes: writes}, nil
+}
+
+func deploymentName(i int) string { return fmt.Sprintf("bench-%03d", i) }
+
+func (b bench) deployment(i int) *appsv1.Deployment {
+	labels := map[string]string{"app": deploymentName(i)}
+	surge, unavailable := intstr.FromString("25%"), intstr.FromString("25%")
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: deploymentName(i)},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(b.replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType,
+				RollingUpdate: &appsv1.RollingUpdateDeployment{MaxSurge: &surge, MaxUnavailable: &unavailable}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: fmt.Sprintf("nginx:%d.1", i)}}},
+			},
+		},
+	}
+}
+
+// forAll runs f for 0..n-1 on 10 goroutines and returns the first error.
+func forAll(n int, f func(int) error) error {
+	var wg sync.WaitGroup
+	var once sync.Once
+	var first error
+	next := make(chan int)
+	for w := 0; w < 10; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if err := f(i); err != nil {
+					once.Do(func() { first = err })
+				}
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return first
+}
+
+func waitAllRolledOut(ctx context.Context, client kubernetes.Interface, n int, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		list, err := client.AppsV1().Deployments("default").List(ctx, metav1.ListOptions{})
+		done := 0
+		if err == nil {
+			for _, d := range list.Items {
+				s, want := d.Status, *d.Spec.Replicas
+				if s.ObservedGeneration >= d.Generation && s.UpdatedReplicas == want && s.Replicas == want && s.AvailableReplicas == want {
+					done++
+				}
+			}
+		}
+		if done == n {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d of %d Deployments rolled out after %v (last error: %v)", done, n, timeout, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+type writeCounts struct {
+	total, replicaSets, deploymentStatus, creates, deletes int
+}
+
+// countWrites reads the audit log from offset and counts the writes made by
+// the client whose User-Agent contains agent.
+func countWrites(path string, offset int64, agent string) (writeCounts, error) {
+	var w writeCounts
+	f, err := os.Open(path)
+	if err != nil {
+		return w, err
+	}
+	defer f.Close()
+	if _, err := f.Seek(offset, 0); err != nil {
+		return w, err
+	}
+	scanner := bufio.NewScanner(f)
+	scanner.Buffer(make([]byte, 1<<20), 1<<24)
+	for scanner.Scan() {
+		var ev struct {
+			Stage     string `json:"stage"`
+			Verb      string `json:"verb"`
+			UserAgent string `json:"userAgent"`
+			ObjectRef struct {
+				Resource    string `json:"resource"`
+				Subresource string `json:"subresource"`
+			} `json:"objectRef"`
+		}
+		if err := json.Unmarshal(scanner.Bytes(), &ev); err != nil {
+			return w, fmt.Errorf("audit log %s: %w", path, err)
+		}
+		if ev.Stage != "ResponseComplete" || !strings.Contains(ev.UserAgent, agent) {
+			continue
+		}
+		w.total++
+		switch {
+		case ev.ObjectRef.Resource == "replicasets":
+			w.replicaSets++
+			switch ev.Verb {
+			case "create":
+				w.creates++
+			case "delete":
+				w.deletes++
+			}
+		case ev.ObjectRef.Resource == "deployments" && ev.ObjectRef.Subresource == "status":
+			w.deploymentStatus++
+		}
+	}
+	return w, scanner.Err()
+}
+
+func fileSize(path string) (int64, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return 0, err
+	}
+	return st.Size(), nil
+}
+
