@@ -579,7 +579,8 @@ func (dc *DeploymentController) getPodMapForDeployment(d *appsv1.Deployment, rsL
 
 // syncDeployment reconciles the Deployment with the given key, in upstream's exact order:
 // empty selector, claim ReplicaSets, deleting, paused conditions, paused, rollback, scaling
-// event, then the strategy. It must not run concurrently for the same key.
+// event, then the strategy; gray Deployments branch off to syncGray after the deleting check.
+// It must not run concurrently for the same key.
 func (dc *DeploymentController) syncDeployment(ctx context.Context, key string) error {
 	logger := klog.FromContext(ctx)
 	namespace, name, err := cache.SplitMetaNamespaceKey(key)
@@ -597,6 +598,7 @@ func (dc *DeploymentController) syncDeployment(ctx context.Context, key string) 
 	cached, err := dc.dLister.Deployments(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
 		logger.V(2).Info("Deployment has been deleted", "deployment", klog.KRef(namespace, name))
+		metrics.ForgetGray(key)
 		return nil
 	}
 	if err != nil {
@@ -627,6 +629,18 @@ func (dc *DeploymentController) syncDeployment(ctx context.Context, key string) 
 
 	if d.DeletionTimestamp != nil {
 		return dc.syncStatusOnly(ctx, d, rsList)
+	}
+
+	// A gray Deployment replaces everything below with the gray path (gray.go); one that stopped
+	// being gray is released first and then follows upstream.
+	if isGray(d) {
+		return dc.syncGray(ctx, key, d, rsList)
+	}
+	metrics.ForgetGray(key)
+	if hasGrayLeftovers(d) {
+		if err := dc.releaseGray(ctx, d); err != nil {
+			return err
+		}
 	}
 
 	// Pausing and resuming reset the Progressing condition so that the time spent paused never

@@ -19,6 +19,20 @@ import (
 // and the ReplicaFailure condition mirrored from the ReplicaSets. When nothing changed it
 // schedules the next progress-deadline check instead.
 func (dc *DeploymentController) syncRolloutStatus(ctx context.Context, allRSs []*appsv1.ReplicaSet, newRS *appsv1.ReplicaSet, d *appsv1.Deployment) error {
+	newStatus := dc.calculateRolloutStatus(ctx, allRSs, newRS, d)
+	if reflect.DeepEqual(d.Status, newStatus) {
+		dc.requeueStuckDeployment(ctx, d, newStatus)
+		return nil
+	}
+	d.Status = newStatus
+	_, err := dc.client.AppsV1().Deployments(d.Namespace).UpdateStatus(ctx, d, metav1.UpdateOptions{FieldManager: dc.fieldManager})
+	return err
+}
+
+// calculateRolloutStatus is the status syncRolloutStatus writes: calculateStatus plus the
+// Progressing and ReplicaFailure conditions. A gray rollout writes it together with its own
+// annotation and condition.
+func (dc *DeploymentController) calculateRolloutStatus(ctx context.Context, allRSs []*appsv1.ReplicaSet, newRS *appsv1.ReplicaSet, d *appsv1.Deployment) appsv1.DeploymentStatus {
 	newStatus := dc.calculateStatus(allRSs, newRS, d)
 
 	if !deployutil.HasProgressDeadline(d) {
@@ -71,14 +85,7 @@ func (dc *DeploymentController) syncRolloutStatus(ctx context.Context, allRSs []
 	} else {
 		deployutil.RemoveDeploymentCondition(&newStatus, appsv1.DeploymentReplicaFailure)
 	}
-
-	if reflect.DeepEqual(d.Status, newStatus) {
-		dc.requeueStuckDeployment(ctx, d, newStatus)
-		return nil
-	}
-	d.Status = newStatus
-	_, err := dc.client.AppsV1().Deployments(d.Namespace).UpdateStatus(ctx, d, metav1.UpdateOptions{FieldManager: dc.fieldManager})
-	return err
+	return newStatus
 }
 
 // getReplicaFailures converts the ReplicaFailure conditions of the new ReplicaSet, or if it has

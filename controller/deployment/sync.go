@@ -94,6 +94,24 @@ func (dc *DeploymentController) getAllReplicaSetsAndSyncRevision(ctx context.Con
 // bumped revision; a created one gets the hash-named identity of §3.2 of the spec. Both paths
 // may write d's status (revision annotation, Progressing condition).
 func (dc *DeploymentController) getNewReplicaSet(ctx context.Context, d *appsv1.Deployment, rsList, oldRSs []*appsv1.ReplicaSet, createIfNotExisted bool) (*appsv1.ReplicaSet, error) {
+	return dc.getNewReplicaSetWith(ctx, d, rsList, oldRSs, newReplicaSetOptions{create: createIfNotExisted})
+}
+
+// newReplicaSetOptions tune getNewReplicaSetWith; only create is set on upstream paths, so
+// everything else keeps upstream's behaviour unless a gray rollout asks for it.
+type newReplicaSetOptions struct {
+	// create makes the new ReplicaSet when none runs d's template.
+	create bool
+	// maxReplicas caps the size a created ReplicaSet starts with (the gray target), so that
+	// it never exceeds the target, not even at creation.
+	maxReplicas *int32
+	// deferStatus leaves the revision annotation and Progressing condition changes in d for
+	// the caller's own status write, instead of writing d's status here.
+	deferStatus bool
+}
+
+// getNewReplicaSetWith is getNewReplicaSet with the gray options.
+func (dc *DeploymentController) getNewReplicaSetWith(ctx context.Context, d *appsv1.Deployment, rsList, oldRSs []*appsv1.ReplicaSet, opts newReplicaSetOptions) (*appsv1.ReplicaSet, error) {
 	logger := klog.FromContext(ctx)
 	existingNewRS := deployutil.FindNewReplicaSet(d, rsList)
 
@@ -119,7 +137,7 @@ func (dc *DeploymentController) getNewReplicaSet(ctx context.Context, d *appsv1.
 			deployutil.SetDeploymentCondition(&d.Status, *condition)
 			needsUpdate = true
 		}
-		if needsUpdate {
+		if needsUpdate && !opts.deferStatus {
 			if _, err := dc.client.AppsV1().Deployments(d.Namespace).UpdateStatus(ctx, d, metav1.UpdateOptions{FieldManager: dc.fieldManager}); err != nil {
 				return nil, err
 			}
@@ -127,7 +145,7 @@ func (dc *DeploymentController) getNewReplicaSet(ctx context.Context, d *appsv1.
 		return rsCopy, nil
 	}
 
-	if !createIfNotExisted {
+	if !opts.create {
 		return nil, nil
 	}
 
@@ -135,6 +153,9 @@ func (dc *DeploymentController) getNewReplicaSet(ctx context.Context, d *appsv1.
 	newReplicasCount, err := deployutil.NewRSNewReplicas(d, append(append([]*appsv1.ReplicaSet{}, oldRSs...), newRS), newRS)
 	if err != nil {
 		return nil, fmt.Errorf("deployment %s/%s: sizing new replica set: %w", d.Namespace, d.Name, err)
+	}
+	if opts.maxReplicas != nil {
+		newReplicasCount = min(newReplicasCount, *opts.maxReplicas)
 	}
 	newRS.Spec.Replicas = &newReplicasCount
 	deployutil.SetNewReplicaSetAnnotations(ctx, d, newRS, newRevision, false, deployutil.RevisionHistoryMaxChars)
@@ -193,7 +214,7 @@ func (dc *DeploymentController) getNewReplicaSet(ctx context.Context, d *appsv1.
 		deployutil.SetDeploymentCondition(&d.Status, *condition)
 		needsUpdate = true
 	}
-	if needsUpdate {
+	if needsUpdate && !opts.deferStatus {
 		_, err = dc.client.AppsV1().Deployments(d.Namespace).UpdateStatus(ctx, d, metav1.UpdateOptions{FieldManager: dc.fieldManager})
 	}
 	return createdRS, err
@@ -225,83 +246,17 @@ func (dc *DeploymentController) newReplicaSetFor(d *appsv1.Deployment) *appsv1.R
 
 // scale distributes a change of spec.replicas (or of maxSurge) over the active ReplicaSets in
 // proportion to their sizes, so that neither scaling up the new ReplicaSet nor scaling down the
-// old ones hastens a rollout. It runs on scaling events and on every paused sync.
+// old ones hastens a rollout. It runs on scaling events and on every paused sync. The arithmetic
+// (single active ReplicaSet, saturated new one, proportional shares and their write order) is
+// deployutil.ScalePlan; this applies its steps in order and stops at the first failed write, so the
+// remaining ReplicaSets are handled by the next sync.
 func (dc *DeploymentController) scale(ctx context.Context, d *appsv1.Deployment, newRS *appsv1.ReplicaSet, oldRSs []*appsv1.ReplicaSet) error {
-	replicas := *d.Spec.Replicas
-
-	// A single active ReplicaSet takes the whole count; with none active, the newest one does.
-	if activeOrLatest := deployutil.FindActiveOrLatest(newRS, oldRSs); activeOrLatest != nil {
-		if *activeOrLatest.Spec.Replicas == replicas {
-			return nil
-		}
-		_, _, err := dc.scaleReplicaSet(ctx, activeOrLatest, replicas, d, false)
-		return err
-	}
-
-	// A saturated new ReplicaSet means the old ones are leftovers (for example just adopted).
-	if deployutil.IsSaturated(d, newRS) {
-		for _, old := range deployutil.FilterActiveReplicaSets(oldRSs) {
-			if _, _, err := dc.scaleReplicaSet(ctx, old, 0, d, false); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-
-	// Several active ReplicaSets and an unsaturated new one: only RollingUpdate can have this
-	// mid-rollout state; Recreate leaves it alone.
-	if !deployutil.IsRollingUpdate(d) {
-		return nil
-	}
-	allRSs := deployutil.FilterActiveReplicaSets(withNewRS(oldRSs, newRS))
-	sizes := proportionalSizes(ctx, d, allRSs)
-	for i, rs := range allRSs {
-		if _, _, err := dc.scaleReplicaSet(ctx, rs, sizes[i], d, true); err != nil {
-			// The key is requeued; the remaining ReplicaSets are handled by the next sync.
+	for _, step := range deployutil.ScalePlan(ctx, d, newRS, oldRSs) {
+		if _, _, err := dc.scaleReplicaSet(ctx, step.ReplicaSet, step.Size, d, step.Force); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// proportionalSizes computes the target size of each active ReplicaSet for scale(). It sorts
-// allRSs in place into the order the writes must happen in and returns the sizes in that order.
-//
-// allowed = R + maxSurge (0 when R = 0) and toAdd = allowed − Σspec. Each ReplicaSet gets its
-// proportion (deployutil.GetReplicaSetProportion); the largest one (first after sorting: by size
-// descending, newer first when adding, older first when removing) also gets the rounding
-// leftover, clamped at 0. Example (spec §5.6 A): R=10→20, surge 3→5, old 10 / new 3 annotated
-// max-replicas 13: toAdd = 25 − 13 = 12, old round(10·25/13)−10 = +9, new min(round(3·25/13)−3,
-// 12−9) = +3, leftover 0 → old 19 / new 6.
-func proportionalSizes(ctx context.Context, d *appsv1.Deployment, allRSs []*appsv1.ReplicaSet) []int32 {
-	replicas := *d.Spec.Replicas
-	allowedSize := int32(0)
-	if replicas > 0 {
-		allowedSize = replicas + deployutil.MaxSurge(*d)
-	}
-	toAdd := allowedSize - deployutil.GetReplicaCountForReplicaSets(allRSs)
-
-	switch {
-	case toAdd > 0:
-		sort.Sort(deployutil.ReplicaSetsBySizeNewer(allRSs))
-	case toAdd < 0:
-		sort.Sort(deployutil.ReplicaSetsBySizeOlder(allRSs))
-	}
-
-	sizes := make([]int32, len(allRSs))
-	added := int32(0)
-	for i, rs := range allRSs {
-		sizes[i] = *rs.Spec.Replicas
-		if toAdd != 0 {
-			proportion := deployutil.GetReplicaSetProportion(ctx, rs, *d, toAdd, added)
-			sizes[i] += proportion
-			added += proportion
-		}
-	}
-	if len(sizes) > 0 && toAdd != 0 {
-		sizes[0] = max(sizes[0]+toAdd-added, 0)
-	}
-	return sizes
 }
 
 // scaleReplicaSet sets rs to newScale and refreshes its desired-replicas and max-replicas
@@ -437,16 +392,22 @@ func (dc *DeploymentController) isScalingEvent(ctx context.Context, d *appsv1.De
 	if err != nil {
 		return false, err
 	}
-	for _, rs := range deployutil.FilterActiveReplicaSets(withNewRS(oldRSs, newRS)) {
+	return replicasChanged(ctx, d, withNewRS(oldRSs, newRS)), nil
+}
+
+// replicasChanged reports whether an active ReplicaSet among rss carries a parseable
+// desired-replicas annotation other than d's spec.replicas.
+func replicasChanged(ctx context.Context, d *appsv1.Deployment, rss []*appsv1.ReplicaSet) bool {
+	for _, rs := range deployutil.FilterActiveReplicaSets(rss) {
 		desired, ok := deployutil.GetDesiredReplicasAnnotation(ctx, rs)
 		if !ok {
 			continue
 		}
 		if desired != *d.Spec.Replicas {
-			return true, nil
+			return true
 		}
 	}
-	return false, nil
+	return false
 }
 
 // setDeploymentRevision mirrors the new ReplicaSet's revision onto d and reports a change.

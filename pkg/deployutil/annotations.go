@@ -10,10 +10,15 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
+
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
 // skippedAnnotations are controller-owned or client-owned keys that must not
-// travel between a Deployment and its ReplicaSets.
+// travel between a Deployment and its ReplicaSets. The gray status and resume
+// request describe the live Deployment only: copied onto a ReplicaSet they
+// would rewrite it on every status change, and copied back by a rollback they
+// would resurrect a stale rollout state.
 var skippedAnnotations = map[string]bool{
 	LastAppliedAnnotation:     true,
 	RevisionAnnotation:        true,
@@ -21,6 +26,8 @@ var skippedAnnotations = map[string]bool{
 	DesiredReplicasAnnotation: true,
 	MaxReplicasAnnotation:     true,
 	RollbackToAnnotation:      true,
+	grayapi.StatusAnnotation:  true,
+	grayapi.ResumeAnnotation:  true,
 }
 
 // SkipCopyAnnotation reports whether key stays on its object instead of being
@@ -75,6 +82,24 @@ func LastRevision(allRSs []*appsv1.ReplicaSet) int64 {
 		}
 	}
 	return second
+}
+
+// RevisionHistoryContains reports whether the ReplicaSet once served revision,
+// according to its revision-history annotation (the revisions it had before a
+// rollback re-used it). Unparsable entries are ignored.
+//
+//	history "1,4", revision 4 → true;  history "", revision 1 → false
+func RevisionHistoryContains(rs *appsv1.ReplicaSet, revision int64) bool {
+	history := rs.Annotations[RevisionHistoryAnnotation]
+	if history == "" {
+		return false
+	}
+	for _, entry := range strings.Split(history, ",") {
+		if v, err := strconv.ParseInt(strings.TrimSpace(entry), 10, 64); err == nil && v == revision {
+			return true
+		}
+	}
+	return false
 }
 
 // SetDeploymentRevision sets the Deployment's revision annotation and reports

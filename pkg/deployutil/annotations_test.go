@@ -369,6 +369,7 @@ func TestSkipCopyAnnotation(t *testing.T) {
 		"kubectl.kubernetes.io/last-applied-configuration", "deployment.kubernetes.io/revision",
 		"deployment.kubernetes.io/revision-history", "deployment.kubernetes.io/desired-replicas",
 		"deployment.kubernetes.io/max-replicas", "deprecated.deployment.rollback.to",
+		"kubegray.io/status", "kubegray.io/resume",
 	} {
 		if !SkipCopyAnnotation(k) {
 			t.Errorf("%s must not be copied", k)
@@ -378,5 +379,33 @@ func TestSkipCopyAnnotation(t *testing.T) {
 		if SkipCopyAnnotation(k) {
 			t.Errorf("%s must be copied", k)
 		}
+	}
+}
+
+func TestRevisionHistoryContains(t *testing.T) {
+	tests := []struct {
+		name     string
+		history  *string
+		revision int64
+		want     bool
+	}{
+		{name: "no annotation", revision: 1, want: false},
+		{name: "empty annotation", history: ptrStr(""), revision: 1, want: false},
+		{name: "single entry", history: ptrStr("1"), revision: 1, want: true},
+		{name: "last of several", history: ptrStr("1,4"), revision: 4, want: true},
+		{name: "not there", history: ptrStr("1,4"), revision: 2, want: false},
+		{name: "no prefix match", history: ptrStr("12"), revision: 1, want: false},
+		{name: "garbage entries are ignored", history: ptrStr("x,3"), revision: 3, want: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rs := &appsv1.ReplicaSet{}
+			if tt.history != nil {
+				rs.Annotations = map[string]string{"deployment.kubernetes.io/revision-history": *tt.history}
+			}
+			if got := RevisionHistoryContains(rs, tt.revision); got != tt.want {
+				t.Errorf("RevisionHistoryContains(%v, %d) = %v, want %v", tt.history, tt.revision, got, tt.want)
+			}
+		})
 	}
 }

@@ -272,17 +272,22 @@ func (r *recorder) checkAvailability(rv uint64, deployments map[string]*deployme
 		}
 		minimum := replicas - int32(unavailable)
 		available := int32(0)
+		var sizes []string
 		for _, rs := range replicaSets {
 			if ownedBy(rs, d) {
 				available += rs.Status.AvailableReplicas
+				sizes = append(sizes, fmt.Sprintf("rev %s spec %d available %d", rs.Annotations[deployutil.RevisionAnnotation],
+					replicasOf(rs.Spec.Replicas), rs.Status.AvailableReplicas))
 			}
 		}
+		sort.Strings(sizes)
 		if !tr.reachedMinimum {
 			tr.reachedMinimum = available >= minimum
 			continue
 		}
 		if available < minimum {
-			fail(rv, "deployment %s has %d available replicas, below %d (replicas %d − maxUnavailable %d)", d.Name, available, minimum, replicas, unavailable)
+			fail(rv, "deployment %s has %d available replicas, below %d (replicas %d − maxUnavailable %d); replicasets: %s",
+				d.Name, available, minimum, replicas, unavailable, strings.Join(sizes, ", "))
 			tr.reachedMinimum = false // report each dip once
 		}
 	}

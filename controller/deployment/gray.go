@@ -1,0 +1,869 @@
+package deployment
+
+// Gray rollouts in instead mode (DESIGN.md §4–§5, /work/briefs/gray-design.md).
+//
+// A Deployment carrying kubegray.io/percent with the RollingUpdate strategy takes syncGray
+// instead of upstream's paused, rollback, scaling and rolling dispatch. Everything the gray
+// path knows lives on the Deployment: the hold points (kubegray.io/percent), the one-shot
+// resume request (kubegray.io/resume), our own record of the rollout (kubegray.io/status) and
+// spec.paused. "Our hold" is spec.paused with heldAt recorded for the revision in flight; a
+// pause without heldAt is the user's and is left alone.
+//
+// Every size decision is pkg/rollout arithmetic (GrayTarget, PlanGrayStep, GrayScaleSizes,
+// GrayClampSizes); this file reads the objects, orders the ReplicaSets and writes. The order
+// of writes is what keeps the invariant "the new ReplicaSet never exceeds the target recorded
+// on the Deployment": the status (or the resume Update) that raises the target is written
+// before any ReplicaSet write that uses it, and the pause is written in the same sync in
+// which the new ReplicaSet reaches its target.
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sort"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/kubegray/kubectl-gray/controller/metrics"
+	"github.com/kubegray/kubectl-gray/pkg/deployutil"
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+	"github.com/kubegray/kubectl-gray/pkg/rollout"
+)
+
+// isGray reports whether d takes the gray path.
+func isGray(d *appsv1.Deployment) bool {
+	_, annotated := d.Annotations[grayapi.PercentAnnotation]
+	return annotated && d.Spec.Strategy.Type == appsv1.RollingUpdateDeploymentStrategyType
+}
+
+// hasGrayLeftovers reports whether a Deployment that is not gray (any more) still carries our
+// status annotation or GrayHeld condition.
+func hasGrayLeftovers(d *appsv1.Deployment) bool {
+	_, annotated := d.Annotations[grayapi.StatusAnnotation]
+	return annotated || deployutil.GetDeploymentCondition(d.Status, grayapi.ConditionGrayHeld) != nil
+}
+
+// readGrayStatus returns our stored status (zero when absent or unreadable) and whether it
+// names a rollout. An Invalid status written before any rollout was identified has revision 0
+// and names none, but its phase and message still tell which bad value was reported.
+func readGrayStatus(ctx context.Context, d *appsv1.Deployment) (grayapi.Status, bool) {
+	value, ok := d.Annotations[grayapi.StatusAnnotation]
+	if !ok {
+		return grayapi.Status{}, false
+	}
+	st, err := grayapi.ParseStatus(value)
+	if err != nil {
+		// Someone edited our annotation; the rollout is re-identified from the ReplicaSets.
+		klog.FromContext(ctx).V(2).Info("Ignoring unreadable gray status", "deployment", klog.KObj(d), "err", err)
+		return grayapi.Status{}, false
+	}
+	return st, st.Revision > 0
+}
+
+// graySync is one sync of a gray Deployment. d is our copy of the Deployment as last written
+// in this sync: every write moves its resourceVersion on, so later writes of the same sync do
+// not conflict with earlier ones, while a write based on a stale read still does.
+type graySync struct {
+	dc *DeploymentController
+	d  *appsv1.Deployment
+	// server is the Deployment as the server has it (as read, then as last written): d gathers
+	// changes in memory (revision, conditions) that only the final status write persists.
+	server *appsv1.Deployment
+	key    string
+	rsList []*appsv1.ReplicaSet
+
+	points []int32
+	// prev is the status read at the start; stored is the one on the server now.
+	prev, stored       grayapi.Status
+	hasPrev, hasStored bool
+	// prevRead: a status was read at all (it may name no rollout, see readGrayStatus).
+	prevRead bool
+	// st is the status this sync builds.
+	st grayapi.Status
+
+	newRS  *appsv1.ReplicaSet
+	oldRSs []*appsv1.ReplicaSet
+
+	// newRollout: the revision in flight changed in this sync.
+	newRollout bool
+	// pausedByUs: spec.paused with heldAt recorded, as read at the start of the sync.
+	pausedByUs bool
+	// removeResume: kubegray.io/resume was consumed and goes with the next Update.
+	removeResume bool
+	// prepared: the status that covers this sync's ReplicaSet writes is on the server.
+	prepared bool
+}
+
+// syncGray reconciles a gray Deployment (see the file comment). It replaces upstream's paused,
+// rollback, scaling-event and rolling dispatch of syncDeployment for d.
+func (dc *DeploymentController) syncGray(ctx context.Context, key string, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) error {
+	// ReplicaSets and Deployments come through separate watches; acting on a Deployment older
+	// than the ReplicaSets we wrote after it would undo our own step.
+	current, err := dc.cachedDeploymentIsCurrent(ctx, d)
+	if err != nil || !current {
+		return err
+	}
+	g := &graySync{dc: dc, d: d, server: d.DeepCopy(), key: key, rsList: rsList}
+	g.prev, g.hasPrev = readGrayStatus(ctx, d)
+	g.prevRead = g.prev.Phase != ""
+	g.stored, g.hasStored = g.prev, g.hasPrev
+	g.pausedByUs = d.Spec.Paused && g.hasPrev && g.prev.HeldAt != nil
+
+	points, err := grayapi.ParsePercent(d.Annotations[grayapi.PercentAnnotation])
+	if err != nil {
+		return g.freeze(ctx, err)
+	}
+	g.points = points
+
+	_, g.oldRSs = deployutil.FindOldReplicaSets(d, rsList)
+	if g.newRS, err = dc.getNewReplicaSetWith(ctx, d, rsList, g.oldRSs, newReplicaSetOptions{deferStatus: true}); err != nil {
+		return err
+	}
+
+	g.identify(ctx)
+	resumed := g.takeResume(ctx)
+	g.retarget()
+	if err := g.settleHold(ctx, resumed); err != nil {
+		return err
+	}
+
+	// The deprecated rollback annotation is served like upstream does (never while paused), but
+	// only once the new template has its (capped) ReplicaSet: rollback would create it uncapped.
+	if !g.d.Spec.Paused && g.newRS != nil && getRollbackTo(g.d) != nil {
+		return dc.rollback(ctx, g.d, rsList)
+	}
+
+	scaled, err := g.reconcileReplicaSets(ctx)
+	if err != nil {
+		return err
+	}
+	if err := g.holdIfReached(ctx); err != nil {
+		return err
+	}
+	if g.d.Spec.Paused || (!scaled && deployutil.DeploymentComplete(g.d, &g.d.Status)) {
+		if err := dc.cleanupDeployment(ctx, g.oldRSs, g.d); err != nil {
+			return err
+		}
+	}
+	return g.finish(ctx)
+}
+
+// cachedDeploymentIsCurrent compares the cached Deployment with a live read. When they differ
+// the newer version is still on its way to the informer, whose event will sync the
+// Deployment again, so this sync can simply stop.
+func (dc *DeploymentController) cachedDeploymentIsCurrent(ctx context.Context, d *appsv1.Deployment) (bool, error) {
+	live, err := dc.client.AppsV1().Deployments(d.Namespace).Get(ctx, d.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("deployment %s/%s: reading it live: %w", d.Namespace, d.Name, err)
+	}
+	if live.UID != d.UID || live.ResourceVersion != d.ResourceVersion {
+		klog.FromContext(ctx).V(4).Info("Cached deployment is behind, waiting for its update", "deployment", klog.KObj(d),
+			"cachedResourceVersion", d.ResourceVersion, "liveResourceVersion", live.ResourceVersion)
+		return false, nil
+	}
+	return true, nil
+}
+
+// newRevision is the revision of the rollout in flight: the new ReplicaSet's, or the one
+// getNewReplicaSet will give it when it is created.
+func (g *graySync) newRevision() int64 {
+	if g.newRS != nil {
+		if rev, err := deployutil.Revision(g.newRS); err == nil {
+			return rev
+		}
+	}
+	return deployutil.MaxRevision(g.oldRSs) + 1
+}
+
+// identify works out which rollout is in flight and where it stands (revision, stable
+// revision, step). A revision other than the recorded one is a new rollout: it starts at the
+// first hold point, unless the stable ReplicaSet is coming back (rollback: every hold point
+// is skipped) or there is nothing to canary against (no old replicas).
+func (g *graySync) identify(ctx context.Context) {
+	rev := g.newRevision()
+	if g.hasPrev && g.prev.Revision == rev {
+		g.st = g.prev
+		g.st.Step = rollout.GrayContinuedStep(g.points, g.prev.Step, g.prev.Percent)
+		return
+	}
+
+	g.newRollout = true
+	st := grayapi.Status{Mode: grayapi.ModeInstead, Revision: rev, Phase: grayapi.PhaseProgressing}
+	oldActive := deployutil.GetReplicaCountForReplicaSets(g.oldRSs) > 0
+	switch {
+	case g.hasPrev:
+		// A rollout that completed made its revision the stable one.
+		st.StableRevision = g.prev.StableRevision
+		if g.prev.Phase == grayapi.PhaseComplete {
+			st.StableRevision = g.prev.Revision
+		}
+	case g.newRS != nil && !oldActive:
+		st.StableRevision = rev
+	default:
+		st.StableRevision = largestOldRevision(g.oldRSs)
+	}
+
+	last := int32(len(g.points))
+	switch {
+	case !oldActive:
+		st.Step = last
+	case g.isStableComingBack(st.StableRevision):
+		st.Step = last
+		g.dc.eventRecorder.Eventf(g.d, corev1.EventTypeNormal, grayapi.ReasonGrayRolledBack,
+			"Rolling back to stable revision %d (replica set %s): hold points skipped", st.StableRevision, g.newRS.Name)
+	case !g.hasPrev && g.newRS != nil:
+		// Annotated in the middle of a rollout: hold at the first point not yet passed rather
+		// than shrink the new ReplicaSet.
+		st.Step = rollout.GrayFirstStepNotPassed(*g.d.Spec.Replicas, g.points, *g.newRS.Spec.Replicas)
+	}
+	g.st = st
+	klog.FromContext(ctx).V(2).Info("New gray rollout", "deployment", klog.KObj(g.d), "revision", rev,
+		"stableRevision", st.StableRevision, "step", st.Step)
+}
+
+// isStableComingBack reports whether the new ReplicaSet is the stable one again: it has the
+// stable revision, or served it before a rollback re-used it.
+func (g *graySync) isStableComingBack(stable int64) bool {
+	if g.newRS == nil || stable <= 0 {
+		return false
+	}
+	rev, err := deployutil.Revision(g.newRS)
+	return (err == nil && rev == stable) || deployutil.RevisionHistoryContains(g.newRS, stable)
+}
+
+// isRollingBack reports whether the rollout in flight is a rollback to the stable revision
+// that has not completed yet (once complete, the stable revision is the new one).
+func (g *graySync) isRollingBack() bool {
+	if g.newRS == nil || g.st.StableRevision <= 0 || int(g.st.Step) < len(g.points) {
+		return false
+	}
+	rev, err := deployutil.Revision(g.newRS)
+	return err == nil && rev != g.st.StableRevision && deployutil.RevisionHistoryContains(g.newRS, g.st.StableRevision)
+}
+
+// largestOldRevision guesses the stable revision of a Deployment seen for the first time: the
+// revision of the old ReplicaSet with the most replicas (the higher revision on ties), or 0.
+func largestOldRevision(oldRSs []*appsv1.ReplicaSet) int64 {
+	var best *appsv1.ReplicaSet
+	var bestRev int64
+	for _, rs := range oldRSs {
+		rev, err := deployutil.Revision(rs)
+		if err != nil || *rs.Spec.Replicas == 0 {
+			continue
+		}
+		if best == nil || *rs.Spec.Replicas > *best.Spec.Replicas || (*rs.Spec.Replicas == *best.Spec.Replicas && rev > bestRev) {
+			best, bestRev = rs, rev
+		}
+	}
+	return bestRev
+}
+
+// takeResume handles kubegray.io/resume and a plain unpause of our hold (both mean "leave
+// this hold") and reports whether the rollout moved on. A request that cannot be honoured is
+// dropped with a Warning event naming why.
+func (g *graySync) takeResume(ctx context.Context) bool {
+	d := g.d
+	// Held by us: heldAt recorded for this revision, whether still paused or just unpaused by
+	// the same write that asked to resume.
+	heldByUs := g.hasPrev && g.prev.HeldAt != nil && !g.newRollout
+	value, requested := d.Annotations[grayapi.ResumeAnnotation]
+	if !requested {
+		if !d.Spec.Paused && heldByUs {
+			from := g.st.Percent
+			g.st.Step++
+			g.resumed(ctx, fmt.Sprintf("Revision %d unpaused at %d%%: moving on to %s", g.st.Revision, from, g.nextShare()))
+			return true
+		}
+		return false
+	}
+
+	g.removeResume = true
+	ignore := func(format string, args ...any) bool {
+		g.dc.eventRecorder.Eventf(d, corev1.EventTypeWarning, grayapi.ReasonGrayResumeIgnored, "Ignored %s=%q: "+format,
+			append([]any{grayapi.ResumeAnnotation, value}, args...)...)
+		return false
+	}
+	req, err := grayapi.ParseResume(value)
+	switch {
+	case err != nil:
+		return ignore("%v", err)
+	case req.Revision != g.st.Revision:
+		return ignore("revision %d is not the rollout in flight (revision %d)", req.Revision, g.st.Revision)
+	case !heldByUs:
+		return ignore("revision %d is not held (phase %s)", req.Revision, g.st.Phase)
+	}
+	from := g.st.Percent
+	if req.Full {
+		g.st.Step = int32(len(g.points))
+	} else {
+		g.st.Step++
+	}
+	g.resumed(ctx, fmt.Sprintf("Revision %d resumed at %d%%: moving on to %s", g.st.Revision, from, g.nextShare()))
+	return true
+}
+
+// resumed records that the hold was left.
+func (g *graySync) resumed(ctx context.Context, message string) {
+	g.st.HeldAt = nil
+	g.st.Phase = grayapi.PhaseProgressing
+	g.dc.eventRecorder.Eventf(g.d, corev1.EventTypeNormal, grayapi.ReasonGrayResumed, "%s", message)
+	klog.FromContext(ctx).V(2).Info("Gray rollout resumed", "deployment", klog.KObj(g.d), "revision", g.st.Revision, "step", g.st.Step)
+}
+
+// nextShare names where the rollout goes after st.Step moved on.
+func (g *graySync) nextShare() string {
+	if int(g.st.Step) >= len(g.points) {
+		return "all replicas"
+	}
+	return fmt.Sprintf("%d%%", g.points[g.st.Step])
+}
+
+// retarget sets percent and target for the current step and replica count.
+func (g *graySync) retarget() {
+	g.st.Step = min(g.st.Step, int32(len(g.points)))
+	g.st.Percent, g.st.Target = rollout.GrayStepTarget(*g.d.Spec.Replicas, g.points, g.st.Step)
+}
+
+// settleHold decides before any ReplicaSet is written whether our pause stays: it goes for a
+// new rollout, after the last hold point, or when the target moved above the new ReplicaSet
+// (resume, edited hold points) other than by a scaling event, which keeps the hold and its
+// share; a resume that lands on a target the new ReplicaSet already has is a new hold right
+// away. The decision, the consumed resume request and the status go in one main-resource
+// Update.
+func (g *graySync) settleHold(ctx context.Context, resumed bool) error {
+	unpause, newHold := false, false
+	if g.pausedByUs {
+		keep := !g.newRollout && g.newRS != nil && int(g.st.Step) < len(g.points) &&
+			(*g.newRS.Spec.Replicas >= g.st.Target || (!resumed && replicasChanged(ctx, g.d, withNewRS(g.oldRSs, g.newRS))))
+		switch {
+		case !keep:
+			unpause = true
+			g.st.HeldAt = nil
+			g.st.Phase = grayapi.PhaseProgressing
+		case resumed:
+			newHold = true
+			g.st.HeldAt = ptrTime(g.dc.metaNow())
+		}
+	}
+	if !unpause && !newHold && !g.removeResume {
+		return nil
+	}
+	if err := g.updateDeployment(ctx, g.d.Spec.Paused && !unpause); err != nil {
+		return err
+	}
+	if newHold {
+		g.heldEvent(ctx)
+	}
+	return nil
+}
+
+// updateDeployment writes spec.paused, the consumed resume request and the status in one
+// main-resource Update (the only way to change spec.paused; it bumps the generation).
+func (g *graySync) updateDeployment(ctx context.Context, paused bool) error {
+	d := g.d.DeepCopy()
+	d.Spec.Paused = paused
+	if g.removeResume {
+		delete(d.Annotations, grayapi.ResumeAnnotation)
+	}
+	if err := g.setStatusAnnotation(d); err != nil {
+		return err
+	}
+	written, err := g.dc.client.AppsV1().Deployments(d.Namespace).Update(ctx, d, metav1.UpdateOptions{FieldManager: g.dc.fieldManager})
+	if err != nil {
+		return fmt.Errorf("deployment %s/%s: setting paused=%t for the gray rollout: %w", d.Namespace, d.Name, paused, err)
+	}
+	g.adopt(written)
+	g.removeResume = false
+	g.stored, g.hasStored = g.st, true
+	return nil
+}
+
+// setStatusAnnotation writes st into d's annotations.
+func (g *graySync) setStatusAnnotation(d *appsv1.Deployment) error {
+	g.st.Mode = grayapi.ModeInstead
+	g.st.ObservedGeneration = d.Generation
+	value, err := grayapi.FormatStatus(g.st)
+	if err != nil {
+		return fmt.Errorf("deployment %s/%s: %w", d.Namespace, d.Name, err)
+	}
+	d.Annotations[grayapi.StatusAnnotation] = value
+	return nil
+}
+
+// adopt takes metadata and spec of a Deployment we just wrote; the status stays ours, because
+// a main-resource Update answers with the server's old status.
+func (g *graySync) adopt(written *appsv1.Deployment) {
+	g.d.ObjectMeta = *written.ObjectMeta.DeepCopy()
+	g.d.Spec = *written.Spec.DeepCopy()
+	g.server = written.DeepCopy()
+}
+
+// prepare puts the status that covers this sync's ReplicaSet writes on the server before the
+// first of them, so that a target never rises on a ReplicaSet before it does on the
+// Deployment. It writes only when revision, step, target or stable revision changed.
+func (g *graySync) prepare(ctx context.Context) error {
+	if g.prepared {
+		return nil
+	}
+	g.prepared = true
+	if g.hasStored && g.stored.Revision == g.st.Revision && g.stored.Step == g.st.Step &&
+		g.stored.Target == g.st.Target && g.stored.StableRevision == g.st.StableRevision {
+		return nil
+	}
+	if err := g.setStatusAnnotation(g.d); err != nil {
+		return err
+	}
+	written, err := g.dc.client.AppsV1().Deployments(g.d.Namespace).UpdateStatus(ctx, g.d, metav1.UpdateOptions{FieldManager: g.dc.fieldManager})
+	if err != nil {
+		return fmt.Errorf("deployment %s/%s: recording gray target %d before scaling: %w", g.d.Namespace, g.d.Name, g.st.Target, err)
+	}
+	g.adopt(written)
+	g.stored, g.hasStored = g.st, true
+	return nil
+}
+
+// reconcileReplicaSets performs this sync's ReplicaSet writes and reports whether any size
+// changed: a scaling event keeps the share (GrayScaleSizes); caps broken by edited hold points
+// are restored (GrayClampSizes); the user's own pause stops the rollout as upstream's does;
+// otherwise one capped rolling step (PlanGrayStep), which while held only converges the old
+// ReplicaSets (the new one is at its target and never topped up).
+func (g *graySync) reconcileReplicaSets(ctx context.Context) (bool, error) {
+	d := g.d
+	replicas := *d.Spec.Replicas
+	_, minOld := rollout.GrayCaps(replicas, g.st.Target)
+	held := d.Spec.Paused && g.st.HeldAt != nil
+	switch {
+	case replicasChanged(ctx, d, withNewRS(g.oldRSs, g.newRS)):
+		return g.rescale(ctx, held)
+	case g.newRS != nil && (*g.newRS.Spec.Replicas > g.st.Target || deployutil.GetReplicaCountForReplicaSets(g.oldRSs) < minOld):
+		return g.clamp(ctx)
+	case d.Spec.Paused && !held:
+		return false, nil
+	}
+	if g.newRS == nil {
+		if err := g.prepare(ctx); err != nil {
+			return false, err
+		}
+		target := g.st.Target
+		newRS, err := g.dc.getNewReplicaSetWith(ctx, d, g.rsList, g.oldRSs,
+			newReplicaSetOptions{create: true, maxReplicas: &target, deferStatus: true})
+		if err != nil {
+			return false, err
+		}
+		g.newRS = newRS
+	}
+	return g.rollStep(ctx)
+}
+
+// rescale applies GrayScaleSizes for a changed spec.replicas, refreshing the desired- and
+// max-replicas annotations of every active ReplicaSet like upstream's scale() does.
+func (g *graySync) rescale(ctx context.Context, held bool) (bool, error) {
+	d := g.d
+	old := g.oldKeepOrder()
+	in := rollout.GrayScaleInput{
+		Replicas: *d.Spec.Replicas, Target: g.st.Target, Held: held, HasNew: g.newRS != nil,
+		Old: specsOf(old),
+	}
+	if g.newRS != nil {
+		in.NewSpec = *g.newRS.Spec.Replicas
+		in.ProportionalNew = in.NewSpec
+		for _, step := range deployutil.ScalePlan(ctx, d, g.newRS, g.oldRSs) {
+			if step.ReplicaSet == g.newRS {
+				in.ProportionalNew = step.Size
+			}
+		}
+	}
+	newSize, oldSizes := rollout.GrayScaleSizes(in)
+	klog.FromContext(ctx).V(2).Info("Scaling gray deployment", "deployment", klog.KObj(d), "replicas", in.Replicas,
+		"target", g.st.Target, "held", held, "newReplicas", newSize, "oldReplicas", oldSizes)
+	return g.apply(ctx, newSize, old, oldSizes, true)
+}
+
+// clamp applies GrayClampSizes.
+func (g *graySync) clamp(ctx context.Context) (bool, error) {
+	old := g.oldKeepOrder()
+	newSize, oldSizes := rollout.GrayClampSizes(*g.d.Spec.Replicas, g.st.Target, *g.newRS.Spec.Replicas, specsOf(old))
+	klog.FromContext(ctx).V(2).Info("Restoring gray caps", "deployment", klog.KObj(g.d), "target", g.st.Target,
+		"newReplicas", newSize, "oldReplicas", oldSizes)
+	return g.apply(ctx, newSize, old, oldSizes, false)
+}
+
+// rollStep applies one PlanGrayStep: the new ReplicaSet grows, or else old ReplicaSets shrink,
+// abandoned canaries first and the stable ReplicaSet last.
+func (g *graySync) rollStep(ctx context.Context) (bool, error) {
+	d := g.d
+	old := g.oldScaleDownOrder()
+	in := rollout.GrayStepInput{
+		Replicas:    *d.Spec.Replicas,
+		Surge:       deployutil.MaxSurge(*d),
+		Unavailable: deployutil.MaxUnavailable(*d),
+		Target:      g.st.Target,
+		New:         rollout.GrayReplicaSet{Spec: *g.newRS.Spec.Replicas, Available: g.newRS.Status.AvailableReplicas},
+		Old:         make([]rollout.GrayReplicaSet, len(old)),
+	}
+	for i, rs := range old {
+		in.Old[i] = rollout.GrayReplicaSet{Spec: *rs.Spec.Replicas, Available: rs.Status.AvailableReplicas}
+	}
+	plan := rollout.PlanGrayStep(in)
+	return g.apply(ctx, plan.New, old, plan.Old, false)
+}
+
+// apply writes the new ReplicaSet first and then the old ones in the given order, stopping at
+// the first error. With force, every ReplicaSet that was active also gets its desired- and
+// max-replicas annotations refreshed (the end of a scaling event).
+func (g *graySync) apply(ctx context.Context, newSize int32, old []*appsv1.ReplicaSet, oldSizes []int32, force bool) (bool, error) {
+	scaledAny := false
+	write := func(rs *appsv1.ReplicaSet, size int32) (*appsv1.ReplicaSet, error) {
+		if size == *rs.Spec.Replicas && !(force && *rs.Spec.Replicas > 0) {
+			return rs, nil
+		}
+		if err := g.prepare(ctx); err != nil {
+			return nil, err
+		}
+		scaled, written, err := g.dc.scaleReplicaSet(ctx, rs, size, g.d, force)
+		if err != nil {
+			return nil, err
+		}
+		scaledAny = scaledAny || scaled
+		return written, nil
+	}
+	if g.newRS != nil {
+		written, err := write(g.newRS, newSize)
+		if err != nil {
+			return scaledAny, err
+		}
+		g.newRS = written
+	}
+	for i, rs := range old {
+		written, err := write(rs, oldSizes[i])
+		if err != nil {
+			return scaledAny, err
+		}
+		g.replaceOld(rs, written)
+	}
+	return scaledAny, nil
+}
+
+// replaceOld swaps a written old ReplicaSet into oldRSs so the status sees its new spec.
+func (g *graySync) replaceOld(before, after *appsv1.ReplicaSet) {
+	for i, rs := range g.oldRSs {
+		if rs == before {
+			g.oldRSs[i] = after
+			return
+		}
+	}
+}
+
+// isStable reports whether rs is the stable ReplicaSet of the rollout in flight.
+func (g *graySync) isStable(rs *appsv1.ReplicaSet) bool {
+	rev, err := deployutil.Revision(rs)
+	return err == nil && g.st.StableRevision > 0 && rev == g.st.StableRevision
+}
+
+// oldScaleDownOrder lists the old ReplicaSets in the order a rollout shrinks them: abandoned
+// canaries (every non-stable old ReplicaSet) oldest first, then the stable one.
+func (g *graySync) oldScaleDownOrder() []*appsv1.ReplicaSet {
+	var canaries, stable []*appsv1.ReplicaSet
+	for _, rs := range g.oldRSs {
+		if g.isStable(rs) {
+			stable = append(stable, rs)
+		} else {
+			canaries = append(canaries, rs)
+		}
+	}
+	sort.Sort(deployutil.ReplicaSetsByCreationTimestamp(canaries))
+	return append(canaries, stable...)
+}
+
+// oldKeepOrder lists the old ReplicaSets in the order SpreadOld favours on ties: the stable
+// one first, then the others newest first.
+func (g *graySync) oldKeepOrder() []*appsv1.ReplicaSet {
+	var stable, others []*appsv1.ReplicaSet
+	for _, rs := range g.oldRSs {
+		if g.isStable(rs) {
+			stable = append(stable, rs)
+		} else {
+			others = append(others, rs)
+		}
+	}
+	deployutil.SortNewestFirst(others)
+	return append(stable, others...)
+}
+
+func specsOf(rss []*appsv1.ReplicaSet) []int32 {
+	out := make([]int32, len(rss))
+	for i, rs := range rss {
+		out[i] = *rs.Spec.Replicas
+	}
+	return out
+}
+
+// holdIfReached pauses the rollout in the same sync in which the new ReplicaSet reached the
+// target of a hold point (or is found there): one Update carrying spec.paused and heldAt.
+func (g *graySync) holdIfReached(ctx context.Context) error {
+	if g.d.Spec.Paused || g.newRS == nil || int(g.st.Step) >= len(g.points) || *g.newRS.Spec.Replicas < g.st.Target {
+		return nil
+	}
+	g.st.HeldAt = ptrTime(g.dc.metaNow())
+	g.st.Phase = grayapi.PhaseProgressing
+	if err := g.updateDeployment(ctx, true); err != nil {
+		return err
+	}
+	g.heldEvent(ctx)
+	return nil
+}
+
+// heldEvent reports a hold point reached: event, log and metrics. Only the first hold point of
+// a rollout feeds the time-to-hold histogram; later ones include the time people took to
+// resume.
+func (g *graySync) heldEvent(ctx context.Context) {
+	replicas := *g.d.Spec.Replicas
+	g.dc.eventRecorder.Eventf(g.d, corev1.EventTypeNormal, grayapi.ReasonGrayHeld, "%s holds %d/%d (%d%%)",
+		g.newRS.Name, g.st.Target, replicas, g.st.Percent)
+	klog.FromContext(ctx).V(2).Info("Gray rollout held", "deployment", klog.KObj(g.d), "replicaSet", klog.KObj(g.newRS),
+		"target", g.st.Target, "replicas", replicas, "percent", g.st.Percent)
+	sinceStart := time.Duration(-1)
+	if g.st.Step == 0 && !g.newRS.CreationTimestamp.IsZero() {
+		sinceStart = max(g.dc.now().Sub(g.newRS.CreationTimestamp.Time), 0)
+	}
+	metrics.RecordGrayHold(sinceStart)
+}
+
+// finish computes and writes the Deployment status: upstream's counts and conditions (the
+// paused form while paused, the rolling form otherwise), the gray phase in kubegray.io/status
+// and the GrayHeld condition, all in one UpdateStatus when anything changed.
+func (g *graySync) finish(ctx context.Context) error {
+	d := g.d
+	allRSs := withNewRS(g.oldRSs, g.newRS)
+	var newStatus appsv1.DeploymentStatus
+	if d.Spec.Paused {
+		newStatus = g.dc.calculateStatus(allRSs, g.newRS, d)
+		g.dc.setPausedCondition(&newStatus, d)
+	} else {
+		g.dc.setResumedCondition(d)
+		newStatus = g.dc.calculateRolloutStatus(ctx, allRSs, g.newRS, d)
+	}
+
+	g.setPhase(&newStatus)
+	setGrayHeldCondition(&newStatus, g.st, *d.Spec.Replicas, g.dc.metaNow())
+	// A Deployment first seen complete has completed nothing under our watch.
+	completed := g.st.Phase == grayapi.PhaseComplete && g.prevRead &&
+		!(g.prev.Phase == grayapi.PhaseComplete && g.prev.Revision == g.st.Revision)
+
+	updated := d.DeepCopy()
+	updated.Status = newStatus
+	if err := g.setStatusAnnotation(updated); err != nil {
+		return err
+	}
+	if err := g.writeStatus(ctx, updated); err != nil {
+		return err
+	}
+	if completed {
+		g.dc.eventRecorder.Eventf(d, corev1.EventTypeNormal, grayapi.ReasonGrayComplete, "Revision %d complete: all %d replicas updated", g.st.Revision, *d.Spec.Replicas)
+	}
+	metrics.SetGrayPhase(g.key, g.st.Phase)
+	return nil
+}
+
+// writeStatus writes updated through /status unless it equals what we have; an unchanged
+// rolling Deployment gets its progress-deadline check scheduled instead, as upstream does.
+func (g *graySync) writeStatus(ctx context.Context, updated *appsv1.Deployment) error {
+	d := g.d
+	if statusUnchanged(g.server, updated) {
+		if !d.Spec.Paused {
+			g.dc.requeueStuckDeployment(ctx, d, updated.Status)
+		}
+		return nil
+	}
+	written, err := g.dc.client.AppsV1().Deployments(d.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: g.dc.fieldManager})
+	if err != nil {
+		return fmt.Errorf("deployment %s/%s: writing status (gray phase %s): %w", d.Namespace, d.Name, g.st.Phase, err)
+	}
+	d.Status = updated.Status
+	g.adopt(written)
+	g.stored, g.hasStored = g.st, true
+	return nil
+}
+
+// statusUnchanged reports whether writing updated would change nothing a status write owns
+// (status, our annotation, the mirrored revision) compared with what the server has.
+func statusUnchanged(server, updated *appsv1.Deployment) bool {
+	return reflect.DeepEqual(server.Status, updated.Status) &&
+		server.Annotations[grayapi.StatusAnnotation] == updated.Annotations[grayapi.StatusAnnotation] &&
+		server.Annotations[deployutil.RevisionAnnotation] == updated.Annotations[deployutil.RevisionAnnotation]
+}
+
+// setPhase decides the phase and message of st from the status about to be written.
+func (g *graySync) setPhase(newStatus *appsv1.DeploymentStatus) {
+	d := g.d
+	replicas := *d.Spec.Replicas
+	st := &g.st
+	last := int(st.Step) >= len(g.points)
+	held := d.Spec.Paused && st.HeldAt != nil
+	progressing := deployutil.GetDeploymentCondition(*newStatus, appsv1.DeploymentProgressing)
+	switch {
+	case last && deployutil.DeploymentComplete(d, newStatus):
+		st.Phase = grayapi.PhaseComplete
+		st.Message = fmt.Sprintf("all %d replicas run revision %d", replicas, st.Revision)
+		st.StableRevision = st.Revision
+		st.HeldAt = nil
+	case held && g.settled():
+		st.Phase = grayapi.PhaseHeld
+		st.Message = fmt.Sprintf("held at %d of %d replicas (%d%%) on revision %d; run kubectl gray resume", st.Target, replicas, st.Percent, st.Revision)
+	case g.isRollingBack():
+		st.Phase = grayapi.PhaseRolledBack
+		st.Message = fmt.Sprintf("rolling back to stable revision %d", st.StableRevision)
+	case progressing != nil && progressing.Reason == deployutil.TimedOutReason:
+		st.Phase = grayapi.PhaseDegraded
+		st.Message = fmt.Sprintf("revision %d exceeded its progress deadline", st.Revision)
+	default:
+		st.Phase = grayapi.PhaseProgressing
+		switch {
+		case held:
+			st.Message = fmt.Sprintf("holding revision %d at %d of %d replicas (%d%%); waiting for the old replicas to settle at %d",
+				st.Revision, st.Target, replicas, st.Percent, replicas-st.Target)
+		case d.Spec.Paused:
+			st.Message = fmt.Sprintf("paused by the user while rolling revision %d to %d of %d replicas (%d%%)", st.Revision, st.Target, replicas, st.Percent)
+		case last:
+			st.Message = fmt.Sprintf("rolling revision %d to all %d replicas", st.Revision, replicas)
+		default:
+			st.Message = fmt.Sprintf("rolling revision %d to %d of %d replicas (%d%%)", st.Revision, st.Target, replicas, st.Percent)
+		}
+	}
+}
+
+// settled reports whether a held rollout has reached its hold point: T new replicas
+// available and R − T old replicas left, in spec and in fact.
+func (g *graySync) settled() bool {
+	if g.newRS == nil {
+		return false
+	}
+	minOld := *g.d.Spec.Replicas - g.st.Target
+	return *g.newRS.Spec.Replicas == g.st.Target && g.newRS.Status.AvailableReplicas == g.st.Target &&
+		deployutil.GetReplicaCountForReplicaSets(g.oldRSs) == minOld &&
+		deployutil.GetActualReplicaCountForReplicaSets(g.oldRSs) == minOld
+}
+
+// setGrayHeldCondition keeps GrayHeld True while the rollout is Held and False otherwise, with
+// the phase as reason.
+func setGrayHeldCondition(status *appsv1.DeploymentStatus, st grayapi.Status, replicas int32, now metav1.Time) {
+	if st.Phase == grayapi.PhaseHeld {
+		msg := fmt.Sprintf("%d of %d replicas (%d%%) on revision %d; run kubectl gray resume", st.Target, replicas, st.Percent, st.Revision)
+		deployutil.SetDeploymentCondition(status, *deployutil.NewDeploymentCondition(grayapi.ConditionGrayHeld, corev1.ConditionTrue, grayapi.ReasonHoldPointReached, msg, now))
+		return
+	}
+	deployutil.SetDeploymentCondition(status, *deployutil.NewDeploymentCondition(grayapi.ConditionGrayHeld, corev1.ConditionFalse, string(st.Phase), st.Message, now))
+}
+
+// setPausedCondition is checkPausedConditions' paused half applied to a status being built:
+// Progressing Unknown/DeploymentPaused, unless there is no deadline or it already timed out.
+func (dc *DeploymentController) setPausedCondition(status *appsv1.DeploymentStatus, d *appsv1.Deployment) {
+	if !deployutil.HasProgressDeadline(d) {
+		return
+	}
+	cond := deployutil.GetDeploymentCondition(*status, appsv1.DeploymentProgressing)
+	if cond != nil && (cond.Reason == deployutil.TimedOutReason || cond.Reason == deployutil.PausedDeployReason) {
+		return
+	}
+	deployutil.SetDeploymentCondition(status, *deployutil.NewDeploymentCondition(appsv1.DeploymentProgressing, corev1.ConditionUnknown,
+		deployutil.PausedDeployReason, "Deployment is paused", dc.metaNow()))
+}
+
+// setResumedCondition is checkPausedConditions' resumed half, applied to d's status in memory
+// so that the rolling status built from it starts from Unknown/DeploymentResumed.
+func (dc *DeploymentController) setResumedCondition(d *appsv1.Deployment) {
+	if !deployutil.HasProgressDeadline(d) {
+		return
+	}
+	cond := deployutil.GetDeploymentCondition(d.Status, appsv1.DeploymentProgressing)
+	if cond == nil || cond.Reason != deployutil.PausedDeployReason {
+		return
+	}
+	deployutil.SetDeploymentCondition(&d.Status, *deployutil.NewDeploymentCondition(appsv1.DeploymentProgressing, corev1.ConditionUnknown,
+		deployutil.ResumedDeployReason, "Deployment is resumed", dc.metaNow()))
+}
+
+// freeze handles an unparsable kubegray.io/percent: nothing is created or scaled, the phase is
+// Invalid with the parse error (which quotes the value and the rule) as message, and a Warning
+// event is emitted once per distinct bad value. Our hold, if any, stays recorded, so that
+// fixing the value finds it again.
+func (g *graySync) freeze(ctx context.Context, perr error) error {
+	d := g.d
+	// Found, not synced: a frozen rollout does not even copy annotations to its ReplicaSets.
+	_, g.oldRSs = deployutil.FindOldReplicaSets(d, g.rsList)
+	g.newRS = deployutil.FindNewReplicaSet(d, g.rsList)
+	msg := perr.Error()
+	if g.prev.Phase != grayapi.PhaseInvalid || g.prev.Message != msg {
+		g.dc.eventRecorder.Eventf(d, corev1.EventTypeWarning, grayapi.ReasonGrayInvalid, "%s; the rollout is frozen until it is fixed or removed", msg)
+	}
+	if g.hasPrev {
+		g.st = g.prev
+	} else {
+		g.st = grayapi.Status{}
+	}
+	g.st.Phase = grayapi.PhaseInvalid
+	g.st.Message = msg
+	klog.FromContext(ctx).V(2).Info("Gray rollout frozen", "deployment", klog.KObj(d), "err", perr)
+
+	newStatus := g.dc.calculateStatus(withNewRS(g.oldRSs, g.newRS), g.newRS, d)
+	if d.Spec.Paused {
+		g.dc.setPausedCondition(&newStatus, d)
+	}
+	setGrayHeldCondition(&newStatus, g.st, *d.Spec.Replicas, g.dc.metaNow())
+	updated := d.DeepCopy()
+	updated.Status = newStatus
+	if err := g.setStatusAnnotation(updated); err != nil {
+		return err
+	}
+	if statusUnchanged(g.server, updated) {
+		metrics.SetGrayPhase(g.key, g.st.Phase)
+		return nil
+	}
+	if _, err := g.dc.client.AppsV1().Deployments(d.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: g.dc.fieldManager}); err != nil {
+		return fmt.Errorf("deployment %s/%s: writing status (gray phase Invalid): %w", d.Namespace, d.Name, err)
+	}
+	metrics.SetGrayPhase(g.key, g.st.Phase)
+	return nil
+}
+
+// releaseGray removes what the gray path left on a Deployment that is no longer gray
+// (kubegray.io/percent removed, or the strategy is no longer RollingUpdate): our hold is
+// unpaused, and kubegray.io/status and the GrayHeld condition go. The caller goes on with
+// upstream's flow on d, whose resourceVersion follows these writes.
+func (dc *DeploymentController) releaseGray(ctx context.Context, d *appsv1.Deployment) error {
+	prev, _ := readGrayStatus(ctx, d)
+	if d.Spec.Paused && prev.HeldAt != nil {
+		unpaused := d.DeepCopy()
+		unpaused.Spec.Paused = false
+		delete(unpaused.Annotations, grayapi.StatusAnnotation)
+		written, err := dc.client.AppsV1().Deployments(d.Namespace).Update(ctx, unpaused, metav1.UpdateOptions{FieldManager: dc.fieldManager})
+		if err != nil {
+			return fmt.Errorf("deployment %s/%s: unpausing the gray hold after %s was removed: %w", d.Namespace, d.Name, grayapi.PercentAnnotation, err)
+		}
+		d.ObjectMeta = *written.ObjectMeta.DeepCopy()
+		d.Spec = *written.Spec.DeepCopy()
+		dc.eventRecorder.Eventf(d, corev1.EventTypeNormal, grayapi.ReasonGrayResumed,
+			"Gray rollout of revision %d released: %s is gone, the rollout completes", prev.Revision, grayapi.PercentAnnotation)
+	}
+	if !hasGrayLeftovers(d) {
+		return nil
+	}
+	delete(d.Annotations, grayapi.StatusAnnotation)
+	deployutil.RemoveDeploymentCondition(&d.Status, grayapi.ConditionGrayHeld)
+	written, err := dc.client.AppsV1().Deployments(d.Namespace).UpdateStatus(ctx, d, metav1.UpdateOptions{FieldManager: dc.fieldManager})
+	if err != nil {
+		return fmt.Errorf("deployment %s/%s: removing the gray status: %w", d.Namespace, d.Name, err)
+	}
+	d.ObjectMeta = *written.ObjectMeta.DeepCopy()
+	return nil
+}
+
+func ptrTime(t metav1.Time) *metav1.Time { return &t }

@@ -1,0 +1,347 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubegray/kubectl-gray/pkg/deployutil"
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+	"github.com/kubegray/kubectl-gray/test/cluster"
+)
+
+// grayEnv is one gray scenario's namespace on a cluster run by our controller.
+type grayEnv struct {
+	t      *testing.T
+	client kubernetes.Interface
+	ns     string
+	rec    *recorder
+}
+
+func newGrayEnv(t *testing.T, c *cluster.Cluster, name string) *grayEnv {
+	t.Helper()
+	ns := "gray-" + name
+	if err := createNamespace(context.Background(), c.Client, ns); err != nil {
+		t.Fatal(err)
+	}
+	return &grayEnv{t: t, client: c.Client, ns: ns, rec: startRecorder(t, c.Client, ns)}
+}
+
+func (e *grayEnv) do(a action) {
+	e.t.Helper()
+	if err := a(context.Background(), e.client, e.ns); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// grayState is what a gray Deployment should settle to; numbers are written
+// by hand from the target rule T = ceil(R·P/100), 1 ≤ T ≤ R−1.
+type grayState struct {
+	phase    grayapi.Phase
+	newSpec  int32
+	oldTotal int32
+	paused   bool
+}
+
+// observed reads the Deployment and its ReplicaSets the way a person would.
+func (e *grayEnv) observed(name string) (grayState, *appsv1.Deployment, string) {
+	ctx := context.Background()
+	d, err := e.client.AppsV1().Deployments(e.ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return grayState{}, nil, err.Error()
+	}
+	list, err := e.client.AppsV1().ReplicaSets(e.ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return grayState{}, nil, err.Error()
+	}
+	var s grayState
+	s.paused = d.Spec.Paused
+	newAvailable := int32(-1)
+	var sizes []string
+	for _, rs := range list.Items {
+		if !ownedBy(&rs, d) {
+			continue
+		}
+		spec := replicasOf(rs.Spec.Replicas)
+		sizes = append(sizes, fmt.Sprintf("rev %s: %d (available %d)", rs.Annotations[deployutil.RevisionAnnotation], spec, rs.Status.AvailableReplicas))
+		if deployutil.EqualIgnoreHash(&d.Spec.Template, &rs.Spec.Template) {
+			s.newSpec = spec
+			newAvailable = rs.Status.AvailableReplicas
+		} else {
+			s.oldTotal += spec
+		}
+	}
+	status, err := grayapi.ParseStatus(d.Annotations[grayapi.StatusAnnotation])
+	if err == nil {
+		s.phase = status.Phase
+	}
+	return s, d, fmt.Sprintf("phase %q paused %v, replicasets %v, new available %d, status %s",
+		s.phase, s.paused, sizes, newAvailable, d.Annotations[grayapi.StatusAnnotation])
+}
+
+// expect waits until the Deployment settles at want.
+func (e *grayEnv) expect(name string, want grayState) *appsv1.Deployment {
+	e.t.Helper()
+	var d *appsv1.Deployment
+	eventually(e.t, 60*time.Second, fmt.Sprintf("deployment %s/%s at %+v", e.ns, name, want), func() (bool, string) {
+		got, obj, msg := e.observed(name)
+		d = obj
+		return got == want, msg
+	})
+	return d
+}
+
+// resume writes kubegray.io/resume for the revision in flight, as
+// `kubectl gray resume` does.
+func (e *grayEnv) resume(name string, full bool) {
+	e.t.Helper()
+	e.do(mutateDeployment(name, func(d *appsv1.Deployment) {
+		status, err := grayapi.ParseStatus(d.Annotations[grayapi.StatusAnnotation])
+		if err != nil {
+			e.t.Errorf("deployment %s has no readable gray status: %v", name, err)
+			return
+		}
+		d.Annotations[grayapi.ResumeAnnotation] = grayapi.FormatResume(grayapi.Resume{Revision: status.Revision, Full: full})
+	}))
+}
+
+func (e *grayEnv) heldCondition(name string) *appsv1.DeploymentCondition {
+	d, err := e.client.AppsV1().Deployments(e.ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return deployutil.GetDeploymentCondition(d.Status, grayapi.ConditionGrayHeld)
+}
+
+func grayDeployment(name string, replicas int32, percent string, opts ...deploymentOption) *appsv1.Deployment {
+	all := append([]deploymentOption{withReplicas(replicas), withAnnotations(map[string]string{grayapi.PercentAnnotation: percent})}, opts...)
+	return newDeployment(name, "nginx:1.25", all...)
+}
+
+// startStable creates a gray Deployment and waits for its first revision to
+// be fully rolled out: with nothing to canary against, it goes straight to 100%.
+func (e *grayEnv) startStable(d *appsv1.Deployment) {
+	e.t.Helper()
+	e.do(createDeployment(d))
+	e.expect(d.Name, grayState{phase: grayapi.PhaseComplete, newSpec: *d.Spec.Replicas})
+}
+
+func setPercent(name, value string) action {
+	return setAnnotation(name, grayapi.PercentAnnotation, value)
+}
+
+func removeAnnotation(name, key string) action {
+	return mutateDeployment(name, func(d *appsv1.Deployment) { delete(d.Annotations, key) })
+}
+
+// TestGray runs the gray scenarios of instead mode on one real control plane
+// (no built-in deployment controller) with gray-controller, each in its own
+// namespace under the invariant recorder.
+func TestGray(t *testing.T) {
+	c := cluster.StartForTest(t, cluster.Options{Controllers: cluster.WithoutDeploymentController})
+	startGrayController(t, c, "--mode=instead")
+	held := grayapi.PhaseHeld
+	complete := grayapi.PhaseComplete
+
+	t.Run("single hold at 20% of 10", func(t *testing.T) {
+		t.Parallel()
+		e := newGrayEnv(t, c, "single")
+		e.startStable(grayDeployment("web", 10, "20"))
+		e.do(setImage("web", "nginx:1.26"))
+		e.expect("web", grayState{phase: held, newSpec: 2, oldTotal: 8, paused: true})
+		if cond := e.heldCondition("web"); cond == nil || cond.Status != corev1.ConditionTrue {
+			t.Fatalf("GrayHeld condition = %+v, want True", cond)
+		}
+		e.resume("web", false)
+		e.expect("web", grayState{phase: complete, newSpec: 10})
+		if cond := e.heldCondition("web"); cond != nil && cond.Status == corev1.ConditionTrue {
+			t.Fatalf("GrayHeld still True after completion: %+v", cond)
+		}
+	})
+
+	t.Run("steps 10,30,60 through every resume", func(t *testing.T) {
+		t.Parallel()
+		e := newGrayEnv(t, c, "steps")
+		e.startStable(grayDeployment("web", 10, "10,30,60"))
+		e.do(setImage("web", "nginx:1.26"))
+		e.expect("web", grayState{phase: held, newSpec: 1, oldTotal: 9, paused: true})
+		e.resume("web", false)
+		e.expect("web", grayState{phase: held, newSpec: 3, oldTotal: 7, paused: true})
+		e.resume("web", false)
+		e.expect("web", grayState{phase: held, newSpec: 6, oldTotal: 4, paused: true})
+		e.resume("web", false)
+		e.expect("web", grayState{phase: complete, newSpec: 10})
+	})
+
+	t.Run("resume full", func(t *testing.T) {
+		t.Parallel()
+		e := newGrayEnv(t, c, "full")
+		e.startStable(grayDeployment("web", 10, "10,30,60"))
+		e.do(setImage("web", "nginx:1.26"))
+		e.expect("web", grayState{phase: held, newSpec: 1, oldTotal: 9, paused: true})
+		e.resume("web", true)
+		e.expect("web", grayState{phase: complete, newSpec: 10})
+	})
+
+	t.Run("kubectl rollout resume counts as next", func(t *testing.T) {
+		t.Parallel()
+		e := newGrayEnv(t, c, "unpause")
+		e.startStable(grayDeployment("web", 10, "20,50"))
+		e.do(setImage("web", "nginx:1.26"))
+		e.expect("web", grayState{phase: held, newSpec: 2, oldTotal: 8, paused: true})
+		e.do(setPaused("web", false))
+		e.expect("web", grayState{phase: held, newSpec: 5, oldTotal: 5, paused: true})
+	})
+
+	t.Run("scale 10 to 20 to 3 while held", func(t *testing.T) {
+		t.Parallel()
+		e := newGrayEnv(t, c, "scale")
+		e.startStable(grayDeployment("web", 10, "20"))
+		e.do(setImage("web", "nginx:1.26"))
+		e.expect("web", grayState{phase: held, newSpec: 2, oldTotal: 8, paused: true})
+		e.do(scaleDeployment("web", 20))
+		e.expect("web", grayState{phase: held, newSpec: 4, oldTotal: 16, paused: true})
+		e.do(scaleDeployment("web", 3))
+		e.expect("web", grayState{phase: held, newSpec: 1, oldTotal: 2, paused: true})
+	})
+
+	t.Run("maxSurge 0 maxUnavailable 1", func(t *testing.T) {
+		t.Parallel()
+		e := newGrayEnv(t, c, "surge0")
+		e.startStable(grayDeployment("web", 10, "30", withRollingUpdate(intstr.FromInt32(0), intstr.FromInt32(1))))
+		e.do(setImage("web", "nginx:1.26"))
+		e.expect("web", grayState{phase: held, newSpec: 3, oldTotal: 7, paused: true})
+	})
+
+	t.Run("maxSurge 100%", func(t *testing.T) {
+		t.Parallel()
+		e := newGrayEnv(t, c, "surge100")
+		e.startStable(grayDeployment("web", 10, "30", withRollingUpdate(intstr.FromString("100%"), intstr.FromInt32(0))))
+		e.do(setImage("web", "nginx:1.26"))
+		e.expect("web", grayState{phase: held, newSpec: 3, oldTotal: 7, paused: true})
+	})
+
+	for _, tc := range []struct {
+		replicas       int32
+		newSpec, older int32
+	}{
+		{replicas: 1, newSpec: 1, older: 0}, // ceil(0.5) = 1: one replica cannot be split
+		{replicas: 2, newSpec: 1, older: 1},
+		{replicas: 3, newSpec: 2, older: 1}, // ceil(1.5) = 2 ≤ R−1
+	} {
+		t.Run(fmt.Sprintf("50%% of %d", tc.replicas), func(t *testing.T) {
+			t.Parallel()
+			e := newGrayEnv(t, c, "r"+strconv.Itoa(int(tc.replicas)))
+			e.startStable(grayDeployment("web", tc.replicas, "50"))
+			e.do(setImage("web", "nginx:1.26"))
+			e.expect("web", grayState{phase: held, newSpec: tc.newSpec, oldTotal: tc.older, paused: true})
+		})
+	}
+
+	t.Run("percent 0 creates the new ReplicaSet empty and holds", func(t *testing.T) {
+		t.Parallel()
+		e := newGrayEnv(t, c, "zero")
+		e.startStable(grayDeployment("web", 4, "0,50"))
+		e.do(setImage("web", "nginx:1.26"))
+		e.expect("web", grayState{phase: held, newSpec: 0, oldTotal: 4, paused: true})
+		e.resume("web", false)
+		e.expect("web", grayState{phase: held, newSpec: 2, oldTotal: 2, paused: true})
+	})
+
+	t.Run("new template while held starts again at the first hold point", func(t *testing.T) {
+		t.Parallel()
+		e := newGrayEnv(t, c, "retemplate")
+		e.startStable(grayDeployment("web", 10, "20,50"))
+		e.do(setImage("web", "nginx:1.26"))
+		e.expect("web", grayState{phase: held, newSpec: 2, oldTotal: 8, paused: true})
+		e.resume("web", false)
+		e.expect("web", grayState{phase: held, newSpec: 5, oldTotal: 5, paused: true})
+		e.do(setImage("web", "nginx:1.27"))
+		d := e.expect("web", grayState{phase: held, newSpec: 2, oldTotal: 8, paused: true})
+		// Old ReplicaSets had to give up 2 of their 10: the abandoned canary
+		// (revision 2) gives them, the stable revision 1 keeps its 5.
+		want := map[string]int32{"1": 5, "2": 3, "3": 2}
+		for _, rs := range ownedReplicaSets(t, e.client, d) {
+			rev := rs.Annotations[deployutil.RevisionAnnotation]
+			if replicasOf(rs.Spec.Replicas) != want[rev] {
+				t.Errorf("revision %s (%s) has %d replicas, want %d", rev, rs.Name, replicasOf(rs.Spec.Replicas), want[rev])
+			}
+		}
+	})
+
+	t.Run("rollback to stable while held skips the holds", func(t *testing.T) {
+		t.Parallel()
+		e := newGrayEnv(t, c, "rollback")
+		e.startStable(grayDeployment("web", 10, "20,50"))
+		e.do(setImage("web", "nginx:1.26"))
+		e.expect("web", grayState{phase: held, newSpec: 2, oldTotal: 8, paused: true})
+		e.do(mutateDeployment("web", func(d *appsv1.Deployment) {
+			d.Spec.Template.Spec.Containers[0].Image = "nginx:1.25"
+		}))
+		e.expect("web", grayState{phase: complete, newSpec: 10})
+	})
+
+	for i, bad := range []string{"abc", "150", "-5", "30,10", "20%%", ""} {
+		t.Run(fmt.Sprintf("invalid percent %q freezes and recovers", bad), func(t *testing.T) {
+			t.Parallel()
+			e := newGrayEnv(t, c, "invalid-"+strconv.Itoa(i))
+			e.startStable(grayDeployment("web", 10, "20"))
+			e.do(setPercent("web", bad))
+			e.do(setImage("web", "nginx:1.26"))
+			e.expect("web", grayState{phase: grayapi.PhaseInvalid, newSpec: 0, oldTotal: 10})
+			e.do(setPercent("web", "20"))
+			e.expect("web", grayState{phase: held, newSpec: 2, oldTotal: 8, paused: true})
+		})
+	}
+
+	t.Run("annotation removed mid-rollout completes normally", func(t *testing.T) {
+		t.Parallel()
+		e := newGrayEnv(t, c, "removed")
+		e.startStable(grayDeployment("web", 10, "20"))
+		e.do(setImage("web", "nginx:1.26"))
+		e.expect("web", grayState{phase: held, newSpec: 2, oldTotal: 8, paused: true})
+		e.do(removeAnnotation("web", grayapi.PercentAnnotation))
+		e.expect("web", grayState{newSpec: 10})
+		waitRolledOut(t, e.client, e.ns, "web", 60*time.Second)
+	})
+}
+
+// TestGrayControllerRestart stops and restarts gray-controller while a
+// rollout is held and while it progresses: the state lives in the cluster, so
+// the new process carries on without overshooting.
+func TestGrayControllerRestart(t *testing.T) {
+	c := cluster.StartForTest(t, cluster.Options{Controllers: cluster.WithoutDeploymentController})
+	startGrayController(t, c, "--mode=instead")
+	restart := func() {
+		t.Helper()
+		if err := c.StopComponent(grayControllerName, 10*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		startGrayController(t, c, "--mode=instead")
+	}
+	e := newGrayEnv(t, c, "restart")
+
+	e.startStable(grayDeployment("web", 10, "20,60"))
+	e.do(setImage("web", "nginx:1.26"))
+	e.expect("web", grayState{phase: grayapi.PhaseHeld, newSpec: 2, oldTotal: 8, paused: true})
+	restart()
+	e.expect("web", grayState{phase: grayapi.PhaseHeld, newSpec: 2, oldTotal: 8, paused: true})
+
+	// Slow availability keeps the next step in progress across the restart.
+	e.do(mutateDeployment("web", func(d *appsv1.Deployment) { d.Spec.MinReadySeconds = 3 }))
+	e.resume("web", false)
+	eventually(t, 30*time.Second, "rollout toward 60% in progress", func() (bool, string) {
+		s, _, msg := e.observed("web")
+		return s.phase == grayapi.PhaseProgressing && s.newSpec > 2, msg
+	})
+	restart()
+	e.expect("web", grayState{phase: grayapi.PhaseHeld, newSpec: 6, oldTotal: 4, paused: true})
+}
