@@ -13,6 +13,9 @@ BIN      := $(CURDIR)/bin
 CLUSTER_DIR ?= $(CURDIR)/.cluster
 GOTOOLS  := go tool -modfile=$(CURDIR)/test/tools/go.mod
 FUZZTIME ?= 10s
+DIST     := $(CURDIR)/dist
+# The version goreleaser gave the build in dist/, e.g. 0.0.1-snapshot or 1.2.0.
+DIST_VERSION = sed -n 's/.*"version":"\([^"]*\)".*/\1/p' $(DIST)/metadata.json
 E2E_TIMEOUT ?= 75m
 
 .PHONY: help
@@ -53,6 +56,7 @@ controlplane: ## Build (or reuse) etcd, kube-apiserver, kube-controller-manager,
 test-unit: ## Unit tests, plus a short run of every fuzz target.
 	go test -count=1 ./...
 	go test -run '^$$' -fuzz '^FuzzParsePercent$$' -fuzztime $(FUZZTIME) ./pkg/grayapi
+	go test -run '^$$' -fuzz '^FuzzGrayRollout$$' -fuzztime $(FUZZTIME) ./pkg/rollout
 
 .PHONY: test-e2e
 test-e2e: build ## Real-cluster tests (builds the control plane first when needed).
@@ -60,8 +64,43 @@ test-e2e: build ## Real-cluster tests (builds the control plane first when neede
 	export KUBEGRAY_BIN="$(BIN)"; \
 	cd test && go test -count=1 -timeout $(E2E_TIMEOUT) $(E2E_FLAGS) ./...
 
+.PHONY: goreleaser-check
+goreleaser-check: ## Validate .goreleaser.yaml with the pinned goreleaser.
+	$(GOTOOLS) goreleaser check
+
+.PHONY: release-snapshot
+release-snapshot: ## Build every release archive and checksums.txt into dist/ (nothing is published).
+	$(GOTOOLS) goreleaser release --snapshot --clean --skip=publish
+
+.PHONY: krew-manifest
+krew-manifest: ## Render krew/gray.yaml from the build in dist/ (make release-snapshot, or a release, first).
+	krew/render.sh $(DIST) "$$($(DIST_VERSION))" > $(DIST)/gray.yaml
+	mv $(DIST)/gray.yaml krew/gray.yaml
+
+.PHONY: krew-check
+krew-check: release-snapshot ## krew's validator accepts the manifest; krew installs every archive; `kubectl gray version` works.
+	$(GOTOOLS) validate-krew-manifest -manifest krew/gray.yaml -skip-install
+	@tmp="$$(mktemp -d)"; trap 'rm -rf "$$tmp"' EXIT; \
+	version="$$($(DIST_VERSION))"; host="$$(go env GOOS)-$$(go env GOARCH)"; \
+	mkdir "$$tmp/manifest"; \
+	krew/render.sh $(DIST) "$$version" > "$$tmp/manifest/gray.yaml"; \
+	$(GOTOOLS) validate-krew-manifest -manifest "$$tmp/manifest/gray.yaml" -skip-install; \
+	for platform in linux-amd64 linux-arm64 darwin-amd64 darwin-arm64 windows-amd64; do \
+		os="$${platform%-*}"; arch="$${platform#*-}"; ext=tar.gz; bin=kubectl-gray; \
+		if [[ $$os == windows ]]; then ext=zip; bin=kubectl-gray.exe; fi; \
+		echo "krew install gray for $$os/$$arch"; \
+		KREW_ROOT="$$tmp/$$platform" KREW_OS="$$os" KREW_ARCH="$$arch" $(GOTOOLS) krew install \
+			--manifest="$$tmp/manifest/gray.yaml" \
+			--archive="$(DIST)/kubectl-gray_$${version}_$${os}_$${arch}.$$ext" </dev/null >"$$tmp/$$platform.log" 2>&1 \
+			|| { cat "$$tmp/$$platform.log" >&2; exit 1; }; \
+		test -x "$$tmp/$$platform/bin/$$bin" || { echo "krew did not link $$bin for $$os/$$arch" >&2; exit 1; }; \
+		test -f "$$tmp/$$platform/store/gray/v$$version/kubectl_complete-gray" || { echo "kubectl_complete-gray missing for $$os/$$arch" >&2; exit 1; }; \
+	done; \
+	out="$$(PATH="$$tmp/$$host/bin:$$PATH" kubectl gray version)"; echo "kubectl gray version:"; echo "$$out"; \
+	grep -qF -- "$$version" <<<"$$out" || { echo "kubectl gray version does not report $$version" >&2; exit 1; }
+
 .PHONY: test
-test: vet version-check test-unit test-e2e ## Every test: unit, fuzz, and real-cluster.
+test: vet version-check test-unit goreleaser-check krew-check test-e2e ## Every test: unit, fuzz, release plumbing, and real-cluster.
 
 .PHONY: bench-rollout
 bench-rollout: build ## Benchmark: 100 Deployments x 10 replicas rolled by the built-in controller vs ours.
@@ -77,8 +116,5 @@ cluster-down: ## Stop the local control plane started by cluster-up.
 	cd test && go run ./cmd/cluster down $(CLUSTER_DIR)
 
 .PHONY: demo
-demo: build cluster-up ## The main job: bring up a local cluster and show how to use kubectl gray on it.
-	@echo
-	@echo "Next: export the KUBECONFIG above, then"
-	@echo "  PATH=$(BIN):\$$PATH kubectl gray --help"
-	@echo "Stop the cluster with: make cluster-down"
+demo: build controlplane ## The main job: a narrated gray release on a local control plane (DEMO_KEEP=0 tears it down).
+	CLUSTER_DIR=$(CLUSTER_DIR) test/hack/demo.sh

@@ -375,6 +375,10 @@ rules:
 
 const stateFile = "cluster.state"
 
+// SaveState records the running processes (including components started
+// since Start) so that Attach, and so `make cluster-down`, can stop them.
+func (c *Cluster) SaveState() error { return c.writeState() }
+
 func (c *Cluster) writeState() error {
 	var lines []string
 	for _, p := range c.procs {

@@ -264,4 +264,3 @@ func fileSize(path string) (int64, error) {
 	}
 	return st.Size(), nil
 }
-

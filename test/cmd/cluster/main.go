@@ -1,6 +1,10 @@
 // Command cluster brings the local control plane up or down for a person:
 // `cluster up DIR` starts it (the processes outlive this command) and prints
-// the KUBECONFIG to export; `cluster down DIR` stops it by the recorded pids.
+// the KUBECONFIG to export; `cluster add DIR NAME HEALTH_URL BINARY ARGS...`
+// starts one more process beside it (our controller, for the demo) and
+// records it; `cluster impersonate DIR USER OUT` writes a kubeconfig that acts
+// as USER (a ServiceAccount, say) with exactly its RBAC permissions;
+// `cluster down DIR` stops everything by the recorded pids.
 package main
 
 import (
@@ -8,8 +12,11 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubegray/kubectl-gray/test/cluster"
 )
@@ -22,8 +29,14 @@ func main() {
 }
 
 func run(args []string) error {
+	if len(args) == 4 && args[0] == "impersonate" {
+		return impersonate(args[1], args[2], args[3])
+	}
+	if len(args) >= 5 && args[0] == "add" {
+		return add(args[1], args[2], args[3], args[4], args[5:])
+	}
 	if len(args) != 2 || (args[0] != "up" && args[0] != "down") {
-		return fmt.Errorf("usage: cluster up|down DIR")
+		return fmt.Errorf("usage: cluster up|down DIR, cluster add DIR NAME HEALTH_URL BINARY [ARGS...], or cluster impersonate DIR USER OUT")
 	}
 	dir := args[1]
 	if args[0] == "down" {
@@ -62,4 +75,36 @@ func run(args []string) error {
 	}
 	fmt.Printf("\nexport KUBECONFIG=%s\n", c.Kubeconfig)
 	return nil
+}
+
+// add starts another component beside the recorded cluster, waits for its
+// health URL, and records it so that `cluster down` stops it too.
+func add(dir, name, healthURL, binary string, args []string) error {
+	c, err := cluster.Attach(dir)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := c.StartComponent(ctx, name, binary, healthURL, args...); err != nil {
+		return err
+	}
+	if err := c.SaveState(); err != nil {
+		return err
+	}
+	fmt.Printf("%s started (pid %d, log %s/%s.log)\n", name, c.Processes()[name], dir, name)
+	return nil
+}
+
+// impersonate writes a copy of the cluster's admin kubeconfig whose user
+// impersonates user, so a process using it has exactly that user's rights.
+func impersonate(dir, user, out string) error {
+	cfg, err := clientcmd.LoadFromFile(filepath.Join(dir, "admin.kubeconfig"))
+	if err != nil {
+		return err
+	}
+	for _, auth := range cfg.AuthInfos {
+		auth.Impersonate = user
+	}
+	return clientcmd.WriteToFile(*cfg, out)
 }
