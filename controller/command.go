@@ -27,8 +27,15 @@ Modes (--mode):
              gray-controller refuses to start while it sees recent writes by the built-in
              controller (see --builtin-check-window and --skip-builtin-controller-check).
 
-  alongside  (the default; not implemented yet) runs next to the built-in controller, for
-             managed clusters, and manages only annotated Deployments.
+  alongside  (the default) runs next to the built-in controller, for managed clusters, and
+             manages only annotated Deployments. While a gray rollout runs, the Deployment
+             is taken over (paused, strategy Recreate, original strategy saved in
+             kubegray.io/strategy) so that the built-in controller leaves its ReplicaSets
+             alone; the strategy is restored and the Deployment unpaused in one write when
+             the rollout completes or the annotation is removed. --takeover=admission (the
+             default) relies on the admission policies of manifests/alongside (Kubernetes
+             1.36+) and "kubectl gray set --image"; --takeover=eager takes a Deployment over
+             as soon as it is annotated.
 
 Run several replicas with --leader-elect (the default): only the holder of the Lease
 --leader-elect-namespace/--leader-elect-lease-name syncs Deployments, and a leader that loses

@@ -77,13 +77,14 @@ func TestVersionCommand(t *testing.T) {
 	}
 }
 
-// TestRootCommandDefaultMode: the design's default mode is alongside, which
-// does not exist yet, so a bare start must say what to run instead.
+// TestRootCommandDefaultMode: alongside is the default mode and is accepted;
+// a bad --takeover with it is reported like any other flag error (before any
+// API call is made).
 func TestRootCommandDefaultMode(t *testing.T) {
-	_, errOut, err := execute(t)
-	want := "alongside mode is not implemented yet; run with --mode=instead"
-	if err == nil || !strings.HasPrefix(err.Error(), want) {
-		t.Fatalf("error = %v, want one starting with %q", err, want)
+	_, errOut, err := execute(t, "--takeover=lazy")
+	want := `invalid --takeover "lazy": must be "admission" or "eager"`
+	if err == nil || err.Error() != want {
+		t.Fatalf("error = %v, want %q", err, want)
 	}
 	if !strings.Contains(errOut, "Error: "+want) {
 		t.Errorf("stderr = %q, want the error printed", errOut)

@@ -31,6 +31,16 @@ const (
 	ModeAlongside = "alongside"
 )
 
+// Takeover strategies of alongside mode (--takeover).
+const (
+	// TakeoverAdmission leaves the takeover to the MutatingAdmissionPolicy of
+	// manifests/alongside and to "kubectl gray set --image" (Kubernetes 1.36+).
+	TakeoverAdmission = "admission"
+	// TakeoverEager takes Deployments over as soon as they are annotated,
+	// for clusters without admissionregistration.k8s.io/v1 policies.
+	TakeoverEager = "eager"
+)
+
 // FieldManager is the field manager of every write the controller makes, and
 // the event source of its events.
 const FieldManager = "gray-controller"
@@ -45,6 +55,7 @@ const disabledAddress = "0"
 type Options struct {
 	Kubeconfig   string
 	Mode         string
+	Takeover     string
 	Workers      int
 	KubeAPIQPS   float32
 	KubeAPIBurst int
@@ -77,9 +88,8 @@ func NewOptions() *Options {
 		namespace = "kube-system"
 	}
 	return &Options{
-		// The design makes alongside the default; Validate explains that it
-		// is not available yet rather than silently picking another mode.
 		Mode:         ModeAlongside,
+		Takeover:     TakeoverAdmission,
 		Workers:      5,
 		KubeAPIQPS:   20,
 		KubeAPIBurst: 30,
@@ -106,7 +116,9 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig,
 		"Path to a kubeconfig file. When empty: $KUBECONFIG, then ~/.kube/config, then the in-cluster service account.")
 	fs.StringVar(&o.Mode, "mode", o.Mode,
-		`"instead" replaces the built-in deployment controller (start kube-controller-manager with --controllers=*,-deployment-controller) and manages every Deployment; "alongside" runs next to it and manages gray Deployments only (not implemented yet).`)
+		`"instead" replaces the built-in deployment controller (start kube-controller-manager with --controllers=*,-deployment-controller) and manages every Deployment; "alongside" runs next to it and manages only Deployments annotated with kubegray.io/percent, taking each over (paused, strategy Recreate, strategy saved in kubegray.io/strategy) while its gray rollout runs.`)
+	fs.StringVar(&o.Takeover, "takeover", o.Takeover,
+		`In alongside mode, how Deployments are taken over: "admission" leaves it to the kubegray-takeover MutatingAdmissionPolicy (Kubernetes 1.36+) and to "kubectl gray set --image", in the write that changes the template; "eager" takes a Deployment over as soon as it is annotated and keeps it taken over while annotated (clusters older than 1.36).`)
 	fs.IntVar(&o.Workers, "workers", o.Workers, "Deployments synced concurrently.")
 	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "Sustained requests per second to the API server.")
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "Requests allowed above --kube-api-qps in a burst.")
@@ -168,10 +180,13 @@ func (o *Options) Validate() error {
 	switch o.Mode {
 	case ModeInstead:
 	case ModeAlongside:
-		errs = append(errs, errors.New("alongside mode is not implemented yet; run with --mode=instead "+
-			"(and start kube-controller-manager with --controllers=*,-deployment-controller)"))
 	default:
 		add("invalid --mode %q: must be %q or %q", o.Mode, ModeInstead, ModeAlongside)
+	}
+	switch o.Takeover {
+	case TakeoverAdmission, TakeoverEager:
+	default:
+		add("invalid --takeover %q: must be %q or %q", o.Takeover, TakeoverAdmission, TakeoverEager)
 	}
 	if o.Workers < 1 {
 		add("invalid --workers %d: must be at least 1", o.Workers)

@@ -36,7 +36,7 @@ func TestFlagsBindToOptions(t *testing.T) {
 		fs.AddFlagSet(fss.FlagSets[name])
 	}
 	err := fs.Parse([]string{
-		"--kubeconfig=/etc/kube/config", "--mode=instead", "--workers=3",
+		"--kubeconfig=/etc/kube/config", "--mode=instead", "--takeover=eager", "--workers=3",
 		"--kube-api-qps=50", "--kube-api-burst=100",
 		"--leader-elect=false", "--leader-elect-lease-name=gc", "--leader-elect-namespace=ops",
 		"--leader-elect-lease-duration=30s", "--leader-elect-renew-deadline=20s", "--leader-elect-retry-period=4s",
@@ -47,7 +47,7 @@ func TestFlagsBindToOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Options{
-		Kubeconfig: "/etc/kube/config", Mode: "instead", Workers: 3, KubeAPIQPS: 50, KubeAPIBurst: 100,
+		Kubeconfig: "/etc/kube/config", Mode: "instead", Takeover: "eager", Workers: 3, KubeAPIQPS: 50, KubeAPIBurst: 100,
 		LeaderElect: false, LeaderElectLeaseName: "gc", LeaderElectNamespace: "ops",
 		LeaderElectLeaseDuration: 30 * time.Second, LeaderElectRenewDeadline: 20 * time.Second, LeaderElectRetryPeriod: 4 * time.Second,
 		MetricsBindAddress: "127.0.0.1:9090", HealthProbeBindAddress: "0",
@@ -65,7 +65,7 @@ func TestDefaultsAreUpstreamLike(t *testing.T) {
 	t.Setenv("POD_NAMESPACE", "")
 	o := NewOptions()
 	want := Options{
-		Mode: "alongside", Workers: 5, KubeAPIQPS: 20, KubeAPIBurst: 30,
+		Mode: "alongside", Takeover: "admission", Workers: 5, KubeAPIQPS: 20, KubeAPIBurst: 30,
 		LeaderElect: true, LeaderElectLeaseName: "gray-controller", LeaderElectNamespace: "kube-system",
 		LeaderElectLeaseDuration: 15 * time.Second, LeaderElectRenewDeadline: 10 * time.Second, LeaderElectRetryPeriod: 2 * time.Second,
 		MetricsBindAddress: ":8080", HealthProbeBindAddress: ":8081",
@@ -90,10 +90,12 @@ func TestValidate(t *testing.T) {
 		wantErrs []string
 	}{
 		{name: "instead mode with defaults", modify: func(o *Options) {}},
+		{name: "alongside, the default", modify: func(o *Options) { o.Mode = ModeAlongside }},
+		{name: "alongside with eager takeover", modify: func(o *Options) { o.Mode, o.Takeover = ModeAlongside, TakeoverEager }},
 		{
-			name:     "alongside, the design's default, tells the user what to run instead",
-			modify:   func(o *Options) { o.Mode = ModeAlongside },
-			wantErrs: []string{"alongside mode is not implemented yet; run with --mode=instead"},
+			name:     "unknown takeover",
+			modify:   func(o *Options) { o.Mode, o.Takeover = ModeAlongside, "webhook" },
+			wantErrs: []string{`invalid --takeover "webhook": must be "admission" or "eager"`},
 		},
 		{
 			name:     "unknown mode",

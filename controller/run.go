@@ -22,6 +22,7 @@ import (
 
 	"github.com/kubegray/kubectl-gray/controller/deployment"
 	"github.com/kubegray/kubectl-gray/controller/metrics"
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 	"github.com/kubegray/kubectl-gray/pkg/version"
 )
 
@@ -131,6 +132,8 @@ func (o *Options) runController(ctx context.Context, client kubernetes.Interface
 	dc, err := deployment.NewDeploymentController(ctx, factory, client, deployment.Options{
 		FieldManager: FieldManager,
 		Recorder:     recorder,
+		Mode:         grayapi.Mode(o.Mode),
+		Takeover:     deployment.Takeover(o.Takeover),
 	})
 	if err != nil {
 		return fmt.Errorf("creating the deployment controller: %w", err)

@@ -110,6 +110,14 @@ func renderStatus(w io.Writer, v StatusView, now time.Time, color bool) error {
 	line("Name", "%s", p.bold(v.Name))
 	line("Namespace", "%s", v.Namespace)
 	switch {
+	case v.TakenOver:
+		line("Mode", "%s, taken over: paused on strategy Recreate until the rollout ends (strategy %s saved)", v.Mode, v.SavedStrategy)
+	case v.Mode == string(grayapi.ModeAlongside):
+		line("Mode", "%s, not taken over", v.Mode)
+	case v.Mode != "":
+		line("Mode", "%s", v.Mode)
+	}
+	switch {
 	case !v.Gray:
 		line("Hold points", "none: not a gray Deployment (start with 'kubectl gray set %s PERCENT')", v.Name)
 	case len(v.HoldPoints) == 0:
@@ -148,7 +156,7 @@ func renderStatus(w io.Writer, v StatusView, now time.Time, color bool) error {
 	}
 	line("Revisions", "%s", revs)
 	line("Images", "%s", formatImages(v.Images))
-	if v.Paused {
+	if v.Paused && !v.TakenOver {
 		line("Paused", "yes")
 	}
 	for i, note := range append(append([]string{}, v.StaleReasons...), v.Warnings...) {

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -50,6 +51,9 @@ type SetOptions struct {
 	Selector string
 	Images   []string
 	DryRun   string
+	// Takeover is "auto", "always" or "never": whether a template change
+	// also takes the Deployment over for alongside mode (see takeOver).
+	Takeover string
 
 	// Filled in by Complete.
 	Namespace      string
@@ -67,9 +71,17 @@ func NewSetOptions(streams genericiooptions.IOStreams) *SetOptions {
 	return &SetOptions{
 		PrintFlags: newPrintFlags(),
 		DryRun:     "none",
+		Takeover:   takeoverAuto,
 		IOStreams:  streams,
 	}
 }
+
+// Values of --takeover.
+const (
+	takeoverAuto   = "auto"
+	takeoverAlways = "always"
+	takeoverNever  = "never"
+)
 
 // NewCmdSet returns `kubectl gray set`.
 func NewCmdSet(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
@@ -93,6 +105,8 @@ func NewCmdSet(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Com
 	}
 	cmd.Flags().StringVarP(&o.Selector, "selector", "l", o.Selector, "Label selector choosing the Deployments to set, instead of a name (e.g. -l tier=frontend).")
 	cmd.Flags().StringArrayVar(&o.Images, "image", o.Images, "CONTAINER=IMAGE to roll out with the hold points in the same patch; repeat for several containers.")
+	cmd.Flags().StringVar(&o.Takeover, "takeover", o.Takeover,
+		`With --image, whether the same patch takes the Deployment over for gray-controller's alongside mode (paused, strategy Recreate, strategy saved in kubegray.io/strategy), so that the built-in deployment controller does not roll the new image out first: "auto" does unless the Deployment's kubegray.io/status says gray-controller runs in instead mode; "always"; "never".`)
 	addWriteFlags(cmd, &o.DryRun, o.PrintFlags)
 	return cmd
 }
@@ -140,6 +154,11 @@ func (o *SetOptions) complete(args []string) error {
 			return fmt.Errorf("invalid --image %q: use CONTAINER=IMAGE, e.g. --image app=nginx:1.27", arg)
 		}
 		o.ImageUpdates = append(o.ImageUpdates, ContainerImage{Name: name, Image: image})
+	}
+	switch o.Takeover {
+	case takeoverAuto, takeoverAlways, takeoverNever:
+	default:
+		return fmt.Errorf("invalid --takeover %q: must be %q, %q or %q", o.Takeover, takeoverAuto, takeoverAlways, takeoverNever)
 	}
 	o.DryRunStrategy, err = parseDryRun(o.DryRun)
 	return err
@@ -196,14 +215,68 @@ func (o *SetOptions) targets(ctx context.Context) ([]string, error) {
 
 // edits are the changes of one set, applied to the same copy of the
 // Deployment and sent as one patch. The alongside-mode takeover (pause,
-// Recreate, saved strategy) belongs in this list, after the image edit, so
-// the template change and the takeover reach the API server in one write.
-func (o *SetOptions) edits() []edit {
+// Recreate, saved strategy) comes after the image edit, so the template
+// change and the takeover reach the API server in one write; took reports
+// whether the last application of the edits took the Deployment over.
+func (o *SetOptions) edits(took *bool) []edit {
 	edits := []edit{o.setHoldPoints}
 	if len(o.ImageUpdates) > 0 {
-		edits = append(edits, o.setImages)
+		var before *corev1.PodTemplateSpec
+		edits = append(edits,
+			func(d *appsv1.Deployment) error {
+				before = d.Spec.Template.DeepCopy()
+				return o.setImages(d)
+			},
+			func(d *appsv1.Deployment) error {
+				*took = false
+				if apiequality.Semantic.DeepEqual(before, &d.Spec.Template) {
+					return nil // no new revision, nothing to take over for
+				}
+				var err error
+				*took, err = o.takeOver(d)
+				return err
+			})
 	}
 	return edits
+}
+
+// takeOver takes d over for alongside mode as the kubegray-takeover admission
+// policy would: spec.paused, strategy Recreate (rollingUpdate removed), the
+// original strategy saved in kubegray.io/strategy. It leaves alone a
+// Deployment already taken over, one on Recreate (which has no gray rollout),
+// and with --takeover=auto one whose status says the controller runs in
+// instead mode, where pausing would hold the rollout before it starts.
+func (o *SetOptions) takeOver(d *appsv1.Deployment) (bool, error) {
+	if o.Takeover == takeoverNever {
+		return false, nil
+	}
+	if _, taken := d.Annotations[grayapi.StrategyAnnotation]; taken {
+		return false, nil
+	}
+	if o.Takeover == takeoverAuto {
+		if value, ok := d.Annotations[grayapi.StatusAnnotation]; ok {
+			if st, err := grayapi.ParseStatus(value); err == nil && st.Mode == grayapi.ModeInstead {
+				return false, nil
+			}
+		}
+	}
+	strategy := d.Spec.Strategy
+	switch strategy.Type {
+	case appsv1.RecreateDeploymentStrategyType:
+		return false, nil
+	case "":
+		// Unset only on objects that never went through the API server's
+		// defaulting, which means RollingUpdate.
+		strategy.Type = appsv1.RollingUpdateDeploymentStrategyType
+	}
+	saved, err := grayapi.FormatStrategy(strategy)
+	if err != nil {
+		return false, fmt.Errorf("deployment %s/%s: %w", d.Namespace, d.Name, err)
+	}
+	metav1.SetMetaDataAnnotation(&d.ObjectMeta, grayapi.StrategyAnnotation, saved)
+	d.Spec.Paused = true
+	d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+	return true, nil
 }
 
 func (o *SetOptions) setHoldPoints(d *appsv1.Deployment) error {
@@ -249,7 +322,8 @@ func containerNames(spec *corev1.PodSpec) []string {
 }
 
 func (o *SetOptions) setOne(ctx context.Context, name string) error {
-	res, err := writeDeployment(ctx, o.Client, o.Namespace, name, o.DryRunStrategy, strategicPatch, o.edits()...)
+	var took bool
+	res, err := writeDeployment(ctx, o.Client, o.Namespace, name, o.DryRunStrategy, strategicPatch, o.edits(&took)...)
 	if err != nil {
 		return err
 	}
@@ -260,6 +334,9 @@ func (o *SetOptions) setOne(ctx context.Context, name string) error {
 	}
 	if changes := imageChanges(templateImages(&res.Before.Spec.Template.Spec), templateImages(&res.After.Spec.Template.Spec)); changes != "" {
 		operation += " (" + changes + ")"
+	}
+	if took {
+		operation += ", taken over (strategy " + res.After.Annotations[grayapi.StrategyAnnotation] + " saved)"
 	}
 	return printResult(o.PrintFlags, o.DryRunStrategy, operation, res.After, o.Out)
 }

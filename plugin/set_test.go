@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
@@ -333,5 +334,103 @@ func TestSetErrors(t *testing.T) {
 				t.Errorf("a patch was sent despite the error")
 			}
 		})
+	}
+}
+
+func TestSetImageTakesOver(t *testing.T) {
+	rolling := func(d *appsv1.Deployment) {
+		d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType,
+			RollingUpdate: &appsv1.RollingUpdateDeployment{MaxSurge: ptrIntOrString(intstr.FromInt32(1)), MaxUnavailable: ptrIntOrString(intstr.FromString("10%"))}}
+	}
+	status := func(mode grayapi.Mode) func(d *appsv1.Deployment) {
+		return func(d *appsv1.Deployment) {
+			d.Annotations[grayapi.StatusAnnotation] = `{"mode":"` + string(mode) + `","revision":1,"stableRevision":1,"step":1,"percent":100,"target":10,"phase":"Complete","observedGeneration":3}`
+		}
+	}
+	tests := []struct {
+		name     string
+		setup    []func(d *appsv1.Deployment)
+		image    string
+		takeover string
+		// wantSaved is the kubegray.io/strategy the patch must write; "" means no takeover.
+		wantSaved string
+		wantOut   string
+	}{
+		{
+			name: "auto, never run by gray-controller", setup: []func(*appsv1.Deployment){rolling}, image: "app=nginx:1.27",
+			wantSaved: "RollingUpdate;maxSurge=1;maxUnavailable=10%",
+			wantOut:   "deployment.apps/web gray set to 20 (app: nginx:1.26 -> nginx:1.27), taken over (strategy RollingUpdate;maxSurge=1;maxUnavailable=10% saved)\n",
+		},
+		{
+			name: "auto, alongside status", setup: []func(*appsv1.Deployment){rolling, status(grayapi.ModeAlongside)}, image: "app=nginx:1.27",
+			wantSaved: "RollingUpdate;maxSurge=1;maxUnavailable=10%",
+		},
+		{
+			name: "auto, instead status", setup: []func(*appsv1.Deployment){rolling, status(grayapi.ModeInstead)}, image: "app=nginx:1.27",
+			wantOut: "deployment.apps/web gray set to 20 (app: nginx:1.26 -> nginx:1.27)\n",
+		},
+		{
+			name: "always, instead status", setup: []func(*appsv1.Deployment){rolling, status(grayapi.ModeInstead)}, image: "app=nginx:1.27", takeover: "always",
+			wantSaved: "RollingUpdate;maxSurge=1;maxUnavailable=10%",
+		},
+		{name: "never", setup: []func(*appsv1.Deployment){rolling}, image: "app=nginx:1.27", takeover: "never"},
+		{name: "same image: no new revision", setup: []func(*appsv1.Deployment){rolling}, image: "app=nginx:1.26"},
+		{
+			name: "Recreate has no gray rollout", image: "app=nginx:1.27",
+			setup: []func(*appsv1.Deployment){func(d *appsv1.Deployment) {
+				d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+			}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := deployment("web")
+			for _, f := range tt.setup {
+				f(d)
+			}
+			cs := fake.NewClientset(d)
+			out, _, err := setRun(cs, []string{"web", "20"}, func(o *SetOptions) {
+				o.Images = []string{tt.image}
+				if tt.takeover != "" {
+					o.Takeover = tt.takeover
+				}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.wantOut != "" && out != tt.wantOut {
+				t.Errorf("output %q, want %q", out, tt.wantOut)
+			}
+			ps := patches(cs)
+			if len(ps) != 1 {
+				t.Fatalf("want one patch, got %d", len(ps))
+			}
+			after := getDeployment(t, cs, "web")
+			saved, taken := after.Annotations[grayapi.StrategyAnnotation]
+			if tt.wantSaved == "" {
+				if taken || after.Spec.Paused {
+					t.Fatalf("taken over (saved %q, paused %t), want not", saved, after.Spec.Paused)
+				}
+				return
+			}
+			if saved != tt.wantSaved || !after.Spec.Paused || after.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType || after.Spec.Strategy.RollingUpdate != nil {
+				t.Fatalf("after set: saved %q paused %t strategy %+v, want saved %q, paused, Recreate without rollingUpdate",
+					saved, after.Spec.Paused, after.Spec.Strategy, tt.wantSaved)
+			}
+			if !strings.Contains(string(ps[0].Patch), `"paused":true`) || !strings.Contains(string(ps[0].Patch), `"nginx:1.27"`) {
+				t.Fatalf("the takeover and the image are not in the same patch: %s", ps[0].Patch)
+			}
+		})
+	}
+}
+
+func ptrIntOrString(v intstr.IntOrString) *intstr.IntOrString { return &v }
+
+func TestSetRejectsUnknownTakeover(t *testing.T) {
+	cs := fake.NewClientset(deployment("web"))
+	_, _, err := setRun(cs, []string{"web", "20"}, func(o *SetOptions) { o.Takeover = "maybe" })
+	want := `invalid --takeover "maybe": must be "auto", "always" or "never"`
+	if err == nil || err.Error() != want {
+		t.Fatalf("error = %v, want %q", err, want)
 	}
 }

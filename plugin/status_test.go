@@ -54,6 +54,22 @@ func heldWeb(t *testing.T) []runtime.Object {
 	)
 }
 
+// heldAlongsideWeb is heldWeb as an alongside gray-controller holds it: taken
+// over (paused on Recreate, strategy saved), the hold recorded in the status.
+func heldAlongsideWeb(t *testing.T) []runtime.Object {
+	objs := heldWeb(t)
+	d := objs[0].(*appsv1.Deployment)
+	st, err := grayapi.ParseStatus(d.Annotations[grayapi.StatusAnnotation])
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Mode, st.TakenOver = grayapi.ModeAlongside, true
+	withGray(t, "10,30,60", &st)(d)
+	d.Annotations[grayapi.StrategyAnnotation] = "RollingUpdate;maxSurge=25%;maxUnavailable=25%"
+	d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+	return objs
+}
+
 // progressingWeb is "web" rolling to its second hold point, 30%: 2 of 3
 // new pods ready, one restarting.
 func progressingWeb(t *testing.T) []runtime.Object {
@@ -122,6 +138,7 @@ func TestStatusOutput(t *testing.T) {
 		{name: "many-pods", objects: bigWeb, args: []string{"web"}},
 		{name: "held-json", objects: heldWeb, args: []string{"web"}, flags: func(o *StatusOptions) { o.Output = "json" }},
 		{name: "held-yaml", objects: heldWeb, args: []string{"web"}, flags: func(o *StatusOptions) { o.Output = "yaml" }},
+		{name: "held-alongside", objects: heldAlongsideWeb, args: []string{"web"}},
 		{
 			name: "not-gray",
 			objects: func(t *testing.T) []runtime.Object {

@@ -66,6 +66,15 @@ type StatusView struct {
 	StableRevision int64 `json:"stableRevision"`
 	// Paused mirrors spec.paused (gray-controller pauses held Deployments).
 	Paused bool `json:"paused"`
+	// Mode is the mode of the gray-controller that last reported ("instead"
+	// or "alongside"); "" before it reported.
+	Mode string `json:"mode"`
+	// TakenOver is true while the Deployment is taken over by an alongside
+	// gray-controller: paused on strategy Recreate for the whole rollout,
+	// its own strategy saved in kubegray.io/strategy.
+	TakenOver bool `json:"takenOver"`
+	// SavedStrategy is kubegray.io/strategy ("" unless taken over).
+	SavedStrategy string `json:"savedStrategy,omitempty"`
 	// Stale is true while the reported phase may not yet reflect the latest
 	// change (a new generation or a pending resume request); StaleReasons
 	// says why.
@@ -215,6 +224,11 @@ func newStatusView(d *appsv1.Deployment, rel *related) StatusView {
 		}
 	}
 	v.Steps = int32(len(v.HoldPoints))
+	v.SavedStrategy, v.TakenOver = annotations[grayapi.StrategyAnnotation]
+	if v.TakenOver {
+		// Taken over means alongside, even before the controller reported.
+		v.Mode = string(grayapi.ModeAlongside)
+	}
 	if rev, err := revision(d); err != nil {
 		v.Warnings = append(v.Warnings, fmt.Sprintf("deployment %s/%s: %v", d.Namespace, d.Name, err))
 	} else {
@@ -226,6 +240,7 @@ func newStatusView(d *appsv1.Deployment, rel *related) StatusView {
 			v.Warnings = append(v.Warnings, err.Error())
 		} else {
 			v.Phase = string(st.Phase)
+			v.Mode = string(st.Mode)
 			v.Message = st.Message
 			v.Step = st.Step
 			v.Percent = st.Percent

@@ -33,6 +33,7 @@ import (
 
 	"github.com/kubegray/kubectl-gray/controller/metrics"
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
 const (
@@ -62,6 +63,13 @@ type Options struct {
 	// Recorder records events on Deployments. If nil, the controller builds its own broadcaster
 	// that writes to the API with source component DefaultFieldManager and starts it in Run.
 	Recorder record.EventRecorder
+	// Mode is grayapi.ModeInstead (every Deployment, upstream-equivalent; the zero value means
+	// instead) or grayapi.ModeAlongside (only gray Deployments, next to the built-in
+	// controller; see alongside.go).
+	Mode grayapi.Mode
+	// Takeover is how alongside mode takes Deployments over: TakeoverAdmission (the zero value:
+	// the admission policy or the plugin does it with the template change) or TakeoverEager.
+	Takeover Takeover
 }
 
 // DeploymentController reconciles Deployments into ReplicaSets exactly like the upstream
@@ -90,6 +98,10 @@ type DeploymentController struct {
 
 	// now is the clock for condition timestamps and progress-deadline maths; tests freeze it.
 	now func() time.Time
+
+	// alongside: only gray Deployments are ours, and they are taken over while rolling out.
+	alongside bool
+	takeover  Takeover
 }
 
 // NewDeploymentController registers informers on the factory (Deployments, ReplicaSets, Pods)
@@ -111,7 +123,22 @@ func NewDeploymentController(ctx context.Context, factory informers.SharedInform
 			workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "deployment"},
 		),
-		now: time.Now,
+		now:       time.Now,
+		alongside: opts.Mode == grayapi.ModeAlongside,
+		takeover:  opts.Takeover,
+	}
+	switch opts.Mode {
+	case "", grayapi.ModeInstead, grayapi.ModeAlongside:
+	default:
+		return nil, fmt.Errorf("unknown mode %q: want %q or %q", opts.Mode, grayapi.ModeInstead, grayapi.ModeAlongside)
+	}
+	switch opts.Takeover {
+	case "", TakeoverAdmission, TakeoverEager:
+	default:
+		return nil, fmt.Errorf("unknown takeover %q: want %q or %q", opts.Takeover, TakeoverAdmission, TakeoverEager)
+	}
+	if dc.takeover == "" {
+		dc.takeover = TakeoverAdmission
 	}
 	if dc.eventRecorder == nil {
 		dc.eventBroadcaster = record.NewBroadcaster(record.WithContext(ctx))
@@ -604,6 +631,12 @@ func (dc *DeploymentController) syncDeployment(ctx context.Context, key string) 
 	if err != nil {
 		return err
 	}
+	// In alongside mode every other Deployment belongs to the built-in controller alone: not
+	// even its ReplicaSets are claimed.
+	if dc.alongside && !isAlongsideManaged(cached) {
+		metrics.ForgetGray(key)
+		return nil
+	}
 	// Everything below may modify d; the cache must stay untouched.
 	d := cached.DeepCopy()
 	if d.Spec.Replicas == nil {
@@ -629,6 +662,10 @@ func (dc *DeploymentController) syncDeployment(ctx context.Context, key string) 
 
 	if d.DeletionTimestamp != nil {
 		return dc.syncStatusOnly(ctx, d, rsList)
+	}
+
+	if dc.alongside {
+		return dc.syncAlongside(ctx, key, d, rsList)
 	}
 
 	// A gray Deployment replaces everything below with the gray path (gray.go); one that stopped

@@ -97,18 +97,39 @@ type graySync struct {
 	removeResume bool
 	// prepared: the status that covers this sync's ReplicaSet writes is on the server.
 	prepared bool
+
+	// view is set in alongside mode: d then shows the saved strategy and our hold as
+	// spec.paused (see alongside.go), while the server keeps paused=true and Recreate.
+	view *alongsideView
 }
 
 // syncGray reconciles a gray Deployment (see the file comment). It replaces upstream's paused,
 // rollback, scaling-event and rolling dispatch of syncDeployment for d.
 func (dc *DeploymentController) syncGray(ctx context.Context, key string, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) error {
+	_, err := dc.runGray(ctx, key, d, rsList, nil)
+	return err
+}
+
+// runGray is syncGray with, in alongside mode, the view that d is seen through. It returns the
+// finished sync (nil when the cached Deployment was behind and nothing was done).
+func (dc *DeploymentController) runGray(ctx context.Context, key string, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet, view *alongsideView) (*graySync, error) {
 	// ReplicaSets and Deployments come through separate watches; acting on a Deployment older
 	// than the ReplicaSets we wrote after it would undo our own step.
 	current, err := dc.cachedDeploymentIsCurrent(ctx, d)
 	if err != nil || !current {
-		return err
+		return nil, err
 	}
-	g := &graySync{dc: dc, d: d, server: d.DeepCopy(), key: key, rsList: rsList}
+	g := &graySync{dc: dc, d: d, server: d.DeepCopy(), key: key, rsList: rsList, view: view}
+	if view != nil {
+		view.apply(ctx, g.d)
+	}
+	return g, g.run(ctx)
+}
+
+// run is the body of a gray sync, in the order the file comment describes.
+func (g *graySync) run(ctx context.Context) error {
+	dc, d, rsList := g.dc, g.d, g.rsList
+	var err error
 	g.prev, g.hasPrev = readGrayStatus(ctx, d)
 	g.prevRead = g.prev.Phase != ""
 	g.stored, g.hasStored = g.prev, g.hasPrev
@@ -134,7 +155,8 @@ func (dc *DeploymentController) syncGray(ctx context.Context, key string, d *app
 
 	// The deprecated rollback annotation is served like upstream does (never while paused), but
 	// only once the new template has its (capped) ReplicaSet: rollback would create it uncapped.
-	if !g.d.Spec.Paused && g.newRS != nil && getRollbackTo(g.d) != nil {
+	// In alongside mode d is a view, which rollback's Update would write to the server.
+	if g.view == nil && !g.d.Spec.Paused && g.newRS != nil && getRollbackTo(g.d) != nil {
 		return dc.rollback(ctx, g.d, rsList)
 	}
 
@@ -368,6 +390,9 @@ func (g *graySync) settleHold(ctx context.Context, resumed bool) error {
 // updateDeployment writes spec.paused, the consumed resume request and the status in one
 // main-resource Update (the only way to change spec.paused; it bumps the generation).
 func (g *graySync) updateDeployment(ctx context.Context, paused bool) error {
+	if g.view != nil {
+		return g.updateAlongside(ctx, paused)
+	}
 	d := g.d.DeepCopy()
 	d.Spec.Paused = paused
 	if g.removeResume {
@@ -389,6 +414,10 @@ func (g *graySync) updateDeployment(ctx context.Context, paused bool) error {
 // setStatusAnnotation writes st into d's annotations.
 func (g *graySync) setStatusAnnotation(d *appsv1.Deployment) error {
 	g.st.Mode = grayapi.ModeInstead
+	if g.view != nil {
+		g.st.Mode = grayapi.ModeAlongside
+		g.st.TakenOver = true
+	}
 	g.st.ObservedGeneration = d.Generation
 	value, err := grayapi.FormatStatus(g.st)
 	if err != nil {
@@ -404,6 +433,9 @@ func (g *graySync) adopt(written *appsv1.Deployment) {
 	g.d.ObjectMeta = *written.ObjectMeta.DeepCopy()
 	g.d.Spec = *written.Spec.DeepCopy()
 	g.server = written.DeepCopy()
+	if g.view != nil {
+		g.view.reapply(g.d)
+	}
 }
 
 // prepare puts the status that covers this sync's ReplicaSet writes on the server before the
@@ -421,7 +453,7 @@ func (g *graySync) prepare(ctx context.Context) error {
 	if err := g.setStatusAnnotation(g.d); err != nil {
 		return err
 	}
-	written, err := g.dc.client.AppsV1().Deployments(g.d.Namespace).UpdateStatus(ctx, g.d, metav1.UpdateOptions{FieldManager: g.dc.fieldManager})
+	written, err := g.persistStatus(ctx, g.d)
 	if err != nil {
 		return fmt.Errorf("deployment %s/%s: recording gray target %d before scaling: %w", g.d.Namespace, g.d.Name, g.st.Target, err)
 	}
@@ -677,13 +709,13 @@ func (g *graySync) finish(ctx context.Context) error {
 // rolling Deployment gets its progress-deadline check scheduled instead, as upstream does.
 func (g *graySync) writeStatus(ctx context.Context, updated *appsv1.Deployment) error {
 	d := g.d
-	if statusUnchanged(g.server, updated) {
+	if g.statusUnchanged(updated) {
 		if !d.Spec.Paused {
 			g.dc.requeueStuckDeployment(ctx, d, updated.Status)
 		}
 		return nil
 	}
-	written, err := g.dc.client.AppsV1().Deployments(d.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: g.dc.fieldManager})
+	written, err := g.persistStatus(ctx, updated)
 	if err != nil {
 		return fmt.Errorf("deployment %s/%s: writing status (gray phase %s): %w", d.Namespace, d.Name, g.st.Phase, err)
 	}
@@ -691,6 +723,24 @@ func (g *graySync) writeStatus(ctx context.Context, updated *appsv1.Deployment) 
 	g.adopt(written)
 	g.stored, g.hasStored = g.st, true
 	return nil
+}
+
+// statusUnchanged is statusUnchanged for this sync's mode: in alongside mode only our
+// annotation, the mirrored revision and the GrayHeld condition are ours to write.
+func (g *graySync) statusUnchanged(updated *appsv1.Deployment) bool {
+	if g.view != nil {
+		return alongsideStatusUnchanged(g.server, updated)
+	}
+	return statusUnchanged(g.server, updated)
+}
+
+// persistStatus writes the status side of updated: all of it through UpdateStatus in instead
+// mode, only what is ours through a merge patch in alongside mode.
+func (g *graySync) persistStatus(ctx context.Context, updated *appsv1.Deployment) (*appsv1.Deployment, error) {
+	if g.view != nil {
+		return g.dc.patchGrayStatus(ctx, updated)
+	}
+	return g.dc.client.AppsV1().Deployments(updated.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: g.dc.fieldManager})
 }
 
 // statusUnchanged reports whether writing updated would change nothing a status write owns
@@ -823,11 +873,11 @@ func (g *graySync) freeze(ctx context.Context, perr error) error {
 	if err := g.setStatusAnnotation(updated); err != nil {
 		return err
 	}
-	if statusUnchanged(g.server, updated) {
+	if g.statusUnchanged(updated) {
 		metrics.SetGrayPhase(g.key, g.st.Phase)
 		return nil
 	}
-	if _, err := g.dc.client.AppsV1().Deployments(d.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: g.dc.fieldManager}); err != nil {
+	if _, err := g.persistStatus(ctx, updated); err != nil {
 		return fmt.Errorf("deployment %s/%s: writing status (gray phase Invalid): %w", d.Namespace, d.Name, err)
 	}
 	metrics.SetGrayPhase(g.key, g.st.Phase)

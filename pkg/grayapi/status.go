@@ -81,6 +81,11 @@ type Status struct {
 	ObservedGeneration int64 `json:"observedGeneration"`
 	// HeldAt is when the current hold was reached (RFC3339); nil unless held.
 	HeldAt *metav1.Time `json:"heldAt,omitempty"`
+	// TakenOver records, in alongside mode, that the controller runs this
+	// rollout itself (paused, Recreate, strategy saved in
+	// kubegray.io/strategy). It lets the controller repair a Deployment whose
+	// saved strategy was lost, which would otherwise stay on Recreate.
+	TakenOver bool `json:"takenOver,omitempty"`
 }
 
 const statusRule = `must be the JSON object gray-controller writes, with a known phase and no negative numbers`

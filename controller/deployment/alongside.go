@@ -1,0 +1,409 @@
+package deployment
+
+// Alongside mode (DESIGN.md §3): the built-in deployment controller keeps running, so only
+// Deployments carrying kubegray.io/percent, or taken over, are ours; every other Deployment is
+// never written, not even its ReplicaSets' owner references.
+//
+// While a gray rollout is in flight the Deployment is taken over: spec.paused=true and
+// strategy Recreate on the server (the built-in controller then creates and scales no
+// ReplicaSet, upstream spec §5.3/§5.4), the original strategy saved in kubegray.io/strategy.
+// The admission policy or `kubectl gray set --image` take over in the write that changes the
+// template; with --takeover=eager we do it as soon as a Deployment is annotated.
+//
+// A taken-over Deployment runs the same gray sync as instead mode (gray.go), through a view:
+// the Deployment it sees has the saved strategy, and spec.paused is our hold (heldAt in
+// kubegray.io/status), because the real spec.paused is true the whole time. Holding and
+// resuming therefore only write kubegray.io/status. The built-in controller keeps writing the
+// Deployment status, so ours is limited to kubegray.io/status, the mirrored revision and the
+// GrayHeld condition, sent as a strategic merge patch of the status subresource (conditions
+// merge by type) rather than an UpdateStatus that would carry a copy of its fields.
+//
+// Release is one patch that restores the saved strategy, unpauses and drops
+// kubegray.io/strategy: when the rollout completes (a rollback completes too; with eager
+// takeover the Deployment stays taken over while annotated), when kubegray.io/percent is
+// removed, or when the saved strategy is Recreate (no gray rollout to run). Every sync also
+// repairs: a taken-over Deployment that was unpaused or had its strategy edited behind the
+// guard policy is taken over again, and one whose kubegray.io/strategy was lost or is
+// unreadable is released to RollingUpdate with the API defaults, so no Deployment is ever
+// left on Recreate.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/klog/v2"
+
+	"github.com/kubegray/kubectl-gray/controller/metrics"
+	"github.com/kubegray/kubectl-gray/pkg/deployutil"
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+)
+
+// Takeover is how alongside mode takes a gray Deployment over.
+type Takeover string
+
+const (
+	// TakeoverAdmission leaves the takeover to the MutatingAdmissionPolicy or to
+	// `kubectl gray set --image`, in the write that changes the template (Kubernetes ≥ 1.36).
+	TakeoverAdmission Takeover = "admission"
+	// TakeoverEager takes a Deployment over as soon as it is annotated and keeps it taken over
+	// while annotated, for clusters without the admission policies.
+	TakeoverEager Takeover = "eager"
+)
+
+// defaultStrategy is what the API server defaults a Deployment's strategy to; a Deployment
+// whose saved strategy is lost or unreadable goes back to it.
+func defaultStrategy() appsv1.DeploymentStrategy {
+	quarter := intstr.FromString("25%")
+	return appsv1.DeploymentStrategy{
+		Type:          appsv1.RollingUpdateDeploymentStrategyType,
+		RollingUpdate: &appsv1.RollingUpdateDeployment{MaxSurge: &quarter, MaxUnavailable: &quarter},
+	}
+}
+
+// withStrategyDefaults fills in what the API server would for a RollingUpdate strategy saved
+// without some of its fields ("RollingUpdate" alone means 25%/25%).
+func withStrategyDefaults(s appsv1.DeploymentStrategy) appsv1.DeploymentStrategy {
+	s = *s.DeepCopy()
+	if s.Type != appsv1.RollingUpdateDeploymentStrategyType {
+		return s
+	}
+	def := defaultStrategy().RollingUpdate
+	if s.RollingUpdate == nil {
+		s.RollingUpdate = &appsv1.RollingUpdateDeployment{}
+	}
+	if s.RollingUpdate.MaxSurge == nil {
+		s.RollingUpdate.MaxSurge = def.MaxSurge
+	}
+	if s.RollingUpdate.MaxUnavailable == nil {
+		s.RollingUpdate.MaxUnavailable = def.MaxUnavailable
+	}
+	return s
+}
+
+// isAlongsideManaged reports whether an alongside controller has anything to do with d: it is
+// annotated, taken over, or carries gray leftovers (our status or GrayHeld condition) to clean.
+func isAlongsideManaged(d *appsv1.Deployment) bool {
+	_, annotated := d.Annotations[grayapi.PercentAnnotation]
+	_, taken := d.Annotations[grayapi.StrategyAnnotation]
+	return annotated || taken || hasGrayLeftovers(d)
+}
+
+// alongsideView is how the gray sync sees a taken-over Deployment: with the saved strategy,
+// and paused exactly while we hold.
+type alongsideView struct {
+	strategy appsv1.DeploymentStrategy
+	paused   bool
+}
+
+// apply sets the view on d, the hold read from d's kubegray.io/status.
+func (v *alongsideView) apply(ctx context.Context, d *appsv1.Deployment) {
+	st, _ := readGrayStatus(ctx, d)
+	v.paused = st.HeldAt != nil
+	v.reapply(d)
+}
+
+// reapply sets the view on d again after d's spec was replaced by a written Deployment.
+func (v *alongsideView) reapply(d *appsv1.Deployment) {
+	d.Spec.Strategy = *v.strategy.DeepCopy()
+	d.Spec.Paused = v.paused
+}
+
+// syncAlongside is the sync of a Deployment an alongside controller manages (see the file
+// comment for the decisions).
+func (dc *DeploymentController) syncAlongside(ctx context.Context, key string, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) error {
+	savedValue, taken := d.Annotations[grayapi.StrategyAnnotation]
+	_, annotated := d.Annotations[grayapi.PercentAnnotation]
+	prev, _ := readGrayStatus(ctx, d)
+
+	if !taken {
+		switch {
+		case prev.TakenOver:
+			strategy := d.Spec.Strategy
+			if strategy.Type != appsv1.RollingUpdateDeploymentStrategyType {
+				strategy = defaultStrategy()
+			}
+			return dc.release(ctx, d, strategy, nil, corev1.EventTypeWarning,
+				fmt.Sprintf("%s was removed from the taken-over Deployment: restored strategy %s", grayapi.StrategyAnnotation, describeStrategy(strategy)))
+		case annotated && dc.takeover == TakeoverEager && d.Spec.Strategy.Type == appsv1.RollingUpdateDeploymentStrategyType:
+			return dc.takeOver(ctx, d)
+		case annotated:
+			return dc.trackNotTakenOver(ctx, d, rsList)
+		}
+		metrics.ForgetGray(key)
+		return dc.removeGrayLeftovers(ctx, d)
+	}
+
+	saved, err := grayapi.ParseStrategy(savedValue)
+	switch {
+	case err != nil:
+		return dc.release(ctx, d, defaultStrategy(), nil, corev1.EventTypeWarning,
+			fmt.Sprintf("%v: restored the default strategy %s", err, describeStrategy(defaultStrategy())))
+	case !annotated:
+		metrics.ForgetGray(key)
+		return dc.release(ctx, d, saved, nil, corev1.EventTypeNormal,
+			fmt.Sprintf("%s was removed: restored strategy %s, the rollout completes under it", grayapi.PercentAnnotation, savedValue))
+	case saved.Type != appsv1.RollingUpdateDeploymentStrategyType:
+		return dc.release(ctx, d, saved, nil, corev1.EventTypeNormal,
+			fmt.Sprintf("strategy %s replaces all pods at once, so it has no gray rollout: restored it", savedValue))
+	case !d.Spec.Paused || d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType:
+		return dc.retakeOver(ctx, d)
+	}
+
+	g, err := dc.runGray(ctx, key, d, rsList, &alongsideView{strategy: withStrategyDefaults(saved)})
+	if err != nil || g == nil {
+		return err
+	}
+	if g.st.Phase != grayapi.PhaseComplete || dc.takeover == TakeoverEager {
+		return nil
+	}
+	st := g.st
+	st.TakenOver = false
+	return dc.release(ctx, g.server, saved, &st, corev1.EventTypeNormal,
+		fmt.Sprintf("revision %d complete: restored strategy %s", st.Revision, savedValue))
+}
+
+// describeStrategy renders a strategy in the kubegray.io/strategy format for messages.
+func describeStrategy(s appsv1.DeploymentStrategy) string {
+	value, err := grayapi.FormatStrategy(s)
+	if err != nil {
+		return string(s.Type)
+	}
+	return value
+}
+
+// takeOver is the eager takeover: paused, Recreate and the strategy saved, in one patch.
+func (dc *DeploymentController) takeOver(ctx context.Context, d *appsv1.Deployment) error {
+	value, err := grayapi.FormatStrategy(d.Spec.Strategy)
+	if err != nil {
+		return fmt.Errorf("deployment %s/%s: %w", d.Namespace, d.Name, err)
+	}
+	patch := map[string]any{
+		"metadata": map[string]any{
+			"resourceVersion": d.ResourceVersion,
+			"annotations":     map[string]any{grayapi.StrategyAnnotation: value},
+		},
+		"spec": takenOverSpec(),
+	}
+	if _, err := dc.patchDeployment(ctx, d, patch); err != nil {
+		return fmt.Errorf("deployment %s/%s: taking it over (saving strategy %s): %w", d.Namespace, d.Name, value, err)
+	}
+	dc.eventRecorder.Eventf(d, corev1.EventTypeNormal, grayapi.ReasonGrayTakeover,
+		"Taken over for gray rollouts: paused with strategy Recreate, strategy %s saved in %s", value, grayapi.StrategyAnnotation)
+	klog.FromContext(ctx).V(2).Info("Took deployment over", "deployment", klog.KObj(d), "strategy", value)
+	return nil
+}
+
+// retakeOver pauses a taken-over Deployment again and puts it back on Recreate after someone
+// unpaused it or changed its strategy (possible only without the guard policy): left so, the
+// built-in controller would roll it out with no hold.
+func (dc *DeploymentController) retakeOver(ctx context.Context, d *appsv1.Deployment) error {
+	patch := map[string]any{
+		"metadata": map[string]any{"resourceVersion": d.ResourceVersion},
+		"spec":     takenOverSpec(),
+	}
+	if _, err := dc.patchDeployment(ctx, d, patch); err != nil {
+		return fmt.Errorf("deployment %s/%s: pausing it again for its gray rollout: %w", d.Namespace, d.Name, err)
+	}
+	dc.eventRecorder.Eventf(d, corev1.EventTypeWarning, grayapi.ReasonGrayTakeover,
+		"Paused again with strategy Recreate: the gray rollout runs it until it ends; use kubectl gray resume, kubectl gray undo, or remove %s to release it",
+		grayapi.PercentAnnotation)
+	return nil
+}
+
+// takenOverSpec is the spec part of a takeover patch (rollingUpdate removed: Recreate forbids it).
+func takenOverSpec() map[string]any {
+	return map[string]any{
+		"paused":   true,
+		"strategy": map[string]any{"type": string(appsv1.RecreateDeploymentStrategyType), "rollingUpdate": nil},
+	}
+}
+
+// release hands d back to the built-in controller in one patch: strategy restored, unpaused,
+// kubegray.io/strategy and any resume request dropped, and kubegray.io/status set to st (nil
+// drops it, and the GrayHeld condition goes after).
+func (dc *DeploymentController) release(ctx context.Context, d *appsv1.Deployment, strategy appsv1.DeploymentStrategy, st *grayapi.Status, eventType, message string) error {
+	var rollingUpdate any
+	if strategy.RollingUpdate != nil {
+		rollingUpdate = strategy.RollingUpdate
+	}
+	annotations := map[string]any{
+		grayapi.StrategyAnnotation: nil,
+		grayapi.ResumeAnnotation:   nil,
+		grayapi.StatusAnnotation:   nil,
+	}
+	if st != nil {
+		value, err := grayapi.FormatStatus(*st)
+		if err != nil {
+			return fmt.Errorf("deployment %s/%s: %w", d.Namespace, d.Name, err)
+		}
+		annotations[grayapi.StatusAnnotation] = value
+	}
+	patch := map[string]any{
+		"metadata": map[string]any{"resourceVersion": d.ResourceVersion, "annotations": annotations},
+		"spec": map[string]any{
+			"paused":   false,
+			"strategy": map[string]any{"type": string(strategy.Type), "rollingUpdate": rollingUpdate},
+		},
+	}
+	written, err := dc.patchDeployment(ctx, d, patch)
+	if err != nil {
+		return fmt.Errorf("deployment %s/%s: releasing it (%s): %w", d.Namespace, d.Name, message, err)
+	}
+	dc.eventRecorder.Eventf(d, eventType, grayapi.ReasonGrayRelease, "Released to the built-in deployment controller: %s", message)
+	klog.FromContext(ctx).V(2).Info("Released deployment", "deployment", klog.KObj(d), "reason", message)
+	if st != nil {
+		return nil
+	}
+	return dc.removeGrayLeftovers(ctx, written)
+}
+
+// removeGrayLeftovers drops our status annotation and GrayHeld condition from a Deployment
+// that is no longer gray, without touching the rest of its status.
+func (dc *DeploymentController) removeGrayLeftovers(ctx context.Context, d *appsv1.Deployment) error {
+	if !hasGrayLeftovers(d) {
+		return nil
+	}
+	cleaned := d.DeepCopy()
+	delete(cleaned.Annotations, grayapi.StatusAnnotation)
+	deployutil.RemoveDeploymentCondition(&cleaned.Status, grayapi.ConditionGrayHeld)
+	if _, err := dc.patchGrayStatus(ctx, cleaned); err != nil {
+		return fmt.Errorf("deployment %s/%s: removing the gray status: %w", d.Namespace, d.Name, err)
+	}
+	return nil
+}
+
+// trackNotTakenOver records, for an annotated Deployment that is not taken over, the revision
+// the built-in controller completed: it becomes the stable revision of the next gray rollout
+// (the one `kubectl gray undo` returns to). Nothing is written while it is rolling.
+func (dc *DeploymentController) trackNotTakenOver(ctx context.Context, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) error {
+	newRS := deployutil.FindNewReplicaSet(d, rsList)
+	if newRS == nil || !deployutil.DeploymentComplete(d, &d.Status) {
+		return nil
+	}
+	rev, err := deployutil.Revision(newRS)
+	if err != nil || rev == 0 {
+		return nil
+	}
+	prev, _ := readGrayStatus(ctx, d)
+	if prev.Mode == grayapi.ModeAlongside && prev.Phase == grayapi.PhaseComplete && prev.Revision == rev && !prev.TakenOver {
+		return nil
+	}
+	var step int32
+	if points, err := grayapi.ParsePercent(d.Annotations[grayapi.PercentAnnotation]); err == nil {
+		step = int32(len(points))
+	}
+	replicas := *d.Spec.Replicas
+	st := grayapi.Status{
+		Mode: grayapi.ModeAlongside, Revision: rev, StableRevision: rev, Step: step, Percent: grayapi.FullPercent, Target: replicas,
+		Phase: grayapi.PhaseComplete, Message: fmt.Sprintf("all %d replicas run revision %d", replicas, rev), ObservedGeneration: d.Generation,
+	}
+	value, err := grayapi.FormatStatus(st)
+	if err != nil {
+		return fmt.Errorf("deployment %s/%s: %w", d.Namespace, d.Name, err)
+	}
+	updated := d.DeepCopy()
+	updated.Annotations[grayapi.StatusAnnotation] = value
+	setGrayHeldCondition(&updated.Status, st, replicas, dc.metaNow())
+	if alongsideStatusUnchanged(d, updated) {
+		return nil
+	}
+	if _, err := dc.patchGrayStatus(ctx, updated); err != nil {
+		return fmt.Errorf("deployment %s/%s: recording completed revision %d: %w", d.Namespace, d.Name, rev, err)
+	}
+	return nil
+}
+
+// updateAlongside is updateDeployment in alongside mode: the hold lives in kubegray.io/status
+// only (the Deployment stays paused on the server), so taking or leaving it writes the status;
+// a consumed resume request goes in the same main-resource patch, so that the step it asked
+// for and its removal land together.
+func (g *graySync) updateAlongside(ctx context.Context, paused bool) error {
+	d := g.d
+	g.view.paused = paused
+	d.Spec.Paused = paused
+	updated := d.DeepCopy()
+	if err := g.setStatusAnnotation(updated); err != nil {
+		return err
+	}
+	var written *appsv1.Deployment
+	var err error
+	if g.removeResume {
+		written, err = g.dc.patchDeployment(ctx, d, map[string]any{
+			"metadata": map[string]any{
+				"resourceVersion": d.ResourceVersion,
+				"annotations": map[string]any{
+					grayapi.StatusAnnotation: updated.Annotations[grayapi.StatusAnnotation],
+					grayapi.ResumeAnnotation: nil,
+				},
+			},
+		})
+	} else {
+		written, err = g.dc.patchGrayStatus(ctx, updated)
+	}
+	if err != nil {
+		return fmt.Errorf("deployment %s/%s: recording the gray hold (held=%t): %w", d.Namespace, d.Name, paused, err)
+	}
+	g.adopt(written)
+	g.removeResume = false
+	g.stored, g.hasStored = g.st, true
+	return nil
+}
+
+// patchDeployment sends a JSON merge patch to the Deployment itself.
+func (dc *DeploymentController) patchDeployment(ctx context.Context, d *appsv1.Deployment, patch map[string]any) (*appsv1.Deployment, error) {
+	body, err := json.Marshal(patch)
+	if err != nil {
+		return nil, err
+	}
+	return dc.client.AppsV1().Deployments(d.Namespace).Patch(ctx, d.Name, types.MergePatchType, body,
+		metav1.PatchOptions{FieldManager: dc.fieldManager})
+}
+
+// patchGrayStatus writes what of updated's status side is ours (kubegray.io/status, the
+// mirrored revision annotation, the GrayHeld condition, each removed when absent from updated)
+// as a strategic merge patch of the status subresource: the rest of the status belongs to the
+// built-in controller and is left as the server has it.
+func (dc *DeploymentController) patchGrayStatus(ctx context.Context, updated *appsv1.Deployment) (*appsv1.Deployment, error) {
+	annotations := map[string]any{grayapi.StatusAnnotation: nil}
+	if value, ok := updated.Annotations[grayapi.StatusAnnotation]; ok {
+		annotations[grayapi.StatusAnnotation] = value
+	}
+	if rev, ok := updated.Annotations[deployutil.RevisionAnnotation]; ok {
+		annotations[deployutil.RevisionAnnotation] = rev
+	}
+	var condition any = map[string]any{"type": string(grayapi.ConditionGrayHeld), "$patch": "delete"}
+	if c := deployutil.GetDeploymentCondition(updated.Status, grayapi.ConditionGrayHeld); c != nil {
+		condition = c
+	}
+	body, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"annotations": annotations},
+		"status":   map[string]any{"conditions": []any{condition}},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return dc.client.AppsV1().Deployments(updated.Namespace).Patch(ctx, updated.Name, types.StrategicMergePatchType, body,
+		metav1.PatchOptions{FieldManager: dc.fieldManager}, "status")
+}
+
+// alongsideStatusUnchanged reports whether patchGrayStatus(updated) would change nothing on
+// server. Condition timestamps are not compared: only a change of the condition itself is
+// worth a write.
+func alongsideStatusUnchanged(server, updated *appsv1.Deployment) bool {
+	if server.Annotations[grayapi.StatusAnnotation] != updated.Annotations[grayapi.StatusAnnotation] ||
+		server.Annotations[deployutil.RevisionAnnotation] != updated.Annotations[deployutil.RevisionAnnotation] {
+		return false
+	}
+	a := deployutil.GetDeploymentCondition(server.Status, grayapi.ConditionGrayHeld)
+	b := deployutil.GetDeploymentCondition(updated.Status, grayapi.ConditionGrayHeld)
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Status == b.Status && a.Reason == b.Reason && a.Message == b.Message
+}

@@ -1,0 +1,363 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+	"github.com/kubegray/kubectl-gray/test/cluster"
+)
+
+// alongsideSA is the identity the guard policy exempts (manifests/alongside).
+const alongsideSA = "system:serviceaccount:gray-system:gray-controller"
+
+// alongsideManifests renders manifests/alongside with kubectl kustomize and
+// returns its documents, without the controller's own Deployment and Service
+// (gray-controller runs as a process here, not as pods of fake nodes).
+func alongsideManifests(t *testing.T) []string {
+	t.Helper()
+	out, err := exec.Command("kubectl", "kustomize", "../../manifests/alongside").Output()
+	if err != nil {
+		t.Fatalf("kubectl kustomize manifests/alongside: %v", err)
+	}
+	var docs []string
+	for _, doc := range strings.Split(string(out), "\n---\n") {
+		if strings.Contains(doc, "\nkind: Deployment\n") || strings.Contains(doc, "\nkind: Service\n") {
+			continue
+		}
+		docs = append(docs, doc)
+	}
+	return docs
+}
+
+// alongsideApply applies documents with the admin kubeconfig, as a user
+// installing the manifests does.
+func alongsideApply(t *testing.T, c *cluster.Cluster, docs []string) {
+	t.Helper()
+	cmd := exec.Command("kubectl", "--kubeconfig="+c.Kubeconfig, "apply", "--server-side", "-f", "-")
+	cmd.Stdin = strings.NewReader(strings.Join(docs, "\n---\n"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("kubectl apply manifests/alongside: %v\n%s", err, out)
+	}
+}
+
+// alongsidePolicies are the admission policy documents among docs.
+func alongsidePolicies(docs []string) []string {
+	var out []string
+	for _, doc := range docs {
+		if strings.Contains(doc, "AdmissionPolicy") {
+			out = append(out, doc)
+		}
+	}
+	return out
+}
+
+// alongsideKubeconfig writes a copy of the admin kubeconfig that
+// impersonates gray-controller's ServiceAccount, so the controller runs with
+// exactly the RBAC of manifests/base and the guard policy sees its username.
+func alongsideKubeconfig(t *testing.T, c *cluster.Cluster) string {
+	t.Helper()
+	cfg, err := clientcmd.LoadFromFile(c.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, auth := range cfg.AuthInfos {
+		auth.Impersonate = alongsideSA
+	}
+	path := filepath.Join(t.TempDir(), "gray-controller.kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// startAlongsideController runs gray-controller in alongside mode as the
+// ServiceAccount, with its lease in gray-system (the only namespace its RBAC
+// allows leases in). Later flags win over startGrayController's defaults.
+func startAlongsideController(t *testing.T, c *cluster.Cluster, kubeconfig string, args ...string) {
+	t.Helper()
+	startGrayController(t, c, append([]string{"--kubeconfig=" + kubeconfig, "--leader-elect-namespace=gray-system", "--mode=alongside"}, args...)...)
+}
+
+// newAlongsideEnv is newGrayEnv that logs the recorder's scale writes per
+// ReplicaSet once it has verified them (cleanups run last-registered first).
+func newAlongsideEnv(t *testing.T, c *cluster.Cluster, name string) *grayEnv {
+	t.Helper()
+	var e *grayEnv
+	t.Cleanup(func() {
+		e.rec.mu.Lock()
+		defer e.rec.mu.Unlock()
+		keys := make([]string, 0, len(e.rec.scaleWrites))
+		for k := range e.rec.scaleWrites {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var b strings.Builder
+		for _, k := range keys {
+			fmt.Fprintf(&b, " %s=%d", k, e.rec.scaleWrites[k])
+		}
+		t.Logf("namespace %s: scale writes per ReplicaSet (deployment/revision):%s", e.ns, b.String())
+	})
+	t.Cleanup(func() { alongsideNoRecreate(t, e) })
+	e = newGrayEnv(t, c, "al-"+name)
+	return e
+}
+
+// alongsideNoRecreate fails if any Deployment of the scenario is left on
+// Recreate or taken over.
+func alongsideNoRecreate(t *testing.T, e *grayEnv) {
+	t.Helper()
+	list, err := e.client.AppsV1().Deployments(e.ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	for _, d := range list.Items {
+		if _, taken := d.Annotations[grayapi.StrategyAnnotation]; taken || d.Spec.Strategy.Type == appsv1.RecreateDeploymentStrategyType || d.Spec.Paused {
+			t.Errorf("deployment %s/%s left taken over: strategy %s, paused %t, %s=%q", d.Namespace, d.Name, d.Spec.Strategy.Type,
+				d.Spec.Paused, grayapi.StrategyAnnotation, d.Annotations[grayapi.StrategyAnnotation])
+		}
+	}
+}
+
+// alongsideTakenOver checks the Deployment is taken over with saved.
+func alongsideTakenOver(t *testing.T, d *appsv1.Deployment, saved string) {
+	t.Helper()
+	if d.Annotations[grayapi.StrategyAnnotation] != saved || !d.Spec.Paused || d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
+		t.Fatalf("deployment %s not taken over with %q: paused %t strategy %+v annotations %v", d.Name, saved, d.Spec.Paused, d.Spec.Strategy, d.Annotations)
+	}
+}
+
+// alongsideReleased waits until the Deployment is released to 25%/25%.
+func alongsideReleased(t *testing.T, e *grayEnv, name string) {
+	t.Helper()
+	eventually(t, 60*time.Second, "deployment "+name+" released", func() (bool, string) {
+		d, err := e.client.AppsV1().Deployments(e.ns).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		_, taken := d.Annotations[grayapi.StrategyAnnotation]
+		ru := d.Spec.Strategy.RollingUpdate
+		ok := !taken && !d.Spec.Paused && d.Spec.Strategy.Type == appsv1.RollingUpdateDeploymentStrategyType &&
+			ru != nil && ru.MaxSurge.String() == "25%" && ru.MaxUnavailable.String() == "25%"
+		return ok, fmt.Sprintf("paused %t strategy %+v %s=%q", d.Spec.Paused, d.Spec.Strategy, grayapi.StrategyAnnotation, d.Annotations[grayapi.StrategyAnnotation])
+	})
+}
+
+// alongsideKubectlGray runs the built kubectl-gray binary as a user would.
+func alongsideKubectlGray(t *testing.T, c *cluster.Cluster, ns string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(ourBinary(t, "kubectl-gray"), append([]string{"--kubeconfig=" + c.Kubeconfig, "-n", ns}, args...)...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("kubectl gray %s: %v\n%s", strings.Join(args, " "), err, out.String())
+	}
+	return out.String()
+}
+
+const alongsideSaved = "RollingUpdate;maxSurge=25%;maxUnavailable=25%"
+
+// TestAlongside runs gray-controller --mode=alongside as its ServiceAccount
+// next to the stock kube-controller-manager, with the policies of
+// manifests/alongside applied by kubectl.
+func TestAlongside(t *testing.T) {
+	c := cluster.StartForTest(t, cluster.Options{})
+	docs := alongsideManifests(t)
+	alongsideApply(t, c, docs)
+	kubeconfig := alongsideKubeconfig(t, c)
+	startAlongsideController(t, c, kubeconfig)
+	held := grayState{phase: grayapi.PhaseHeld, newSpec: 2, oldTotal: 8, paused: true}
+	done := grayState{phase: grayapi.PhaseComplete, newSpec: 10}
+
+	t.Run("scenarios", func(t *testing.T) {
+		t.Run("takeover by the policy", func(t *testing.T) {
+			t.Parallel()
+			e := newAlongsideEnv(t, c, "policy")
+			e.startStable(grayDeployment("web", 10, "20"))
+			e.do(setImage("web", "nginx:1.26"))
+			d := e.expect("web", held)
+			alongsideTakenOver(t, d, alongsideSaved)
+			if cond := e.heldCondition("web"); cond == nil || cond.Status != "True" {
+				t.Fatalf("GrayHeld = %+v, want True", cond)
+			}
+			e.resume("web", true)
+			e.expect("web", done)
+			alongsideReleased(t, e, "web")
+			waitRolledOut(t, e.client, e.ns, "web", 60*time.Second)
+		})
+
+		t.Run("takeover by kubectl gray set --image", func(t *testing.T) {
+			t.Parallel()
+			e := newAlongsideEnv(t, c, "plugin")
+			e.do(createDeployment(newDeployment("web", "nginx:1.25", withReplicas(10))))
+			waitRolledOut(t, e.client, e.ns, "web", 60*time.Second)
+			out := alongsideKubectlGray(t, c, e.ns, "set", "web", "20", "--image", "app=nginx:1.26")
+			if !strings.Contains(out, "taken over (strategy "+alongsideSaved+" saved)") {
+				t.Fatalf("kubectl gray set said %q, want the takeover reported", out)
+			}
+			d := e.expect("web", held)
+			alongsideTakenOver(t, d, alongsideSaved)
+			status := alongsideKubectlGray(t, c, e.ns, "status", "web")
+			if !strings.Contains(status, "Mode:        alongside, taken over") {
+				t.Fatalf("kubectl gray status does not show the takeover:\n%s", status)
+			}
+			alongsideKubectlGray(t, c, e.ns, "resume", "web", "--full")
+			e.expect("web", done)
+			alongsideReleased(t, e, "web")
+		})
+
+		t.Run("non-annotated deployment is left to the built-in controller", func(t *testing.T) {
+			t.Parallel()
+			e := newAlongsideEnv(t, c, "plain")
+			e.do(createDeployment(newDeployment("plain", "nginx:1.25", withReplicas(10))))
+			e.startStable(grayDeployment("web", 10, "20"))
+			waitRolledOut(t, e.client, e.ns, "plain", 60*time.Second)
+			e.do(setImage("plain", "nginx:1.26"))
+			e.do(setImage("web", "nginx:1.26"))
+			waitRolledOut(t, e.client, e.ns, "plain", 60*time.Second)
+			e.expect("web", held)
+			d, err := e.client.AppsV1().Deployments(e.ns).Get(context.Background(), "plain", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k := range d.Annotations {
+				if strings.HasPrefix(k, grayapi.Prefix) {
+					t.Errorf("plain deployment got annotation %s", k)
+				}
+			}
+			alongsideNoWritesBy(t, d.ManagedFields, "deployment plain")
+			for _, rs := range ownedReplicaSets(t, e.client, d) {
+				alongsideNoWritesBy(t, rs.ManagedFields, "replicaset "+rs.Name)
+			}
+			e.resume("web", true)
+			e.expect("web", done)
+			alongsideReleased(t, e, "web")
+		})
+
+		t.Run("guard rejects unpausing and strategy edits", func(t *testing.T) {
+			t.Parallel()
+			e := newAlongsideEnv(t, c, "guard")
+			e.startStable(grayDeployment("web", 10, "20"))
+			e.do(setImage("web", "nginx:1.26"))
+			e.expect("web", held)
+			err := mutateDeployment("web", func(d *appsv1.Deployment) { d.Spec.Paused = false })(context.Background(), e.client, e.ns)
+			want := `run "kubectl gray resume web -n ` + e.ns + `" to continue it`
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Fatalf("unpause as admin: %v, want rejection containing %q", err, want)
+			}
+			err = mutateDeployment("web", func(d *appsv1.Deployment) {
+				d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType}
+			})(context.Background(), e.client, e.ns)
+			want = `remove the kubegray.io/percent annotation to release it ("kubectl annotate deployment web -n ` + e.ns + ` kubegray.io/percent-")`
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Fatalf("strategy edit as admin: %v, want rejection containing %q", err, want)
+			}
+			e.expect("web", held)
+			e.resume("web", true)
+			e.expect("web", done)
+			alongsideReleased(t, e, "web")
+		})
+
+		t.Run("annotation removed mid-rollout releases it", func(t *testing.T) {
+			t.Parallel()
+			e := newAlongsideEnv(t, c, "removed")
+			e.startStable(grayDeployment("web", 10, "20"))
+			e.do(setImage("web", "nginx:1.26"))
+			e.expect("web", held)
+			e.do(removeAnnotation("web", grayapi.PercentAnnotation))
+			alongsideReleased(t, e, "web")
+			e.expect("web", grayState{newSpec: 10})
+			waitRolledOut(t, e.client, e.ns, "web", 60*time.Second)
+		})
+	})
+
+	// Not in parallel: it stops the controller all scenarios share.
+	t.Run("controller killed mid-rollout and policies deleted", func(t *testing.T) {
+		e := newAlongsideEnv(t, c, "killed")
+		e.startStable(grayDeployment("web", 10, "20"))
+		e.do(setImage("web", "nginx:1.26"))
+		e.expect("web", held)
+		if err := c.StopComponent(grayControllerName, 10*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("kubectl", "--kubeconfig="+c.Kubeconfig, "delete", "-f", "-")
+		cmd.Stdin = strings.NewReader(strings.Join(alongsidePolicies(docs), "\n---\n"))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("kubectl delete policies: %v\n%s", err, out)
+		}
+		e.resume("web", true)
+		// Nobody runs the rollout now; the built-in controller must not either.
+		deadline := time.Now().Add(5 * time.Second)
+		for time.Now().Before(deadline) {
+			s, d, msg := e.observed("web")
+			if s != held {
+				t.Fatalf("without gray-controller the Deployment moved: %s", msg)
+			}
+			alongsideTakenOver(t, d, alongsideSaved)
+			time.Sleep(500 * time.Millisecond)
+		}
+		startAlongsideController(t, c, kubeconfig)
+		e.expect("web", done)
+		alongsideReleased(t, e, "web")
+		waitRolledOut(t, e.client, e.ns, "web", 60*time.Second)
+	})
+}
+
+// TestAlongsideEager is alongside mode on a cluster without the admission
+// policies (as before Kubernetes 1.36): --takeover=eager takes a Deployment
+// over as soon as it is annotated, and a plain image change then holds.
+func TestAlongsideEager(t *testing.T) {
+	c := cluster.StartForTest(t, cluster.Options{})
+	var rbac []string
+	for _, doc := range alongsideManifests(t) {
+		if !strings.Contains(doc, "AdmissionPolicy") {
+			rbac = append(rbac, doc)
+		}
+	}
+	alongsideApply(t, c, rbac)
+	startAlongsideController(t, c, alongsideKubeconfig(t, c), "--takeover=eager")
+
+	e := newAlongsideEnv(t, c, "eager")
+	e.do(createDeployment(grayDeployment("web", 10, "20")))
+	eventually(t, 60*time.Second, "eager takeover", func() (bool, string) {
+		d, err := e.client.AppsV1().Deployments(e.ns).Get(context.Background(), "web", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return d.Annotations[grayapi.StrategyAnnotation] == alongsideSaved && d.Spec.Paused, fmt.Sprintf("annotations %v paused %t", d.Annotations, d.Spec.Paused)
+	})
+	e.expect("web", grayState{phase: grayapi.PhaseComplete, newSpec: 10, paused: true})
+	e.do(setImage("web", "nginx:1.26"))
+	e.expect("web", grayState{phase: grayapi.PhaseHeld, newSpec: 2, oldTotal: 8, paused: true})
+	e.resume("web", true)
+	// Complete, and still taken over while annotated.
+	d := e.expect("web", grayState{phase: grayapi.PhaseComplete, newSpec: 10, paused: true})
+	alongsideTakenOver(t, d, alongsideSaved)
+	e.do(removeAnnotation("web", grayapi.PercentAnnotation))
+	alongsideReleased(t, e, "web")
+	waitRolledOut(t, e.client, e.ns, "web", 60*time.Second)
+}
+
+// alongsideNoWritesBy fails if gray-controller's field manager wrote obj.
+func alongsideNoWritesBy(t *testing.T, fields []metav1.ManagedFieldsEntry, what string) {
+	t.Helper()
+	for _, f := range fields {
+		if f.Manager == grayControllerName {
+			t.Errorf("%s was written by %s (%s %s)", what, f.Manager, f.Operation, f.Subresource)
+		}
+	}
+}
