@@ -18,6 +18,24 @@ package deployment
 // GrayHeld condition, sent as a strategic merge patch of the status subresource (conditions
 // merge by type) rather than an UpdateStatus that would carry a copy of its fields.
 //
+// The built-in controller's paused sync still resizes a ReplicaSet in one case (upstream spec
+// §5.3 step 1): when at most one ReplicaSet is active (spec > 0) and it is not at
+// spec.replicas, it scales that one (or, with none active, the new one) to spec.replicas.
+// With two or more active it does nothing on Recreate. A plain gray step can leave such a
+// lone ReplicaSet: with maxSurge 0 the old ReplicaSet shrinks 10→9 before the new one has a
+// pod, and at the end of a rollout the last old pod goes while the new ReplicaSet is at 9 of
+// 10; the built-in controller then writes it back and the two controllers fight.
+// So the writes of each step in this mode go through rollout.GrayAlongsideWrites: the
+// ReplicaSets that grow are written before those that shrink, a step that empties the last
+// old ReplicaSets keeps one of their pods when it removes several, and a step that would
+// still leave a lone ReplicaSet first grows the ReplicaSet the rollout grows next (the new
+// one) by one pod, in the same sync and before the shrink. That last case deliberately
+// exceeds maxSurge by one pod between the two writes (with maxSurge 0 and R 10: old 10 and
+// new 1, then old 9): without it a maxSurge-0 rollout cannot move without handing the
+// built-in controller a lone ReplicaSet, and one extra pod is the smallest deviation that
+// keeps both maxUnavailable and the gray target. Instead mode has no other controller and
+// keeps upstream's exact numbers.
+//
 // Release is one patch that restores the saved strategy, unpauses and drops
 // kubegray.io/strategy: when the rollout completes (a rollback completes too; with eager
 // takeover the Deployment stays taken over while annotated), when kubegray.io/percent is

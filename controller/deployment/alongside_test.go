@@ -365,3 +365,75 @@ func TestAlongsideEager(t *testing.T) {
 	w.sync()
 	w.wantReleased(quarterStrategy())
 }
+
+// TestAlongsideMaxSurgeZeroLeavesNoLoneReplicaSet is the rollout the built-in controller
+// fought on a real cluster (R 10, maxSurge 0, maxUnavailable 1, hold at 30%): after every
+// ReplicaSet write at least two ReplicaSets are active, or the only active one is at 10, so
+// the built-in controller's paused sync (upstream spec §5.3 step 1) has nothing to resize.
+func TestAlongsideMaxSurgeZeroLeavesNoLoneReplicaSet(t *testing.T) {
+	const saved = "RollingUpdate;maxSurge=0;maxUnavailable=1"
+	d := grayDeployment(10, "30", withFenceposts(intstr.FromInt32(0), intstr.FromInt32(1)))
+	w := newAlongsideWorld(t, d, TakeoverAdmission)
+	w.step()
+
+	w.cap = 3 // ceil(10·30/100)
+	w.takeOverAsPolicy("v2", saved)
+	w.settle()
+	w.wantSizes(sz("v1", 7, "v2", 3))
+	if st := w.status(); st.Phase != grayapi.PhaseHeld || st.Target != 3 {
+		t.Fatalf("status = %+v, want Held at 3", st)
+	}
+	w.wantTakenOver(saved)
+	held := len(w.rsWrites)
+
+	w.cap = 10
+	w.setAnnotation(grayapi.ResumeAnnotation, "2:full")
+	w.settle()
+	w.wantSizes(sz("v1", 0, "v2", 10))
+	w.wantReleased(appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType,
+		RollingUpdate: &appsv1.RollingUpdateDeployment{MaxSurge: ptrIntstr(intstr.FromInt32(0)), MaxUnavailable: ptrIntstr(intstr.FromInt32(1))}})
+	w.noFlapping()
+
+	// Replay the writes (one ReplicaSet per image) and check the state after each resize.
+	sizes := map[string]int32{"v1": 10}
+	type resize struct {
+		image string
+		to    int32
+	}
+	var resizes []resize
+	for i, wr := range w.rsWrites {
+		if before, ok := sizes[wr.image]; ok && before == wr.replicas {
+			continue // an annotation write
+		}
+		sizes[wr.image] = wr.replicas
+		resizes = append(resizes, resize{wr.image, wr.replicas})
+		var active []int32
+		for _, n := range sizes {
+			if n > 0 {
+				active = append(active, n)
+			}
+		}
+		if len(active) == 0 || (len(active) == 1 && active[0] != 10) {
+			t.Errorf("write %d (%s → %d) left sizes %v: the built-in controller would resize the active one to 10", i, wr.image, wr.replicas, sizes)
+		}
+		if total := sizes["v1"] + sizes["v2"]; total > 11 {
+			t.Errorf("write %d (%s → %d): %d replicas, more than R + maxSurge + the one extra pod", i, wr.image, wr.replicas, total)
+		}
+		if i == held-1 {
+			resizes = append(resizes, resize{"held", 0})
+		}
+	}
+	// By hand (PlanGrayStep with maxSurge 0, maxUnavailable 1): v2 is created empty; its first
+	// pod comes before v1 loses one (the extra pod), then new and old alternate; at the end v2
+	// reaches 10 before v1's last pod goes (the extra pod again).
+	want := []resize{
+		{"v2", 0}, {"v2", 1}, {"v1", 9}, {"v1", 8}, {"v2", 2}, {"v1", 7}, {"v2", 3}, {"held", 0},
+		{"v1", 6}, {"v2", 4}, {"v1", 5}, {"v2", 5}, {"v1", 4}, {"v2", 6}, {"v1", 3}, {"v2", 7},
+		{"v1", 2}, {"v2", 8}, {"v1", 1}, {"v2", 9}, {"v2", 10}, {"v1", 0},
+	}
+	if !reflect.DeepEqual(resizes, want) {
+		t.Errorf("resizes = %v, want %v", resizes, want)
+	}
+}
+
+func ptrIntstr(v intstr.IntOrString) *intstr.IntOrString { return &v }

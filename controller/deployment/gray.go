@@ -528,6 +528,15 @@ func (g *graySync) clamp(ctx context.Context) (bool, error) {
 	return g.apply(ctx, newSize, old, oldSizes, false)
 }
 
+// grayReplicaSet is what PlanGrayStep sees of rs. Availability counts at most
+// spec.replicas: right after a scale-down the ReplicaSet's status still counts
+// the pods being deleted, and trusting it would let the next step remove old
+// replicas that are not really there (upstream has this race; a gray rollout
+// promises availability, so it takes the smaller number).
+func grayReplicaSet(rs *appsv1.ReplicaSet) rollout.GrayReplicaSet {
+	return rollout.GrayReplicaSet{Spec: *rs.Spec.Replicas, Available: min(rs.Status.AvailableReplicas, *rs.Spec.Replicas)}
+}
+
 // rollStep applies one PlanGrayStep: the new ReplicaSet grows, or else old ReplicaSets shrink,
 // abandoned canaries first and the stable ReplicaSet last.
 func (g *graySync) rollStep(ctx context.Context) (bool, error) {
@@ -538,19 +547,20 @@ func (g *graySync) rollStep(ctx context.Context) (bool, error) {
 		Surge:       deployutil.MaxSurge(*d),
 		Unavailable: deployutil.MaxUnavailable(*d),
 		Target:      g.st.Target,
-		New:         rollout.GrayReplicaSet{Spec: *g.newRS.Spec.Replicas, Available: g.newRS.Status.AvailableReplicas},
+		New:         grayReplicaSet(g.newRS),
 		Old:         make([]rollout.GrayReplicaSet, len(old)),
 	}
 	for i, rs := range old {
-		in.Old[i] = rollout.GrayReplicaSet{Spec: *rs.Spec.Replicas, Available: rs.Status.AvailableReplicas}
+		in.Old[i] = grayReplicaSet(rs)
 	}
 	plan := rollout.PlanGrayStep(in)
 	return g.apply(ctx, plan.New, old, plan.Old, false)
 }
 
-// apply writes the new ReplicaSet first and then the old ones in the given order, stopping at
-// the first error. With force, every ReplicaSet that was active also gets its desired- and
-// max-replicas annotations refreshed (the end of a scaling event).
+// apply writes the new ReplicaSet first and then the old ones in the given order (in alongside
+// mode, in the order and with the adjustment writeOrder decides), stopping at the first error.
+// With force, every ReplicaSet that was active also gets its desired- and max-replicas
+// annotations refreshed (the end of a scaling event).
 func (g *graySync) apply(ctx context.Context, newSize int32, old []*appsv1.ReplicaSet, oldSizes []int32, force bool) (bool, error) {
 	scaledAny := false
 	write := func(rs *appsv1.ReplicaSet, size int32) (*appsv1.ReplicaSet, error) {
@@ -567,21 +577,62 @@ func (g *graySync) apply(ctx context.Context, newSize int32, old []*appsv1.Repli
 		scaledAny = scaledAny || scaled
 		return written, nil
 	}
-	if g.newRS != nil {
-		written, err := write(g.newRS, newSize)
-		if err != nil {
-			return scaledAny, err
+	for _, w := range g.writeOrder(ctx, newSize, old, oldSizes) {
+		if w.Old == rollout.GrayNewReplicaSet {
+			written, err := write(g.newRS, w.Size)
+			if err != nil {
+				return scaledAny, err
+			}
+			g.newRS = written
+			continue
 		}
-		g.newRS = written
-	}
-	for i, rs := range old {
-		written, err := write(rs, oldSizes[i])
+		rs := old[w.Old]
+		written, err := write(rs, w.Size)
 		if err != nil {
 			return scaledAny, err
 		}
 		g.replaceOld(rs, written)
 	}
 	return scaledAny, nil
+}
+
+// writeOrder lists the writes of apply: the new ReplicaSet (if any) and then the old ones in
+// the given order in instead mode; in alongside mode rollout.GrayAlongsideWrites decides, so
+// that no write leaves the built-in controller a lone ReplicaSet to resize (see alongside.go).
+func (g *graySync) writeOrder(ctx context.Context, newSize int32, old []*appsv1.ReplicaSet, oldSizes []int32) []rollout.GrayWrite {
+	if g.view == nil {
+		var writes []rollout.GrayWrite
+		if g.newRS != nil {
+			writes = append(writes, rollout.GrayWrite{Old: rollout.GrayNewReplicaSet, Size: newSize})
+		}
+		for i, size := range oldSizes {
+			writes = append(writes, rollout.GrayWrite{Old: i, Size: size})
+		}
+		return writes
+	}
+	replicas := *g.d.Spec.Replicas
+	maxNew, _ := rollout.GrayCaps(replicas, g.st.Target)
+	in := rollout.GrayWritesInput{
+		Replicas: replicas, HasNew: g.newRS != nil, MaxNew: maxNew,
+		Current: rollout.GrayStep{Old: specsOf(old)},
+		Planned: rollout.GrayStep{New: newSize, Old: oldSizes},
+	}
+	if g.newRS != nil {
+		in.Current.New = *g.newRS.Spec.Replicas
+	}
+	writes := rollout.GrayAlongsideWrites(in)
+	for _, w := range writes {
+		planned := newSize
+		if w.Old != rollout.GrayNewReplicaSet {
+			planned = oldSizes[w.Old]
+		}
+		if w.Size != planned {
+			klog.FromContext(ctx).V(2).Info("Adjusted gray step so the built-in controller has no lone ReplicaSet to resize",
+				"deployment", klog.KObj(g.d), "replicas", replicas, "plannedNew", newSize, "plannedOld", oldSizes, "writes", writes)
+			break
+		}
+	}
+	return writes
 }
 
 // replaceOld swaps a written old ReplicaSet into oldRSs so the status sees its new spec.

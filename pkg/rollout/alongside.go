@@ -1,0 +1,143 @@
+package rollout
+
+// GrayNewReplicaSet is the GrayWrite.Old of a write to the new ReplicaSet.
+const GrayNewReplicaSet = -1
+
+// GrayWrite is one ReplicaSet write of a gray step.
+type GrayWrite struct {
+	// Old is the index of the old ReplicaSet written, or GrayNewReplicaSet.
+	Old int
+	// Size is the spec.replicas it gets.
+	Size int32
+}
+
+// GrayWritesInput is one planned gray step of a taken-over Deployment (alongside mode).
+type GrayWritesInput struct {
+	// Replicas is the Deployment's spec.replicas (R).
+	Replicas int32
+	// HasNew is false when the new template has no ReplicaSet yet.
+	HasNew bool
+	// MaxNew is the most replicas the new ReplicaSet may have (GrayCaps' maxNew).
+	MaxNew int32
+	// Current are the sizes before the step, Planned the sizes the step plans
+	// (PlanGrayStep, GrayScaleSizes or GrayClampSizes), Old aligned with the
+	// caller's old ReplicaSets (for a rolling step, scale-down order: the
+	// abandoned canaries first, the stable ReplicaSet last).
+	Current, Planned GrayStep
+}
+
+// BuiltInRescales reports whether the built-in deployment controller would
+// resize one of these ReplicaSets of a paused Deployment of R replicas on the
+// Recreate strategy (upstream spec §5.3 step 1): it does when at most one of
+// them is active (spec > 0) and that one (or, with none active, an empty one)
+// is not at R. Worked rows (R=10):
+//
+//	new 0, old [10]    → false (one active, at R)
+//	new 0, old [9]     → true  (one active, not at R)
+//	new 1, old [9]     → false (two active: Recreate scales nothing)
+//	new 9, old [0]     → true
+//	new 0, old [0 0]   → true  (none active: the new one is scaled to R)
+func BuiltInRescales(replicas int32, sizes GrayStep) bool {
+	active, lone := 0, int32(0)
+	for _, s := range append([]int32{sizes.New}, sizes.Old...) {
+		if s > 0 {
+			active++
+			lone = s
+		}
+	}
+	switch active {
+	case 0:
+		return replicas > 0
+	case 1:
+		return lone != replicas
+	}
+	return false
+}
+
+// GrayAlongsideWrites orders, and where no order is enough adjusts, the
+// ReplicaSet writes of one gray step of a taken-over Deployment, so that no
+// write leaves the ReplicaSets in a state where the built-in controller would
+// resize one (BuiltInRescales): it runs next to ours, sees the Deployment
+// paused on Recreate, and would undo the step.
+//
+//  1. A step that shrinks old ReplicaSets and would end with the new one
+//     empty and the built-in controller rescaling (a lone active old one not
+//     at R, or none active) grows the new ReplicaSet by one (within MaxNew)
+//     in the same step: the rollout grows it next anyway, and with maxSurge 0
+//     there is no other way forward. The Deployment briefly runs one pod above
+//     R + maxSurge.
+//  2. A step that empties the last old ReplicaSets while the new one is
+//     short of R keeps one pod on the last of them (in input order: the
+//     stable ReplicaSet of a rolling step) when it removes two or more: the
+//     next step grows the new ReplicaSet, and no surge is exceeded. When it
+//     removes only one, the new ReplicaSet grows by one first (within
+//     MaxNew), again one pod above R + maxSurge, and the old pod stays if
+//     that still leaves the new ReplicaSet short of R.
+//  3. The writes that grow a ReplicaSet go before those that shrink one,
+//     the new ReplicaSet before the old ones, the old ones in input order;
+//     ReplicaSets whose size does not change come last (a caller refreshing
+//     annotations writes them too). The new ReplicaSet is left out when
+//     there is none.
+//
+// Worked rows (R=10; sizes as new, old):
+//
+//	surge 0, T 3:  0, [10] planned 0, [9]          → new 1, old 9          (rule 1)
+//	full:          9, [1] planned 9, [0]           → new 10, old 0         (rule 2, one removed)
+//	full:          8, [3] planned 8, [0]           → old 1, new 8          (rule 2, one kept)
+//	T 2:           0, [1 9] planned 0, [0 9]       → new 1, old₀ 0, old₁ 9 (rule 1, canary first)
+//	T 0:           5, [5] planned 0, [10]          → old 10, new 0         (rule 3: grow first)
+//	R=1, T 1:      0, [1] planned 0, [0]           → new 1, old 0          (rule 1: none active is unsafe too)
+func GrayAlongsideWrites(in GrayWritesInput) []GrayWrite {
+	planned := GrayStep{New: in.Planned.New, Old: append([]int32(nil), in.Planned.Old...)}
+	var before, after int32
+	shrinksOld, last := false, -1
+	for i, s := range in.Current.Old {
+		before += s
+		after += planned.Old[i]
+		if planned.Old[i] < s {
+			shrinksOld = true
+			if planned.Old[i] == 0 {
+				last = i
+			}
+		}
+	}
+
+	if in.HasNew && shrinksOld {
+		// Rule 1.
+		if planned.New == 0 && planned.New+1 <= in.MaxNew && BuiltInRescales(in.Replicas, planned) {
+			planned.New = 1
+		}
+		// Rule 2.
+		if after == 0 && last >= 0 && planned.New > 0 && planned.New < in.Replicas {
+			switch {
+			case before >= 2:
+				planned.Old[last] = 1
+			case planned.New+1 <= in.MaxNew:
+				planned.New++
+				if planned.New < in.Replicas {
+					planned.Old[last] = in.Current.Old[last]
+				}
+			}
+		}
+	}
+
+	var grows, shrinks, same []GrayWrite
+	add := func(index int, from, to int32) {
+		w := GrayWrite{Old: index, Size: to}
+		switch {
+		case to > from:
+			grows = append(grows, w)
+		case to < from:
+			shrinks = append(shrinks, w)
+		default:
+			same = append(same, w)
+		}
+	}
+	if in.HasNew {
+		add(GrayNewReplicaSet, in.Current.New, planned.New)
+	}
+	for i, s := range in.Current.Old {
+		add(i, s, planned.Old[i])
+	}
+	return append(append(grows, shrinks...), same...)
+}
