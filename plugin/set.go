@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -106,7 +107,7 @@ func NewCmdSet(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Com
 	cmd.Flags().StringVarP(&o.Selector, "selector", "l", o.Selector, "Label selector choosing the Deployments to set, instead of a name (e.g. -l tier=frontend).")
 	cmd.Flags().StringArrayVar(&o.Images, "image", o.Images, "CONTAINER=IMAGE to roll out with the hold points in the same patch; repeat for several containers.")
 	cmd.Flags().StringVar(&o.Takeover, "takeover", o.Takeover,
-		`With --image, whether the same patch takes the Deployment over for gray-controller's alongside mode (paused, strategy Recreate, strategy saved in kubegray.io/strategy), so that the built-in deployment controller does not roll the new image out first: "auto" does unless the Deployment's kubegray.io/status says gray-controller runs in instead mode; "always"; "never".`)
+		`With --image, whether the same patch takes the Deployment over for gray-controller's alongside mode (paused, strategy Recreate, strategy saved in kubegray.io/strategy), so that the built-in deployment controller does not roll the new image out first: "auto" does unless gray-controller runs the Deployment in instead mode (its kubegray.io/status says so, or, without one, gray-controller owns its status.observedGeneration); "always"; "never".`)
 	addWriteFlags(cmd, &o.DryRun, o.PrintFlags)
 	return cmd
 }
@@ -244,8 +245,8 @@ func (o *SetOptions) edits(took *bool) []edit {
 // policy would: spec.paused, strategy Recreate (rollingUpdate removed), the
 // original strategy saved in kubegray.io/strategy. It leaves alone a
 // Deployment already taken over, one on Recreate (which has no gray rollout),
-// and with --takeover=auto one whose status says the controller runs in
-// instead mode, where pausing would hold the rollout before it starts.
+// and with --takeover=auto one that gray-controller runs in instead mode,
+// where pausing would hold the rollout before it starts.
 func (o *SetOptions) takeOver(d *appsv1.Deployment) (bool, error) {
 	if o.Takeover == takeoverNever {
 		return false, nil
@@ -253,12 +254,8 @@ func (o *SetOptions) takeOver(d *appsv1.Deployment) (bool, error) {
 	if _, taken := d.Annotations[grayapi.StrategyAnnotation]; taken {
 		return false, nil
 	}
-	if o.Takeover == takeoverAuto {
-		if value, ok := d.Annotations[grayapi.StatusAnnotation]; ok {
-			if st, err := grayapi.ParseStatus(value); err == nil && st.Mode == grayapi.ModeInstead {
-				return false, nil
-			}
-		}
+	if o.Takeover == takeoverAuto && runInsteadMode(d) {
+		return false, nil
 	}
 	strategy := d.Spec.Strategy
 	switch strategy.Type {
@@ -277,6 +274,45 @@ func (o *SetOptions) takeOver(d *appsv1.Deployment) (bool, error) {
 	d.Spec.Paused = true
 	d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
 	return true, nil
+}
+
+// controllerFieldManager is the field manager of gray-controller's writes
+// (controller.FieldManager, which the plugin may not import).
+const controllerFieldManager = "gray-controller"
+
+// runInsteadMode reports whether gray-controller in instead mode runs d: its
+// kubegray.io/status says so or, for a Deployment that was never gray and so
+// has none, gray-controller owns status.observedGeneration. That field belongs
+// to whichever controller syncs the Deployment: gray-controller in instead
+// mode, the built-in one (kube-controller-manager) otherwise, because in
+// alongside mode gray-controller patches only its own annotation and
+// condition of the status.
+func runInsteadMode(d *appsv1.Deployment) bool {
+	if value, ok := d.Annotations[grayapi.StatusAnnotation]; ok {
+		st, err := grayapi.ParseStatus(value)
+		return err == nil && st.Mode == grayapi.ModeInstead
+	}
+	return observedGenerationOwner(d) == controllerFieldManager
+}
+
+// observedGenerationOwner is the field manager that owns status.observedGeneration
+// in d's managedFields, "" if none does.
+func observedGenerationOwner(d *appsv1.Deployment) string {
+	for _, m := range d.ManagedFields {
+		if m.Subresource != "status" || m.FieldsV1 == nil {
+			continue
+		}
+		var fields struct {
+			Status map[string]json.RawMessage `json:"f:status"`
+		}
+		if err := json.Unmarshal(m.FieldsV1.GetRawBytes(), &fields); err != nil {
+			continue
+		}
+		if _, ok := fields.Status["f:observedGeneration"]; ok {
+			return m.Manager
+		}
+	}
+	return ""
 }
 
 func (o *SetOptions) setHoldPoints(d *appsv1.Deployment) error {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -347,6 +348,22 @@ func TestSetImageTakesOver(t *testing.T) {
 			d.Annotations[grayapi.StatusAnnotation] = `{"mode":"` + string(mode) + `","revision":1,"stableRevision":1,"step":1,"percent":100,"target":10,"phase":"Complete","observedGeneration":3}`
 		}
 	}
+	// owns records in managedFields, as the API server does, that manager
+	// owns fields (a fieldsV1 set) through subresource ("" for the main
+	// resource).
+	owns := func(manager, subresource, fields string) func(d *appsv1.Deployment) {
+		return func(d *appsv1.Deployment) {
+			t := ago(time.Minute)
+			d.ManagedFields = append(d.ManagedFields, metav1.ManagedFieldsEntry{
+				Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, Subresource: subresource, Time: &t,
+				FieldsV1: metav1.NewFieldsV1(fields),
+			})
+		}
+	}
+	// The fields each writer owns: a controller syncing the Deployment, and
+	// gray-controller's patch of its own status parts in alongside mode.
+	const syncedStatus = `{"f:status":{"f:conditions":{},"f:observedGeneration":{},"f:replicas":{}}}`
+	const grayStatusParts = `{"f:metadata":{"f:annotations":{"f:kubegray.io/status":{}}},"f:status":{"f:conditions":{"k:{\"type\":\"GrayHeld\"}":{}}}}`
 	tests := []struct {
 		name     string
 		setup    []func(d *appsv1.Deployment)
@@ -368,6 +385,35 @@ func TestSetImageTakesOver(t *testing.T) {
 		{
 			name: "auto, instead status", setup: []func(*appsv1.Deployment){rolling, status(grayapi.ModeInstead)}, image: "app=nginx:1.27",
 			wantOut: "deployment.apps/web gray set to 20 (app: nginx:1.26 -> nginx:1.27)\n",
+		},
+		{
+			// Instead mode: gray-controller syncs every Deployment, gray or not.
+			name:  "auto, no gray status, gray-controller syncs it",
+			setup: []func(*appsv1.Deployment){rolling, owns("kubectl-create", "", `{"f:spec":{"f:replicas":{}}}`), owns("gray-controller", "status", syncedStatus)},
+			image: "app=nginx:1.27", wantOut: "deployment.apps/web gray set to 20 (app: nginx:1.26 -> nginx:1.27)\n",
+		},
+		{
+			// Alongside mode: the built-in controller syncs a Deployment that is not gray.
+			name:      "auto, no gray status, kube-controller-manager syncs it",
+			setup:     []func(*appsv1.Deployment){rolling, owns("kube-controller-manager", "status", syncedStatus)},
+			image:     "app=nginx:1.27",
+			wantSaved: "RollingUpdate;maxSurge=1;maxUnavailable=10%",
+		},
+		{
+			// Alongside mode, gray before: the status parts gray-controller
+			// patched (even the latest write) do not make it the syncing controller.
+			name: "auto, no gray status, gray-controller patched only its own status parts",
+			setup: []func(*appsv1.Deployment){rolling, owns("gray-controller", "status", grayStatusParts),
+				owns("gray-controller", "", `{"f:spec":{"f:paused":{}}}`), owns("kube-controller-manager", "status", syncedStatus)},
+			image:     "app=nginx:1.27",
+			wantSaved: "RollingUpdate;maxSurge=1;maxUnavailable=10%",
+		},
+		{
+			// The gray status outranks managedFields.
+			name:      "auto, alongside status, gray-controller syncs it",
+			setup:     []func(*appsv1.Deployment){rolling, status(grayapi.ModeAlongside), owns("gray-controller", "status", syncedStatus)},
+			image:     "app=nginx:1.27",
+			wantSaved: "RollingUpdate;maxSurge=1;maxUnavailable=10%",
 		},
 		{
 			name: "always, instead status", setup: []func(*appsv1.Deployment){rolling, status(grayapi.ModeInstead)}, image: "app=nginx:1.27", takeover: "always",
