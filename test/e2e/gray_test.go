@@ -113,6 +113,15 @@ func (e *grayEnv) resume(name string, full bool) {
 	}))
 }
 
+// finish resumes a held rollout to the end and waits for it to complete, so
+// that every scenario ends with an ordinary Deployment (alongside mode must
+// never leave one taken over).
+func (e *grayEnv) finish(name string, replicas int32) {
+	e.t.Helper()
+	e.resume(name, true)
+	e.expect(name, grayState{phase: grayapi.PhaseComplete, newSpec: replicas})
+}
+
 func (e *grayEnv) heldCondition(name string) *appsv1.DeploymentCondition {
 	d, err := e.client.AppsV1().Deployments(e.ns).Get(context.Background(), name, metav1.GetOptions{})
 	if err != nil {
@@ -142,12 +151,42 @@ func removeAnnotation(name, key string) action {
 	return mutateDeployment(name, func(d *appsv1.Deployment) { delete(d.Annotations, key) })
 }
 
+// grayMode is what differs between the two ways of running the controller
+// for the same gray scenarios.
+type grayMode struct {
+	// env makes a scenario's namespace (alongside adds its own checks).
+	env func(t *testing.T, c *cluster.Cluster, name string) *grayEnv
+	// frozenPaused: whether a rollout frozen by an invalid annotation is
+	// paused (alongside: the takeover pauses it before the controller looks).
+	frozenPaused bool
+	// plainUnpauseIsNext: a plain `kubectl rollout resume` of a held
+	// Deployment counts as "next" (instead mode; alongside's guard policy
+	// refuses the unpause instead).
+	plainUnpauseIsNext bool
+}
+
 // TestGray runs the gray scenarios of instead mode on one real control plane
 // (no built-in deployment controller) with gray-controller, each in its own
 // namespace under the invariant recorder.
 func TestGray(t *testing.T) {
 	c := cluster.StartForTest(t, cluster.Options{Controllers: cluster.WithoutDeploymentController})
 	startGrayController(t, c, "--mode=instead")
+	runGrayScenarios(t, c, grayMode{env: newGrayEnv, plainUnpauseIsNext: true})
+}
+
+// TestAlongsideGrayScenarios runs the same scenarios, with the same exact
+// assertions, in alongside mode: the stock kube-controller-manager keeps its
+// deployment controller, the admission policies of manifests/alongside take
+// each rollout over, and gray-controller runs as its ServiceAccount.
+func TestAlongsideGrayScenarios(t *testing.T) {
+	c := cluster.StartForTest(t, cluster.Options{})
+	alongsideApply(t, c, alongsideManifests(t))
+	startAlongsideController(t, c, alongsideKubeconfig(t, c))
+	runGrayScenarios(t, c, grayMode{env: newAlongsideEnv, frozenPaused: true})
+}
+
+func runGrayScenarios(t *testing.T, c *cluster.Cluster, m grayMode) {
+	newGrayEnv := m.env
 	held := grayapi.PhaseHeld
 	complete := grayapi.PhaseComplete
 
@@ -191,15 +230,18 @@ func TestGray(t *testing.T) {
 		e.expect("web", grayState{phase: complete, newSpec: 10})
 	})
 
-	t.Run("kubectl rollout resume counts as next", func(t *testing.T) {
-		t.Parallel()
-		e := newGrayEnv(t, c, "unpause")
-		e.startStable(grayDeployment("web", 10, "20,50"))
-		e.do(setImage("web", "nginx:1.26"))
-		e.expect("web", grayState{phase: held, newSpec: 2, oldTotal: 8, paused: true})
-		e.do(setPaused("web", false))
-		e.expect("web", grayState{phase: held, newSpec: 5, oldTotal: 5, paused: true})
-	})
+	if m.plainUnpauseIsNext {
+		t.Run("kubectl rollout resume counts as next", func(t *testing.T) {
+			t.Parallel()
+			e := newGrayEnv(t, c, "unpause")
+			e.startStable(grayDeployment("web", 10, "20,50"))
+			e.do(setImage("web", "nginx:1.26"))
+			e.expect("web", grayState{phase: held, newSpec: 2, oldTotal: 8, paused: true})
+			e.do(setPaused("web", false))
+			e.expect("web", grayState{phase: held, newSpec: 5, oldTotal: 5, paused: true})
+			e.finish("web", 10)
+		})
+	}
 
 	t.Run("scale 10 to 20 to 3 while held", func(t *testing.T) {
 		t.Parallel()
@@ -211,6 +253,7 @@ func TestGray(t *testing.T) {
 		e.expect("web", grayState{phase: held, newSpec: 4, oldTotal: 16, paused: true})
 		e.do(scaleDeployment("web", 3))
 		e.expect("web", grayState{phase: held, newSpec: 1, oldTotal: 2, paused: true})
+		e.finish("web", 3)
 	})
 
 	t.Run("maxSurge 0 maxUnavailable 1", func(t *testing.T) {
@@ -219,6 +262,7 @@ func TestGray(t *testing.T) {
 		e.startStable(grayDeployment("web", 10, "30", withRollingUpdate(intstr.FromInt32(0), intstr.FromInt32(1))))
 		e.do(setImage("web", "nginx:1.26"))
 		e.expect("web", grayState{phase: held, newSpec: 3, oldTotal: 7, paused: true})
+		e.finish("web", 10)
 	})
 
 	t.Run("maxSurge 100%", func(t *testing.T) {
@@ -227,6 +271,7 @@ func TestGray(t *testing.T) {
 		e.startStable(grayDeployment("web", 10, "30", withRollingUpdate(intstr.FromString("100%"), intstr.FromInt32(0))))
 		e.do(setImage("web", "nginx:1.26"))
 		e.expect("web", grayState{phase: held, newSpec: 3, oldTotal: 7, paused: true})
+		e.finish("web", 10)
 	})
 
 	for _, tc := range []struct {
@@ -243,6 +288,7 @@ func TestGray(t *testing.T) {
 			e.startStable(grayDeployment("web", tc.replicas, "50"))
 			e.do(setImage("web", "nginx:1.26"))
 			e.expect("web", grayState{phase: held, newSpec: tc.newSpec, oldTotal: tc.older, paused: true})
+			e.finish("web", tc.replicas)
 		})
 	}
 
@@ -254,6 +300,7 @@ func TestGray(t *testing.T) {
 		e.expect("web", grayState{phase: held, newSpec: 0, oldTotal: 4, paused: true})
 		e.resume("web", false)
 		e.expect("web", grayState{phase: held, newSpec: 2, oldTotal: 2, paused: true})
+		e.finish("web", 4)
 	})
 
 	t.Run("new template while held starts again at the first hold point", func(t *testing.T) {
@@ -275,6 +322,7 @@ func TestGray(t *testing.T) {
 				t.Errorf("revision %s (%s) has %d replicas, want %d", rev, rs.Name, replicasOf(rs.Spec.Replicas), want[rev])
 			}
 		}
+		e.finish("web", 10)
 	})
 
 	t.Run("rollback to stable while held skips the holds", func(t *testing.T) {
@@ -296,9 +344,10 @@ func TestGray(t *testing.T) {
 			e.startStable(grayDeployment("web", 10, "20"))
 			e.do(setPercent("web", bad))
 			e.do(setImage("web", "nginx:1.26"))
-			e.expect("web", grayState{phase: grayapi.PhaseInvalid, newSpec: 0, oldTotal: 10})
+			e.expect("web", grayState{phase: grayapi.PhaseInvalid, newSpec: 0, oldTotal: 10, paused: m.frozenPaused})
 			e.do(setPercent("web", "20"))
 			e.expect("web", grayState{phase: held, newSpec: 2, oldTotal: 8, paused: true})
+			e.finish("web", 10)
 		})
 	}
 

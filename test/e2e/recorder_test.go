@@ -130,14 +130,22 @@ func (r *recorder) verify() {
 	deployments := map[string]*deploymentTrack{}
 	replicaSets := map[string]*appsv1.ReplicaSet{}
 	tracks := map[string]*rsTrack{}
-	var violations []string
+	var violations, history []string
 	fail := func(rv uint64, format string, args ...any) {
+		if len(violations) == 0 {
+			// The writes leading to the first violation explain it best.
+			violations = append(violations, "writes before the first violation:\n    "+strings.Join(history, "\n    "))
+		}
 		if len(violations) < 20 {
 			violations = append(violations, fmt.Sprintf("at resourceVersion %d: ", rv)+fmt.Sprintf(format, args...))
 		}
 	}
 
 	for _, ev := range events {
+		history = append(history, describeEvent(ev))
+		if len(history) > 15 {
+			history = history[1:]
+		}
 		switch {
 		case ev.deployment != nil:
 			d := ev.deployment
@@ -303,4 +311,20 @@ func replicasOf(p *int32) int32 {
 		return 1
 	}
 	return *p
+}
+
+// describeEvent is one line of the recorder's history.
+func describeEvent(ev recordedEvent) string {
+	verb := "write"
+	if ev.deleted {
+		verb = "delete"
+	}
+	if d := ev.deployment; d != nil {
+		return fmt.Sprintf("rv %d %s deployment %s: replicas %d paused %t generation %d %s=%s", ev.rv, verb, d.Name,
+			replicasOf(d.Spec.Replicas), d.Spec.Paused, d.Generation, grayapi.StatusAnnotation, d.Annotations[grayapi.StatusAnnotation])
+	}
+	rs := ev.replicaSet
+	return fmt.Sprintf("rv %d %s replicaset %s (rev %s): spec %d, status replicas %d ready %d available %d", ev.rv, verb, rs.Name,
+		rs.Annotations[deployutil.RevisionAnnotation], replicasOf(rs.Spec.Replicas), rs.Status.Replicas, rs.Status.ReadyReplicas,
+		rs.Status.AvailableReplicas)
 }

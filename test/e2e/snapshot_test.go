@@ -104,7 +104,9 @@ func takeSnapshot(ctx context.Context, client kubernetes.Interface, ns string) (
 		if rs.Status.ObservedGeneration < rs.Generation || rs.Status.Replicas != spec {
 			settled = false
 		}
-		if rs.DeletionTimestamp != nil {
+		// Ready but not yet available pods are waiting out minReadySeconds:
+		// the ReplicaSet controller will write again without any other event.
+		if rs.DeletionTimestamp != nil || rs.Status.ReadyReplicas != rs.Status.AvailableReplicas {
 			settled = false
 		}
 		s.ReplicaSets = append(s.ReplicaSets, replicaSetSnapshot{

@@ -1,0 +1,689 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubegray/kubectl-gray/pkg/deployutil"
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+	"github.com/kubegray/kubectl-gray/plugin"
+	"github.com/kubegray/kubectl-gray/test/cluster"
+)
+
+// kubectlTimeout bounds one kubectl run; the longest wait a test asks of
+// `kubectl gray status --until` is 60s.
+const kubectlTimeout = 90 * time.Second
+
+// pluginUser runs the real kubectl the way a user of kubectl gray does: the
+// built kubectl-gray and the repository's kubectl_complete-gray on PATH, and
+// KUBECONFIG pointing at the cluster, with namespace as the current
+// context's namespace.
+type pluginUser struct {
+	t   testing.TB
+	env []string
+	// auditLog and auditOffset follow kube-apiserver's audit log, so writes
+	// can be counted per command.
+	auditLog    string
+	auditOffset int64
+	// quiet leaves runs out of the test log (benchmarks, whose logs are
+	// always printed).
+	quiet bool
+}
+
+// ran is what one kubectl run printed and how it exited.
+type ran struct {
+	args   []string
+	stdout string
+	stderr string
+	code   int
+}
+
+func (r ran) String() string {
+	return fmt.Sprintf("kubectl %s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(r.args, " "), r.code, r.stdout, r.stderr)
+}
+
+func newPluginUser(t testing.TB, c *cluster.Cluster, namespace string) *pluginUser {
+	t.Helper()
+	dir := t.TempDir()
+	binDir := filepath.Join(dir, "bin")
+	if err := os.Mkdir(binDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	plug, err := filepath.Abs(ourBinary(t, "kubectl-gray"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(plug, filepath.Join(binDir, "kubectl-gray")); err != nil {
+		t.Fatal(err)
+	}
+	// Tests run in test/e2e; the script lives at the root of the repository.
+	script, err := os.ReadFile("../../kubectl_complete-gray")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(binDir, "kubectl_complete-gray"), script, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig, err := os.ReadFile(c.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfigPath := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kubeconfigPath, kubeconfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	env := []string{
+		"PATH=" + binDir + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"KUBECONFIG=" + kubeconfigPath,
+		// A private discovery and HTTP cache, so runs do not share state.
+		"KUBECACHEDIR=" + filepath.Join(dir, "cache"),
+	}
+	for _, kv := range os.Environ() {
+		key, _, _ := strings.Cut(kv, "=")
+		switch key {
+		case "PATH", "KUBECONFIG", "KUBECACHEDIR", "NO_COLOR":
+		default:
+			env = append(env, kv)
+		}
+	}
+	u := &pluginUser{t: t, env: env, auditLog: c.AuditLog()}
+	// The namespace is set the way a person sets it, so every plugin command
+	// below also proves that the plugin reads it from the kubeconfig.
+	u.must("config", "set-context", "--current", "--namespace="+namespace)
+	return u
+}
+
+// kubectl runs /usr/bin/kubectl (whichever kubectl is on PATH) with args.
+func (u *pluginUser) kubectl(args ...string) ran {
+	u.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), kubectlTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "kubectl", args...)
+	cmd.Env = u.env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	r := ran{args: args, stdout: stdout.String(), stderr: stderr.String()}
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &exit) && ctx.Err() == nil:
+		r.code = exit.ExitCode()
+	default:
+		u.t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, r)
+	}
+	// A transcript of the session, shown with -v or when the test fails.
+	if !u.quiet {
+		u.t.Logf("$ kubectl %s  # exit %d\n%s%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+	}
+	return r
+}
+
+// must runs kubectl, fails the test unless it exits 0, and returns stdout.
+func (u *pluginUser) must(args ...string) string {
+	u.t.Helper()
+	r := u.kubectl(args...)
+	if r.code != 0 {
+		u.t.Fatalf("want exit 0, got %s", r)
+	}
+	return r.stdout
+}
+
+// fails runs kubectl and fails the test unless it exits with code and
+// prints each of the messages on stderr.
+func (u *pluginUser) fails(code int, messages []string, args ...string) ran {
+	u.t.Helper()
+	r := u.kubectl(args...)
+	if r.code != code {
+		u.t.Fatalf("want exit %d, got %s", code, r)
+	}
+	for _, m := range messages {
+		if !strings.Contains(r.stderr, m) {
+			u.t.Errorf("stderr of kubectl %s lacks %q:\n%s", strings.Join(args, " "), m, r.stderr)
+		}
+	}
+	return r
+}
+
+// writes returns the writes kubectl-gray sent (user agent kubectl-gray/...)
+// since the last call, read from the audit log, as "VERB RESOURCE/NAME
+// QUERY" (the query says dry run and field manager). The API server logs in
+// blocking mode, so a command's writes are there when it has exited.
+func (u *pluginUser) writes() []string {
+	u.t.Helper()
+	data, err := os.ReadFile(u.auditLog)
+	if err != nil {
+		u.t.Fatal(err)
+	}
+	data = data[u.auditOffset:]
+	// Only whole lines: the server may be writing the next one.
+	data = data[:bytes.LastIndexByte(data, '\n')+1]
+	u.auditOffset += int64(len(data))
+	var writes []string
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		var ev struct {
+			Stage      string `json:"stage"`
+			Verb       string `json:"verb"`
+			RequestURI string `json:"requestURI"`
+			UserAgent  string `json:"userAgent"`
+			ObjectRef  struct {
+				Resource string `json:"resource"`
+				Name     string `json:"name"`
+			} `json:"objectRef"`
+		}
+		if err := json.Unmarshal(line, &ev); err != nil {
+			u.t.Fatalf("audit log %s: %v", u.auditLog, err)
+		}
+		if ev.Stage != "ResponseComplete" || !strings.HasPrefix(ev.UserAgent, "kubectl-gray/") {
+			continue
+		}
+		_, query, _ := strings.Cut(ev.RequestURI, "?")
+		writes = append(writes, fmt.Sprintf("%s %s/%s %s", ev.Verb, ev.ObjectRef.Resource, ev.ObjectRef.Name, query))
+	}
+	return writes
+}
+
+// wantWrites fails unless kubectl-gray sent exactly want since the last
+// check.
+func (u *pluginUser) wantWrites(t *testing.T, what string, want ...string) {
+	t.Helper()
+	if got := u.writes(); !slices.Equal(got, want) {
+		t.Errorf("%s sent %q, want %q", what, got, want)
+	}
+}
+
+// lastLine is the last non-empty line of s.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return lines[len(lines)-1]
+}
+
+func wantOutput(t *testing.T, what, got, want string) {
+	t.Helper()
+	if got != want {
+		t.Errorf("%s printed %q, want %q", what, got, want)
+	}
+}
+
+// settledNow fails unless the Deployment is at want right now: a command
+// that waited for a state must not return before the cluster is in it.
+func (e *grayEnv) settledNow(name string, want grayState) {
+	e.t.Helper()
+	if got, _, msg := e.observed(name); got != want {
+		e.t.Fatalf("deployment %s/%s is %+v, want %+v: %s", e.ns, name, got, want, msg)
+	}
+}
+
+func (e *grayEnv) get(name string) *appsv1.Deployment {
+	e.t.Helper()
+	d, err := e.client.AppsV1().Deployments(e.ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return d
+}
+
+// sizesByRevision maps revision → spec.replicas of the Deployment's
+// ReplicaSets, and revision → image.
+func (e *grayEnv) sizesByRevision(name string) (map[string]int32, map[string]string) {
+	e.t.Helper()
+	sizes, images := map[string]int32{}, map[string]string{}
+	for _, rs := range ownedReplicaSets(e.t, e.client, e.get(name)) {
+		rev := rs.Annotations[deployutil.RevisionAnnotation]
+		sizes[rev] = replicasOf(rs.Spec.Replicas)
+		images[rev] = rs.Spec.Template.Spec.Containers[0].Image
+	}
+	return sizes, images
+}
+
+func (e *grayEnv) wantSizes(name string, sizes map[string]int32, images map[string]string) {
+	e.t.Helper()
+	gotSizes, gotImages := e.sizesByRevision(name)
+	if fmt.Sprint(gotSizes) != fmt.Sprint(sizes) || fmt.Sprint(gotImages) != fmt.Sprint(images) {
+		e.t.Errorf("deployment %s/%s ReplicaSets by revision: sizes %v images %v, want sizes %v images %v",
+			e.ns, name, gotSizes, gotImages, sizes, images)
+	}
+}
+
+// grayStatus reads kubegray.io/status as the controller wrote it.
+func (e *grayEnv) grayStatus(d *appsv1.Deployment) grayapi.Status {
+	e.t.Helper()
+	st, err := grayapi.ParseStatus(d.Annotations[grayapi.StatusAnnotation])
+	if err != nil {
+		e.t.Fatalf("deployment %s/%s: %v", d.Namespace, d.Name, err)
+	}
+	return st
+}
+
+// decodeStrict decodes JSON that must match the documented type exactly: an
+// unknown field means the output drifted from its documentation.
+func decodeStrict(t *testing.T, data string, v any) {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		t.Fatalf("decode %T: %v\n%s", v, err, data)
+	}
+}
+
+// tableRows splits a kubectl-style table into its header and rows of
+// whitespace-separated cells.
+func tableRows(t *testing.T, out string) ([]string, [][]string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	if len(lines) == 0 || lines[0] == "" {
+		t.Fatalf("empty table")
+	}
+	var rows [][]string
+	for _, l := range lines[1:] {
+		rows = append(rows, strings.Fields(l))
+	}
+	return strings.Fields(lines[0]), rows
+}
+
+// completions runs `kubectl __complete args...` and returns the candidates
+// (descriptions dropped) and the cobra directive line.
+func (u *pluginUser) completions(args ...string) ([]string, string) {
+	u.t.Helper()
+	out := u.must(append([]string{"__complete"}, args...)...)
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	directive := lines[len(lines)-1]
+	var names []string
+	for _, l := range lines[:len(lines)-1] {
+		name, _, _ := strings.Cut(l, "\t")
+		names = append(names, name)
+	}
+	return names, directive
+}
+
+// TestPlugin drives kubectl gray through the real kubectl against a real
+// control plane run by gray-controller in instead mode, and checks the
+// cluster with client-go after each command. Numbers are written by hand from
+// the target rule T = ceil(R·P/100): 20% of 10 is 2, 50% of 10 is 5, 50% of
+// 4 is 2.
+func TestPlugin(t *testing.T) {
+	c := cluster.StartForTest(t, cluster.Options{Controllers: cluster.WithoutDeploymentController, Audit: true})
+	startGrayController(t, c, "--mode=instead")
+	e := newGrayEnv(t, c, "plugin")
+	u := newPluginUser(t, c, e.ns)
+	held, complete := grayapi.PhaseHeld, grayapi.PhaseComplete
+
+	if out := u.must("gray", "version", "--short"); strings.TrimSpace(out) == "" {
+		t.Fatalf("kubectl gray version --short printed nothing")
+	}
+
+	// Three plain Deployments, rolled out by gray-controller as upstream would.
+	e.do(createDeployment(newDeployment("web", "nginx:1.25", withReplicas(10))))
+	e.do(createDeployment(newDeployment("api", "nginx:1.25", withReplicas(4))))
+	e.do(createDeployment(newDeployment("shop", "nginx:1.25", withReplicas(10))))
+	for _, name := range []string{"web", "api", "shop"} {
+		waitRolledOut(t, e.client, e.ns, name, 60*time.Second)
+	}
+
+	// A server dry run goes through admission but persists nothing.
+	before := e.get("web")
+	out := u.must("gray", "set", "web", "20", "--image", "app=nginx:1.26", "--dry-run=server")
+	wantOutput(t, "set --dry-run=server", out, "deployment.apps/web gray set to 20 (app: nginx:1.25 -> nginx:1.26) (server dry run)\n")
+	u.wantWrites(t, "set --dry-run=server", "patch deployments/web dryRun=All&fieldManager=kubectl-gray")
+	d := e.get("web")
+	if _, ok := d.Annotations[grayapi.PercentAnnotation]; ok || d.Generation != before.Generation || d.Spec.Template.Spec.Containers[0].Image != "nginx:1.25" {
+		t.Fatalf("server dry run changed the Deployment: generation %d→%d, annotations %v, image %s",
+			before.Generation, d.Generation, d.Annotations, d.Spec.Template.Spec.Containers[0].Image)
+	}
+
+	// One command makes web gray and starts the rollout: one write carries
+	// both the hold points and the image.
+	out = u.must("gray", "set", "web", "20", "--image", "app=nginx:1.26")
+	wantOutput(t, "set", out, "deployment.apps/web gray set to 20 (app: nginx:1.25 -> nginx:1.26)\n")
+	u.wantWrites(t, "set", "patch deployments/web fieldManager=kubectl-gray")
+	d = e.get("web")
+	if got := d.Annotations[grayapi.PercentAnnotation]; got != "20" {
+		t.Errorf("kubegray.io/percent = %q, want \"20\"", got)
+	}
+	if got := d.Spec.Template.Spec.Containers[0].Image; got != "nginx:1.26" {
+		t.Errorf("image = %s, want nginx:1.26", got)
+	}
+	if !slices.ContainsFunc(d.ManagedFields, func(m metav1.ManagedFieldsEntry) bool { return m.Manager == "kubectl-gray" }) {
+		t.Errorf("no managedFields entry of field manager kubectl-gray: %+v", d.ManagedFields)
+	}
+
+	out = u.must("gray", "status", "web", "--until", "held", "--timeout", "60s")
+	wantOutput(t, "status --until held", lastLine(out), "deployment.apps/web held at 20% (step 1/1, revision 2)")
+	e.settledNow("web", grayState{phase: held, newSpec: 2, oldTotal: 8, paused: true})
+	e.wantSizes("web", map[string]int32{"1": 8, "2": 2}, map[string]string{"1": "nginx:1.25", "2": "nginx:1.26"})
+
+	// -o json is the documented StatusView, nothing more. The GrayHeld event
+	// is written asynchronously, so wait for it.
+	var v plugin.StatusView
+	eventually(t, 15*time.Second, "GrayHeld event in kubectl gray status -o json", func() (bool, string) {
+		out := u.must("gray", "status", "web", "-o", "json")
+		v = plugin.StatusView{}
+		decodeStrict(t, out, &v)
+		return slices.ContainsFunc(v.Events, func(ev plugin.EventView) bool { return ev.Reason == grayapi.ReasonGrayHeld }), out
+	})
+	checkHeldView(t, e.ns, v)
+
+	out = u.must("gray", "status", "web")
+	for _, want := range []string{
+		"Name:        web\n",
+		"Namespace:   " + e.ns + "\n",
+		"Hold points: 20% (step 1 of 1)\n",
+		"Phase:       Held at 20% for ",
+		"Message:     held at 2 of 10 replicas (20%) on revision 2; run kubectl gray resume\n",
+		"Target:      [####################] 2/2 new replicas available (20% of 10)\n",
+		"Replicas:    10 desired, 10 current, 2 updated, 10 ready, 10 available\n",
+		"Revisions:   2 (current), 1 (stable)\n",
+		"Images:      app=nginx:1.26\n",
+		"Paused:      yes\n",
+		"\ndeployment.apps/web\n",
+		"├── revision 2 (new)  replicaset.apps/",
+		"└── revision 1 (stable)  replicaset.apps/",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("kubectl gray status web lacks %q:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "  Running  1/1 ready  0 restarts  "); n != 10 {
+		t.Errorf("kubectl gray status web shows %d running ready pods, want 10:\n%s", n, out)
+	}
+	if strings.Contains(out, "\x1b[") {
+		t.Errorf("colour codes in output to a pipe:\n%q", out)
+	}
+
+	// api becomes gray without a new template: nothing to roll out, so it is
+	// Complete at once and there is no hold to resume.
+	out = u.must("gray", "set", "deploy/api", "50", "-o", "name")
+	wantOutput(t, "set -o name", out, "deployment.apps/api\n")
+	u.wantWrites(t, "set -o name", "patch deployments/api fieldManager=kubectl-gray")
+	if got := e.get("api").Annotations[grayapi.PercentAnnotation]; got != "50" {
+		t.Errorf("api kubegray.io/percent = %q, want \"50\"", got)
+	}
+	e.expect("api", grayState{phase: complete, newSpec: 4})
+	u.fails(plugin.ExitFailure, []string{"deployment " + e.ns + "/api is not held (phase Complete)", "kubectl gray status api --until held"},
+		"gray", "resume", "api")
+	u.wantWrites(t, "refused resume")
+	if _, ok := e.get("api").Annotations[grayapi.ResumeAnnotation]; ok {
+		t.Errorf("a refused resume wrote %s", grayapi.ResumeAnnotation)
+	}
+	u.fails(plugin.ExitFailure, []string{"deployment " + e.ns + "/api is Complete: revision 1 rolled out without a hold"},
+		"gray", "status", "api", "--until", "held", "--timeout", "10s")
+	wantOutput(t, "status api --until complete", lastLine(u.must("gray", "status", "api", "--until", "complete", "--timeout", "10s")),
+		"deployment.apps/api rollout complete (revision 1)")
+
+	// The table lists the gray Deployments of the kubeconfig's namespace.
+	header, rows := tableRows(t, u.must("gray", "status"))
+	wantHeader := []string{"NAME", "PHASE", "STEP", "HOLD-POINTS", "TARGET", "UPDATED", "AVAILABLE", "REPLICAS", "REVISION", "HELD"}
+	if !slices.Equal(header, wantHeader) {
+		t.Errorf("table header %v, want %v", header, wantHeader)
+	}
+	if len(rows) != 2 {
+		t.Fatalf("table has %d rows, want api and web: %v", len(rows), rows)
+	}
+	if want := []string{"api", "Complete", "1/1+", "50", "4", "4", "4", "4", "1", "-"}; !slices.Equal(rows[0], want) {
+		t.Errorf("table row %v, want %v", rows[0], want)
+	}
+	// The HELD cell is an age; the rest is fixed.
+	if want := []string{"web", "Held", "1/1", "20", "2", "2", "10", "10", "2"}; len(rows[1]) != 10 || !slices.Equal(rows[1][:9], want) || rows[1][9] == "-" {
+		t.Errorf("table row %v, want %v and a held age", rows[1], want)
+	}
+	header, rows = tableRows(t, u.must("gray", "status", "-A"))
+	if header[0] != "NAMESPACE" || len(rows) != 2 || rows[0][0] != e.ns || rows[1][0] != e.ns {
+		t.Errorf("kubectl gray status -A: header %v rows %v, want both rows in %s", header, rows, e.ns)
+	}
+
+	// A held rollout never completes by itself: --until complete times out
+	// with exit 2 and the phase it saw.
+	u.fails(plugin.ExitTimeout, []string{"timed out after 3s waiting for deployment " + e.ns + "/web to be complete (phase Held)"},
+		"gray", "status", "web", "--until", "complete", "--timeout", "3s")
+	e.settledNow("web", grayState{phase: held, newSpec: 2, oldTotal: 8, paused: true})
+
+	// Resume past the only hold point: to 100%.
+	out = u.must("gray", "resume", "web")
+	wantOutput(t, "resume", out, "deployment.apps/web gray resumed to 100% (revision 2)\n")
+	u.wantWrites(t, "resume", "patch deployments/web fieldManager=kubectl-gray")
+	out = u.must("gray", "status", "web", "--until", "complete", "--timeout", "60s")
+	wantOutput(t, "status --until complete", lastLine(out), "deployment.apps/web rollout complete (revision 2)")
+	e.settledNow("web", grayState{phase: complete, newSpec: 10})
+	d = e.get("web")
+	if _, ok := d.Annotations[grayapi.ResumeAnnotation]; ok {
+		t.Errorf("resume request still there after completion: %v", d.Annotations)
+	}
+	if st := e.grayStatus(d); st.Revision != 2 || st.StableRevision != 2 {
+		t.Errorf("after completion revision %d stable %d, want 2 and 2", st.Revision, st.StableRevision)
+	}
+
+	// shop rolls out in gray from its first revision, which stays the
+	// stable one. (Its undo goes back to a ReplicaSet that only ever shrank:
+	// going back to one that was itself rolled out before grows, shrinks and
+	// grows it again, which the recorder's fighting check cannot tell from
+	// two writers.) Two hold points: resume goes to the next one.
+	out = u.must("gray", "set", "shop", "20,50", "--image", "app=nginx:1.26")
+	wantOutput(t, "set", out, "deployment.apps/shop gray set to 20,50 (app: nginx:1.25 -> nginx:1.26)\n")
+	u.wantWrites(t, "set", "patch deployments/shop fieldManager=kubectl-gray")
+	out = u.must("gray", "status", "shop", "--until", "held", "--timeout", "60s")
+	wantOutput(t, "status --until held", lastLine(out), "deployment.apps/shop held at 20% (step 1/2, revision 2)")
+	e.settledNow("shop", grayState{phase: held, newSpec: 2, oldTotal: 8, paused: true})
+	out = u.must("gray", "resume", "shop")
+	wantOutput(t, "resume", out, "deployment.apps/shop gray resumed to 50% (revision 2)\n")
+	u.wantWrites(t, "resume", "patch deployments/shop fieldManager=kubectl-gray")
+	out = u.must("gray", "status", "shop", "--until", "held", "--timeout", "60s")
+	wantOutput(t, "status --until held", lastLine(out), "deployment.apps/shop held at 50% (step 2/2, revision 2)")
+	e.settledNow("shop", grayState{phase: held, newSpec: 5, oldTotal: 5, paused: true})
+	e.wantSizes("shop", map[string]int32{"1": 5, "2": 5}, map[string]string{"1": "nginx:1.25", "2": "nginx:1.26"})
+
+	// A bad value is refused before anything is sent: even with an API
+	// server nobody listens on, the answer is the parse error.
+	before = e.get("shop")
+	badValue := []string{`invalid kubegray.io/percent "30,10"`, "strictly increasing", "10 does not come after 30"}
+	u.fails(plugin.ExitFailure, badValue, "gray", "set", "shop", "30,10")
+	u.fails(plugin.ExitFailure, badValue, "gray", "set", "shop", "30,10", "--server", "https://127.0.0.1:1")
+	u.wantWrites(t, "refused set")
+	d = e.get("shop")
+	if d.Annotations[grayapi.PercentAnnotation] != "20,50" || d.Generation != before.Generation {
+		t.Errorf("refused set changed shop: percent %q generation %d→%d", d.Annotations[grayapi.PercentAnnotation], before.Generation, d.Generation)
+	}
+	e.settledNow("shop", grayState{phase: held, newSpec: 5, oldTotal: 5, paused: true})
+
+	// Undo while held (kubectl rollout undo refuses paused Deployments): back
+	// to the stable revision 1, which comes back as revision 3 and skips the
+	// hold points.
+	out = u.must("gray", "undo", "shop")
+	wantOutput(t, "undo", out, "deployment.apps/shop rolled back to revision 1 (app: nginx:1.26 -> nginx:1.25)\n")
+	u.wantWrites(t, "undo", "patch deployments/shop fieldManager=kubectl-gray")
+	if got := e.get("shop").Spec.Template.Spec.Containers[0].Image; got != "nginx:1.25" {
+		t.Errorf("image after undo = %s, want nginx:1.25", got)
+	}
+	out = u.must("gray", "status", "shop", "--until", "complete", "--timeout", "60s")
+	wantOutput(t, "status --until complete", lastLine(out), "deployment.apps/shop rollout complete (revision 3)")
+	e.settledNow("shop", grayState{phase: complete, newSpec: 10})
+	e.wantSizes("shop", map[string]int32{"2": 0, "3": 10}, map[string]string{"2": "nginx:1.26", "3": "nginx:1.25"})
+	d = e.get("shop")
+	if st := e.grayStatus(d); st.Revision != 3 || st.StableRevision != 3 || d.Annotations[grayapi.PercentAnnotation] != "20,50" {
+		t.Errorf("after undo: revision %d stable %d percent %q, want 3, 3 and the hold points kept",
+			st.Revision, st.StableRevision, d.Annotations[grayapi.PercentAnnotation])
+	}
+
+	checkHistory(t, u)
+
+	// A value written behind the plugin's back freezes api's next rollout:
+	// --until ends with exit 1 once gray-controller reports Invalid (not
+	// earlier, from the Complete status of the old annotation), and a valid
+	// `kubectl gray set` lets the rollout go on to its hold.
+	e.do(mutateDeployment("api", func(d *appsv1.Deployment) {
+		d.Annotations[grayapi.PercentAnnotation] = "abc"
+		d.Spec.Template.Spec.Containers[0].Image = "nginx:1.26"
+	}))
+	u.fails(plugin.ExitFailure, []string{"deployment " + e.ns + "/api is Invalid: ", `"abc"`, "fix it with 'kubectl gray set api PERCENT'"},
+		"gray", "status", "api", "--until", "complete", "--timeout", "60s")
+	e.settledNow("api", grayState{phase: grayapi.PhaseInvalid, newSpec: 0, oldTotal: 4})
+	out = u.must("gray", "set", "api", "50")
+	wantOutput(t, "set", out, "deployment.apps/api gray set to 50\n")
+	u.wantWrites(t, "set", "patch deployments/api fieldManager=kubectl-gray")
+	out = u.must("gray", "status", "api", "--until", "held", "--timeout", "60s")
+	wantOutput(t, "status --until held", lastLine(out), "deployment.apps/api held at 50% (step 1/1, revision 2)")
+	e.settledNow("api", grayState{phase: held, newSpec: 2, oldTotal: 2, paused: true})
+
+	// -w without --until follows until --timeout, then ends without error.
+	if out := u.must("gray", "status", "web", "-w", "--timeout", "2s"); !strings.Contains(out, "Phase:       Complete\n") {
+		t.Errorf("kubectl gray status web -w lacks the Complete phase:\n%s", out)
+	}
+
+	// Completion through kubectl, which runs kubectl_complete-gray from PATH.
+	names, directive := u.completions("gray", "")
+	if want := []string{"completion", "help", "history", "resume", "set", "status", "undo", "version"}; !slices.Equal(names, want) || directive != ":4" {
+		t.Errorf("kubectl gray <TAB>: %v %s, want %v :4", names, directive, want)
+	}
+	names, _ = u.completions("gray", "s")
+	if want := []string{"set", "status"}; !slices.Equal(names, want) {
+		t.Errorf("kubectl gray s<TAB>: %v, want %v", names, want)
+	}
+	names, directive = u.completions("gray", "status", "")
+	if want := []string{"api", "shop", "web"}; !slices.Equal(names, want) || directive != ":4" {
+		t.Errorf("kubectl gray status <TAB>: %v %s, want %v :4", names, directive, want)
+	}
+	names, _ = u.completions("gray", "undo", "deploy/w")
+	if want := []string{"deploy/web"}; !slices.Equal(names, want) {
+		t.Errorf("kubectl gray undo deploy/w<TAB>: %v, want %v", names, want)
+	}
+	names, _ = u.completions("gray", "status", "--until", "")
+	if want := []string{"held", "complete"}; !slices.Equal(names, want) {
+		t.Errorf("kubectl gray status --until <TAB>: %v, want %v", names, want)
+	}
+	names, _ = u.completions("gray", "status", "-n", "gray-pl")
+	if want := []string{e.ns}; !slices.Equal(names, want) {
+		t.Errorf("kubectl gray status -n gray-pl<TAB>: %v, want %v", names, want)
+	}
+	u.wantWrites(t, "status, history and completion")
+}
+
+// checkHeldView checks `kubectl gray status web -o json` while web is held
+// at 20% of 10 on revision 2, with revision 1 stable.
+func checkHeldView(t *testing.T, ns string, v plugin.StatusView) {
+	t.Helper()
+	type summary struct {
+		Kind, APIVersion, Namespace, Name, PercentAnnotation, Phase, Message string
+		Gray, Paused, Stale                                                  bool
+		HoldPoints                                                           []int32
+		Step, Steps, Percent, Target                                         int32
+		Revision, StableRevision                                             int64
+		Replicas, Current, Updated, Ready, Available                         int32
+		NewAvailable                                                         int32
+		Images                                                               []plugin.ContainerImage
+	}
+	got := summary{
+		Kind: v.Kind, APIVersion: v.APIVersion, Namespace: v.Namespace, Name: v.Name, PercentAnnotation: v.PercentAnnotation,
+		Phase: v.Phase, Message: v.Message, Gray: v.Gray, Paused: v.Paused, Stale: v.Stale, HoldPoints: v.HoldPoints,
+		Step: v.Step, Steps: v.Steps, Percent: v.Percent, Target: v.Target, Revision: v.Revision, StableRevision: v.StableRevision,
+		Replicas: v.Replicas, Current: v.CurrentReplicas, Updated: v.UpdatedReplicas, Ready: v.ReadyReplicas, Available: v.AvailableReplicas,
+		NewAvailable: -1, Images: v.Images,
+	}
+	if v.NewAvailableReplicas != nil {
+		got.NewAvailable = *v.NewAvailableReplicas
+	}
+	want := summary{
+		Kind: "GrayStatus", APIVersion: "kubectl-gray/v1", Namespace: ns, Name: "web", PercentAnnotation: "20",
+		Phase: "Held", Message: "held at 2 of 10 replicas (20%) on revision 2; run kubectl gray resume",
+		Gray: true, Paused: true, Stale: false, HoldPoints: []int32{20},
+		Step: 0, Steps: 1, Percent: 20, Target: 2, Revision: 2, StableRevision: 1,
+		Replicas: 10, Current: 10, Updated: 2, Ready: 10, Available: 10, NewAvailable: 2,
+		Images: []plugin.ContainerImage{{Name: "app", Image: "nginx:1.26"}},
+	}
+	if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
+		t.Errorf("status -o json:\n got %+v\nwant %+v", got, want)
+	}
+	if v.HeldAt == nil {
+		t.Errorf("status -o json has no heldAt while held")
+	}
+	if !slices.ContainsFunc(v.Conditions, func(c plugin.ConditionView) bool {
+		return c.Type == string(grayapi.ConditionGrayHeld) && c.Status == "True" && c.Reason == grayapi.ReasonHoldPointReached
+	}) {
+		t.Errorf("status -o json lacks condition GrayHeld=True/%s: %+v", grayapi.ReasonHoldPointReached, v.Conditions)
+	}
+	if len(v.Revisions) != 2 {
+		t.Fatalf("status -o json has %d revisions, want 2: %+v", len(v.Revisions), v.Revisions)
+	}
+	for i, want := range []struct {
+		revision       int64
+		isNew, stable  bool
+		replicas, pods int32
+		image          string
+	}{
+		{revision: 2, isNew: true, replicas: 2, pods: 2, image: "nginx:1.26"},
+		{revision: 1, stable: true, replicas: 8, pods: 8, image: "nginx:1.25"},
+	} {
+		r := v.Revisions[i]
+		ready := 0
+		for _, p := range r.Pods {
+			if p.Ready && p.Phase == "Running" {
+				ready++
+			}
+		}
+		if r.Revision != want.revision || r.New != want.isNew || r.Stable != want.stable || r.Replicas != want.replicas ||
+			r.AvailableReplicas != want.replicas || int32(ready) != want.pods || len(r.Images) != 1 || r.Images[0].Image != want.image {
+			t.Errorf("revision view %d: %+v, want %+v with every pod ready and running", i, r, want)
+		}
+	}
+}
+
+// checkHistory checks `kubectl gray history shop` after revision 2 (20,50,
+// nginx:1.26) was rolled back to revision 1, which came back as 3.
+func checkHistory(t *testing.T, u *pluginUser) {
+	t.Helper()
+	var h plugin.HistoryView
+	decodeStrict(t, u.must("gray", "history", "shop", "-o", "json"), &h)
+	type row struct {
+		revision int64
+		replicas int32
+		image    string
+		marks    string
+	}
+	var got []row
+	for _, r := range h.Revisions {
+		image := ""
+		if len(r.Images) == 1 {
+			image = r.Images[0].Image
+		}
+		got = append(got, row{r.Revision, r.Replicas, image, strings.Join(r.Marks, ", ")})
+	}
+	want := []row{
+		{2, 0, "nginx:1.26", "rolled back"},
+		{3, 10, "nginx:1.25", "current, complete, stable"},
+	}
+	if h.Kind != "GrayHistory" || h.Name != "shop" || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("history -o json: kind %s name %s revisions %+v, want GrayHistory web %+v", h.Kind, h.Name, got, want)
+	}
+
+	header, rows := tableRows(t, u.must("gray", "history", "shop"))
+	wantHeader := []string{"REVISION", "REPLICASET", "READY", "IMAGES", "GRAY", "AGE", "CHANGE-CAUSE"}
+	if !slices.Equal(header, wantHeader) || len(rows) != 2 {
+		t.Fatalf("history table: header %v, %d rows, want %v and 2 rows: %v", header, len(rows), wantHeader, rows)
+	}
+	// GRAY cells hold spaces, so compare the cells around them.
+	for i, w := range []struct{ revision, ready, images, gray string }{
+		{"2", "0/0", "app=nginx:1.26", "rolled back"},
+		{"3", "10/10", "app=nginx:1.25", "current, complete, stable"},
+	} {
+		r := rows[i]
+		line := strings.Join(r, " ")
+		if r[0] != w.revision || !strings.HasPrefix(r[1], "shop-") || r[2] != w.ready || r[3] != w.images || !strings.Contains(line, " "+w.gray+" ") {
+			t.Errorf("history row %q, want revision %s ready %s images %s gray %q", line, w.revision, w.ready, w.images, w.gray)
+		}
+	}
+}
