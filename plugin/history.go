@@ -14,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
-	"k8s.io/client-go/kubernetes"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 	deploymentutil "k8s.io/kubectl/pkg/util/deployment"
 	"k8s.io/kubectl/pkg/util/templates"
@@ -88,11 +87,9 @@ type HistoryOptions struct {
 	Output string
 
 	// Filled in by Complete.
-	Namespace string
-	Name      string
-	Client    kubernetes.Interface
-	Now       func() time.Time
+	Now func() time.Time
 
+	TargetOptions
 	genericiooptions.IOStreams
 }
 
@@ -111,18 +108,9 @@ func NewCmdHistory(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra
 		Long:                  historyLong,
 		Example:               historyExample,
 		ValidArgsFunction:     completeDeploymentNames(f),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(f, args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(commandContext(cmd))
-		},
+		RunE:                  runE(f, o),
 	}
-	cmd.Flags().StringVarP(&o.Output, "output", "o", o.Output, "Output format: json or yaml (a GrayHistory object). Default: a table.")
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"json", "yaml"}, cobra.ShellCompDirectiveNoFileComp))
+	addViewOutputFlag(cmd, &o.Output, "Output format: json or yaml (a GrayHistory object). Default: a table.")
 	return cmd
 }
 
@@ -131,21 +119,11 @@ func (o *HistoryOptions) Complete(f cmdutil.Factory, args []string) error {
 	if err := o.complete(args); err != nil {
 		return err
 	}
-	var err error
-	if o.Namespace, _, err = f.ToRawKubeConfigLoader().Namespace(); err != nil {
-		return err
-	}
-	o.Client, err = f.KubernetesClientSet()
-	return err
+	return o.completeClient(f)
 }
 
 func (o *HistoryOptions) complete(args []string) error {
-	if len(args) != 1 {
-		return fmt.Errorf("give one Deployment, e.g. 'kubectl gray history web'")
-	}
-	name, err := parseDeploymentName(args[0])
-	o.Name = name
-	return err
+	return o.completeName("history", args)
 }
 
 // Validate checks the output format.

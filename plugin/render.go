@@ -124,6 +124,8 @@ func renderStatus(w io.Writer, v StatusView, now time.Time, color bool) error {
 		line("Hold points", "invalid %q", v.PercentAnnotation)
 	case v.Phase == "":
 		line("Hold points", "%s", formatHoldPoints(v.HoldPoints))
+	case grayapi.Phase(v.Phase) == grayapi.PhaseComplete:
+		line("Hold points", "%s (rollout complete)", formatHoldPoints(v.HoldPoints))
 	case v.Step >= v.Steps:
 		line("Hold points", "%s (past the last one, rolling to 100%%)", formatHoldPoints(v.HoldPoints))
 	default:

@@ -7,9 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/client-go/kubernetes"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 	"k8s.io/kubectl/pkg/util/templates"
 
@@ -36,24 +34,17 @@ var (
 
 // ResumeOptions holds what `kubectl gray resume` needs.
 type ResumeOptions struct {
-	PrintFlags *genericclioptions.PrintFlags
-
 	// Flags.
-	Full   bool
-	DryRun string
+	Full bool
 
-	// Filled in by Complete.
-	Namespace      string
-	Name           string
-	DryRunStrategy cmdutil.DryRunStrategy
-	Client         kubernetes.Interface
-
+	TargetOptions
+	WriteOptions
 	genericiooptions.IOStreams
 }
 
 // NewResumeOptions returns ResumeOptions with defaults.
 func NewResumeOptions(streams genericiooptions.IOStreams) *ResumeOptions {
-	return &ResumeOptions{PrintFlags: newPrintFlags(), DryRun: "none", IOStreams: streams}
+	return &ResumeOptions{WriteOptions: newWriteOptions(), IOStreams: streams}
 }
 
 // NewCmdResume returns `kubectl gray resume`.
@@ -66,18 +57,10 @@ func NewCmdResume(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.
 		Long:                  resumeLong,
 		Example:               resumeExample,
 		ValidArgsFunction:     completeDeploymentNames(f),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(f, args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(commandContext(cmd))
-		},
+		RunE:                  runE(f, o),
 	}
 	cmd.Flags().BoolVar(&o.Full, "full", o.Full, "Complete the rollout, skipping the remaining hold points.")
-	addWriteFlags(cmd, &o.DryRun, o.PrintFlags)
+	o.addWriteFlags(cmd)
 	return cmd
 }
 
@@ -86,31 +69,19 @@ func (o *ResumeOptions) Complete(f cmdutil.Factory, args []string) error {
 	if err := o.complete(args); err != nil {
 		return err
 	}
-	var err error
-	if o.Namespace, _, err = f.ToRawKubeConfigLoader().Namespace(); err != nil {
-		return err
-	}
-	o.Client, err = f.KubernetesClientSet()
-	return err
+	return o.completeClient(f)
 }
 
 func (o *ResumeOptions) complete(args []string) error {
-	if len(args) != 1 {
-		return fmt.Errorf("give one Deployment, e.g. 'kubectl gray resume web'")
-	}
-	name, err := parseDeploymentName(args[0])
-	if err != nil {
+	if err := o.completeName("resume", args); err != nil {
 		return err
 	}
-	o.Name = name
-	o.DryRunStrategy, err = parseDryRun(o.DryRun)
-	return err
+	return o.completeDryRun()
 }
 
 // Validate checks the output format.
 func (o *ResumeOptions) Validate() error {
-	_, err := o.PrintFlags.ToPrinter()
-	return err
+	return o.validatePrinter()
 }
 
 // Run writes the resume request.
@@ -132,7 +103,7 @@ func (o *ResumeOptions) Run(ctx context.Context) error {
 	if !res.Changed {
 		operation = fmt.Sprintf("gray resume to %d%% already requested (revision %d)", next, req.Revision)
 	}
-	return printResult(o.PrintFlags, o.DryRunStrategy, operation, res.After, o.Out)
+	return o.printResult(operation, res.After, o.Out)
 }
 
 // resumeRequest is the request that lets d's held rollout go on, and the

@@ -12,9 +12,7 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/client-go/kubernetes"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 	"k8s.io/kubectl/pkg/util/templates"
 
@@ -46,34 +44,28 @@ var (
 
 // SetOptions holds what `kubectl gray set` needs.
 type SetOptions struct {
-	PrintFlags *genericclioptions.PrintFlags
-
 	// Flags.
 	Selector string
 	Images   []string
-	DryRun   string
 	// Takeover is "auto", "always" or "never": whether a template change
 	// also takes the Deployment over for alongside mode (see takeOver).
 	Takeover string
 
 	// Filled in by Complete.
-	Namespace      string
-	Name           string
-	HoldPoints     []int32
-	ImageUpdates   []ContainerImage
-	DryRunStrategy cmdutil.DryRunStrategy
-	Client         kubernetes.Interface
+	HoldPoints   []int32
+	ImageUpdates []ContainerImage
 
+	TargetOptions
+	WriteOptions
 	genericiooptions.IOStreams
 }
 
 // NewSetOptions returns SetOptions with defaults.
 func NewSetOptions(streams genericiooptions.IOStreams) *SetOptions {
 	return &SetOptions{
-		PrintFlags: newPrintFlags(),
-		DryRun:     "none",
-		Takeover:   takeoverAuto,
-		IOStreams:  streams,
+		Takeover:     takeoverAuto,
+		WriteOptions: newWriteOptions(),
+		IOStreams:    streams,
 	}
 }
 
@@ -94,21 +86,13 @@ func NewCmdSet(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Com
 		Long:                  setLong,
 		Example:               setExample,
 		ValidArgsFunction:     completeDeploymentNames(f),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(f, args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(commandContext(cmd))
-		},
+		RunE:                  runE(f, o),
 	}
 	cmd.Flags().StringVarP(&o.Selector, "selector", "l", o.Selector, "Label selector choosing the Deployments to set, instead of a name (e.g. -l tier=frontend).")
 	cmd.Flags().StringArrayVar(&o.Images, "image", o.Images, "CONTAINER=IMAGE to roll out with the hold points in the same patch; repeat for several containers.")
 	cmd.Flags().StringVar(&o.Takeover, "takeover", o.Takeover,
 		`With --image, whether the same patch takes the Deployment over for gray-controller's alongside mode (paused, strategy Recreate, strategy saved in kubegray.io/strategy), so that the built-in deployment controller does not roll the new image out first: "auto" does unless gray-controller runs the Deployment in instead mode (its kubegray.io/status says so, or, without one, gray-controller owns its status.observedGeneration); "always"; "never".`)
-	addWriteFlags(cmd, &o.DryRun, o.PrintFlags)
+	o.addWriteFlags(cmd)
 	return cmd
 }
 
@@ -117,12 +101,7 @@ func (o *SetOptions) Complete(f cmdutil.Factory, args []string) error {
 	if err := o.complete(args); err != nil {
 		return err
 	}
-	var err error
-	if o.Namespace, _, err = f.ToRawKubeConfigLoader().Namespace(); err != nil {
-		return err
-	}
-	o.Client, err = f.KubernetesClientSet()
-	return err
+	return o.completeClient(f)
 }
 
 // complete parses arguments and flags; it needs no cluster, so a bad value
@@ -161,8 +140,7 @@ func (o *SetOptions) complete(args []string) error {
 	default:
 		return fmt.Errorf("invalid --takeover %q: must be %q, %q or %q", o.Takeover, takeoverAuto, takeoverAlways, takeoverNever)
 	}
-	o.DryRunStrategy, err = parseDryRun(o.DryRun)
-	return err
+	return o.completeDryRun()
 }
 
 // Validate checks flag combinations.
@@ -174,8 +152,7 @@ func (o *SetOptions) Validate() error {
 		}
 		seen[u.Name] = true
 	}
-	_, err := o.PrintFlags.ToPrinter()
-	return err
+	return o.validatePrinter()
 }
 
 // Run writes the hold points (and images) to each chosen Deployment, one
@@ -374,5 +351,5 @@ func (o *SetOptions) setOne(ctx context.Context, name string) error {
 	if took {
 		operation += ", taken over (strategy " + res.After.Annotations[grayapi.StrategyAnnotation] + " saved)"
 	}
-	return printResult(o.PrintFlags, o.DryRunStrategy, operation, res.After, o.Out)
+	return o.printResult(operation, res.After, o.Out)
 }

@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/client-go/kubernetes"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 	deploymentutil "k8s.io/kubectl/pkg/util/deployment"
 	"k8s.io/kubectl/pkg/util/templates"
@@ -81,14 +80,12 @@ type StatusOptions struct {
 	Output        string
 
 	// Filled in by Complete.
-	Namespace string
-	Name      string
-	Client    kubernetes.Interface
-	Now       func() time.Time
+	Now func() time.Time
 	// Color paints the text output; Terminal redraws -w output in place.
 	Color    bool
 	Terminal bool
 
+	TargetOptions
 	genericiooptions.IOStreams
 }
 
@@ -107,23 +104,14 @@ func NewCmdStatus(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.
 		Long:                  statusLong,
 		Example:               statusExample,
 		ValidArgsFunction:     completeDeploymentNames(f),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(f, args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(commandContext(cmd))
-		},
+		RunE:                  runE(f, o),
 	}
 	cmd.Flags().BoolVarP(&o.AllNamespaces, "all-namespaces", "A", o.AllNamespaces, "List gray Deployments of all namespaces.")
 	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", o.Watch, "Redraw on every change until interrupted (or until --until is reached).")
 	cmd.Flags().StringVar(&o.Until, "until", o.Until, "Wait until the rollout is held or complete; exit 1 if it is Degraded or Invalid.")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "Give up after this long (e.g. 5m); with --until the exit code is then 2. 0 waits forever.")
-	cmd.Flags().StringVarP(&o.Output, "output", "o", o.Output, "Output format: json or yaml (a GrayStatus object). Default: text.")
+	addViewOutputFlag(cmd, &o.Output, "Output format: json or yaml (a GrayStatus object). Default: text.")
 	_ = cmd.RegisterFlagCompletionFunc("until", cobra.FixedCompletions([]string{untilHeld, untilComplete}, cobra.ShellCompDirectiveNoFileComp))
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"json", "yaml"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
@@ -132,11 +120,7 @@ func (o *StatusOptions) Complete(f cmdutil.Factory, args []string) error {
 	if err := o.complete(args); err != nil {
 		return err
 	}
-	var err error
-	if o.Namespace, _, err = f.ToRawKubeConfigLoader().Namespace(); err != nil {
-		return err
-	}
-	if o.Client, err = f.KubernetesClientSet(); err != nil {
+	if err := o.completeClient(f); err != nil {
 		return err
 	}
 	o.Terminal = term.TTY{Out: o.Out}.IsTerminalOut()

@@ -95,6 +95,29 @@ func progressingWeb(t *testing.T) []runtime.Object {
 	return append(objs, grayEvent(d, "e1", corev1.EventTypeNormal, grayapi.ReasonGrayResumed, "resumed to 30% by 2:next", 1, 2*time.Minute))
 }
 
+// completeWeb is "web" after a gray rollout with one hold point, 20%, ran to
+// the end: all 10 replicas on revision 2 (nginx:1.27), which is now also the
+// stable revision; revision 1 is scaled to 0.
+func completeWeb(t *testing.T) []runtime.Object {
+	d := deployment("web",
+		withImage("nginx:1.27"), withRevision("2"), withGeneration(5, 5),
+		withCounts(10, 10, 10, 10),
+		withGray(t, "20", &grayapi.Status{
+			Mode: grayapi.ModeInstead, Revision: 2, StableRevision: 2, Step: 1, Percent: 100, Target: 10,
+			Phase: grayapi.PhaseComplete, Message: "all 10 replicas run revision 2", ObservedGeneration: 5,
+		}),
+		withCondition(appsv1.DeploymentAvailable, corev1.ConditionTrue, "MinimumReplicasAvailable", "Deployment has minimum availability.", 48*time.Hour),
+		withCondition(appsv1.DeploymentProgressing, corev1.ConditionTrue, "NewReplicaSetAvailable", `ReplicaSet "web-7c9d5f8b6" has successfully progressed.`, 3*time.Minute),
+	)
+	newRS := replicaSet(d, "2", "7c9d5f8b6", "nginx:1.27", 10, 10, 30*time.Minute)
+	oldRS := replicaSet(d, "1", "5f7d8c6b9", "nginx:1.26", 0, 0, 48*time.Hour)
+	objs := []runtime.Object{d, newRS, oldRS}
+	for i := range 10 {
+		objs = append(objs, pod(newRS, fmt.Sprintf("n%d", i), true, 0, 20*time.Minute))
+	}
+	return append(objs, grayEvent(d, "e1", corev1.EventTypeNormal, grayapi.ReasonGrayComplete, "Revision 2 complete: all 10 replicas updated", 1, 3*time.Minute))
+}
+
 // bigWeb has more stable pods than the tree lists.
 func bigWeb(t *testing.T) []runtime.Object {
 	d := deployment("web", withReplicas(14), withImage("nginx:1.27"), withRevision("2"), withGeneration(4, 4),
@@ -139,6 +162,7 @@ func TestStatusOutput(t *testing.T) {
 		{name: "held-json", objects: heldWeb, args: []string{"web"}, flags: func(o *StatusOptions) { o.Output = "json" }},
 		{name: "held-yaml", objects: heldWeb, args: []string{"web"}, flags: func(o *StatusOptions) { o.Output = "yaml" }},
 		{name: "held-alongside", objects: heldAlongsideWeb, args: []string{"web"}},
+		{name: "complete", objects: completeWeb, args: []string{"web"}},
 		{
 			name: "not-gray",
 			objects: func(t *testing.T) []runtime.Object {

@@ -10,9 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/client-go/kubernetes"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 	deploymentutil "k8s.io/kubectl/pkg/util/deployment"
 	"k8s.io/kubectl/pkg/util/templates"
@@ -44,24 +42,17 @@ var (
 
 // UndoOptions holds what `kubectl gray undo` needs.
 type UndoOptions struct {
-	PrintFlags *genericclioptions.PrintFlags
-
 	// Flags.
 	ToRevision int64
-	DryRun     string
 
-	// Filled in by Complete.
-	Namespace      string
-	Name           string
-	DryRunStrategy cmdutil.DryRunStrategy
-	Client         kubernetes.Interface
-
+	TargetOptions
+	WriteOptions
 	genericiooptions.IOStreams
 }
 
 // NewUndoOptions returns UndoOptions with defaults.
 func NewUndoOptions(streams genericiooptions.IOStreams) *UndoOptions {
-	return &UndoOptions{PrintFlags: newPrintFlags(), DryRun: "none", IOStreams: streams}
+	return &UndoOptions{WriteOptions: newWriteOptions(), IOStreams: streams}
 }
 
 // NewCmdUndo returns `kubectl gray undo`.
@@ -74,18 +65,10 @@ func NewCmdUndo(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Co
 		Long:                  undoLong,
 		Example:               undoExample,
 		ValidArgsFunction:     completeDeploymentNames(f),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := o.Complete(f, args); err != nil {
-				return err
-			}
-			if err := o.Validate(); err != nil {
-				return err
-			}
-			return o.Run(commandContext(cmd))
-		},
+		RunE:                  runE(f, o),
 	}
 	cmd.Flags().Int64Var(&o.ToRevision, "to-revision", o.ToRevision, "The revision to roll back to. 0 means the stable revision from kubegray.io/status.")
-	addWriteFlags(cmd, &o.DryRun, o.PrintFlags)
+	o.addWriteFlags(cmd)
 	return cmd
 }
 
@@ -94,25 +77,14 @@ func (o *UndoOptions) Complete(f cmdutil.Factory, args []string) error {
 	if err := o.complete(args); err != nil {
 		return err
 	}
-	var err error
-	if o.Namespace, _, err = f.ToRawKubeConfigLoader().Namespace(); err != nil {
-		return err
-	}
-	o.Client, err = f.KubernetesClientSet()
-	return err
+	return o.completeClient(f)
 }
 
 func (o *UndoOptions) complete(args []string) error {
-	if len(args) != 1 {
-		return fmt.Errorf("give one Deployment, e.g. 'kubectl gray undo web'")
-	}
-	name, err := parseDeploymentName(args[0])
-	if err != nil {
+	if err := o.completeName("undo", args); err != nil {
 		return err
 	}
-	o.Name = name
-	o.DryRunStrategy, err = parseDryRun(o.DryRun)
-	return err
+	return o.completeDryRun()
 }
 
 // Validate checks the flags.
@@ -120,8 +92,7 @@ func (o *UndoOptions) Validate() error {
 	if o.ToRevision < 0 {
 		return fmt.Errorf("invalid --to-revision %d: revisions start at 1", o.ToRevision)
 	}
-	_, err := o.PrintFlags.ToPrinter()
-	return err
+	return o.validatePrinter()
 }
 
 // Run rolls the template back in one patch.
@@ -148,7 +119,7 @@ func (o *UndoOptions) Run(ctx context.Context) error {
 		return err
 	}
 	if !res.Changed {
-		return printResult(o.PrintFlags, o.DryRunStrategy, fmt.Sprintf("skipped rollback (current template already matches revision %d)", target), res.After, o.Out)
+		return o.printResult(fmt.Sprintf("skipped rollback (current template already matches revision %d)", target), res.After, o.Out)
 	}
 	if _, ok := res.Before.Annotations[corev1.LastAppliedConfigAnnotation]; ok {
 		fmt.Fprintf(o.ErrOut, "Warning: %s is managed with 'kubectl apply'; the rollback does not change its %s annotation, so apply the configuration of revision %d next, or the next apply undoes the rollback.\n",
@@ -160,7 +131,7 @@ func (o *UndoOptions) Run(ctx context.Context) error {
 	} else {
 		operation += " (images unchanged)"
 	}
-	return printResult(o.PrintFlags, o.DryRunStrategy, operation, res.After, o.Out)
+	return o.printResult(operation, res.After, o.Out)
 }
 
 // undoTarget is the revision to roll back to: toRevision if given, else the

@@ -68,8 +68,7 @@ func NewCmdVersion(streams genericiooptions.IOStreams) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&o.Short, "short", o.Short, "Print only the version.")
-	cmd.Flags().StringVarP(&o.Output, "output", "o", o.Output, "Output format: json or yaml.")
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"json", "yaml"}, cobra.ShellCompDirectiveNoFileComp))
+	addViewOutputFlag(cmd, &o.Output, "Output format: json or yaml.")
 	return cmd
 }
 

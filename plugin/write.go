@@ -4,51 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"strings"
 
-	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/util/retry"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 )
-
-// newPrintFlags are the -o flags of the mutating verbs: name, json and yaml
-// (no templates: scripts that need a field use -o json).
-func newPrintFlags() *genericclioptions.PrintFlags {
-	f := genericclioptions.NewPrintFlags("").WithTypeSetter(scheme.Scheme)
-	f.TemplatePrinterFlags = nil
-	return f
-}
-
-// parseDryRun reads --dry-run.
-func parseDryRun(value string) (cmdutil.DryRunStrategy, error) {
-	switch value {
-	case "", "none":
-		return cmdutil.DryRunNone, nil
-	case "client":
-		return cmdutil.DryRunClient, nil
-	case "server":
-		return cmdutil.DryRunServer, nil
-	}
-	return cmdutil.DryRunNone, fmt.Errorf(`invalid --dry-run %q: must be "none", "client" or "server"`, value)
-}
-
-// addWriteFlags binds --dry-run to dryRun and adds the -o flags of a mutating
-// verb, with completion of their values.
-func addWriteFlags(cmd *cobra.Command, dryRun *string, printFlags *genericclioptions.PrintFlags) {
-	cmd.Flags().StringVar(dryRun, "dry-run", "none", `Must be "none", "server", or "client". If client strategy, only print the object that would be sent, without sending it. If server strategy, submit server-side request without persisting the resource.`)
-	printFlags.AddFlags(cmd)
-	_ = cmd.RegisterFlagCompletionFunc("dry-run", cobra.FixedCompletions([]string{"none", "client", "server"}, cobra.ShellCompDirectiveNoFileComp))
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(printFlags.AllowedFormats(), cobra.ShellCompDirectiveNoFileComp))
-}
 
 // edit changes a copy of the live Deployment into the wanted one. An error
 // refuses the whole write (nothing is sent).
@@ -178,26 +143,4 @@ func templatePatch(live, want *appsv1.Deployment) (types.PatchType, []byte, erro
 	}
 	patch, err := json.Marshal(ops)
 	return types.JSONPatchType, patch, err
-}
-
-// dryRunSuffix marks a result line of a dry run, as kubectl does.
-func dryRunSuffix(dryRun cmdutil.DryRunStrategy) string {
-	switch dryRun {
-	case cmdutil.DryRunClient:
-		return " (dry run)"
-	case cmdutil.DryRunServer:
-		return " (server dry run)"
-	}
-	return ""
-}
-
-// printResult prints a written Deployment with the -o printer: by default the
-// line "deployment.apps/NAME <operation>".
-func printResult(flags *genericclioptions.PrintFlags, dryRun cmdutil.DryRunStrategy, operation string, d *appsv1.Deployment, out io.Writer) error {
-	flags.NamePrintFlags.Operation = strings.TrimSpace(operation) + dryRunSuffix(dryRun)
-	printer, err := flags.ToPrinter()
-	if err != nil {
-		return err
-	}
-	return printer.PrintObj(d, out)
 }

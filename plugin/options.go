@@ -1,0 +1,172 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+)
+
+// The parts of the verbs' Options that several verbs share, embedded in their
+// XxxOptions as kubectl embeds IOStreams, so each verb keeps the
+// Complete/Validate/Run shape and only its own flags and checks stay in its
+// file.
+
+// TargetOptions are where a verb finds its Deployments: the one named on the
+// command line, the namespace of -n or the kubeconfig context, the client.
+type TargetOptions struct {
+	// Filled in by Complete.
+	Namespace string
+	// Name is the Deployment named by the argument, without its TYPE/ prefix;
+	// empty for the verbs where a name is optional and none was given.
+	Name   string
+	Client kubernetes.Interface
+}
+
+// completeName reads the one DEPLOYMENT argument of a verb that takes exactly
+// one; verb goes into the example of the error.
+func (o *TargetOptions) completeName(verb string, args []string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("give one Deployment, e.g. 'kubectl gray %s web'", verb)
+	}
+	name, err := parseDeploymentName(args[0])
+	if err != nil {
+		return err
+	}
+	o.Name = name
+	return nil
+}
+
+// completeClient fills the namespace and client from f. Verbs call it after
+// reading their arguments, so a bad argument is reported before any client
+// is built.
+func (o *TargetOptions) completeClient(f cmdutil.Factory) error {
+	var err error
+	if o.Namespace, _, err = f.ToRawKubeConfigLoader().Namespace(); err != nil {
+		return err
+	}
+	o.Client, err = f.KubernetesClientSet()
+	return err
+}
+
+// WriteOptions are the --dry-run and -o flags of the verbs that write a
+// Deployment, and what they print.
+type WriteOptions struct {
+	PrintFlags *genericclioptions.PrintFlags
+
+	// Flags.
+	DryRun string
+
+	// Filled in by Complete.
+	DryRunStrategy cmdutil.DryRunStrategy
+}
+
+// newWriteOptions returns WriteOptions with defaults.
+func newWriteOptions() WriteOptions {
+	return WriteOptions{PrintFlags: newPrintFlags(), DryRun: "none"}
+}
+
+// newPrintFlags are the -o flags of the mutating verbs: name, json and yaml
+// (no templates: scripts that need a field use -o json).
+func newPrintFlags() *genericclioptions.PrintFlags {
+	f := genericclioptions.NewPrintFlags("").WithTypeSetter(scheme.Scheme)
+	f.TemplatePrinterFlags = nil
+	return f
+}
+
+// addWriteFlags adds --dry-run and the -o flags to cmd, with completion of
+// their values.
+func (o *WriteOptions) addWriteFlags(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&o.DryRun, "dry-run", "none", `Must be "none", "server", or "client". If client strategy, only print the object that would be sent, without sending it. If server strategy, submit server-side request without persisting the resource.`)
+	o.PrintFlags.AddFlags(cmd)
+	_ = cmd.RegisterFlagCompletionFunc("dry-run", cobra.FixedCompletions([]string{"none", "client", "server"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(o.PrintFlags.AllowedFormats(), cobra.ShellCompDirectiveNoFileComp))
+}
+
+// completeDryRun reads --dry-run.
+func (o *WriteOptions) completeDryRun() error {
+	var err error
+	o.DryRunStrategy, err = parseDryRun(o.DryRun)
+	return err
+}
+
+// parseDryRun reads a --dry-run value.
+func parseDryRun(value string) (cmdutil.DryRunStrategy, error) {
+	switch value {
+	case "", "none":
+		return cmdutil.DryRunNone, nil
+	case "client":
+		return cmdutil.DryRunClient, nil
+	case "server":
+		return cmdutil.DryRunServer, nil
+	}
+	return cmdutil.DryRunNone, fmt.Errorf(`invalid --dry-run %q: must be "none", "client" or "server"`, value)
+}
+
+// validatePrinter checks -o before anything is written, so a typo in the
+// format does not leave a change made and unreported.
+func (o *WriteOptions) validatePrinter() error {
+	_, err := o.PrintFlags.ToPrinter()
+	return err
+}
+
+// printResult prints a written Deployment with the -o printer: by default the
+// line "deployment.apps/NAME <operation>", marked when it was a dry run.
+func (o *WriteOptions) printResult(operation string, d *appsv1.Deployment, out io.Writer) error {
+	o.PrintFlags.NamePrintFlags.Operation = strings.TrimSpace(operation) + dryRunSuffix(o.DryRunStrategy)
+	printer, err := o.PrintFlags.ToPrinter()
+	if err != nil {
+		return err
+	}
+	return printer.PrintObj(d, out)
+}
+
+// dryRunSuffix marks a result line of a dry run, as kubectl does.
+func dryRunSuffix(dryRun cmdutil.DryRunStrategy) string {
+	switch dryRun {
+	case cmdutil.DryRunClient:
+		return " (dry run)"
+	case cmdutil.DryRunServer:
+		return " (server dry run)"
+	}
+	return ""
+}
+
+// viewFormats are the -o values of the verbs that print a view of their own
+// (status, history, version) instead of the Deployment.
+var viewFormats = []string{"json", "yaml"}
+
+// addViewOutputFlag binds -o/--output to output, with completion of
+// viewFormats.
+func addViewOutputFlag(cmd *cobra.Command, output *string, usage string) {
+	cmd.Flags().StringVarP(output, "output", "o", *output, usage)
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(viewFormats, cobra.ShellCompDirectiveNoFileComp))
+}
+
+// verb is the shape of the Options of every verb that talks to the cluster.
+type verb interface {
+	Complete(f cmdutil.Factory, args []string) error
+	Validate() error
+	Run(ctx context.Context) error
+}
+
+// runE is the RunE of such a verb: it only chains Complete, Validate and Run,
+// stopping at the first error.
+func runE(f cmdutil.Factory, o verb) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := o.Complete(f, args); err != nil {
+			return err
+		}
+		if err := o.Validate(); err != nil {
+			return err
+		}
+		return o.Run(commandContext(cmd))
+	}
+}
