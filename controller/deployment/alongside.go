@@ -43,7 +43,8 @@ package deployment
 // repairs: a taken-over Deployment that was unpaused or had its strategy edited behind the
 // guard policy is taken over again, and one whose kubegray.io/strategy was lost or is
 // unreadable is released to RollingUpdate with the API defaults, so no Deployment is ever
-// left on Recreate.
+// left on Recreate. Instead mode releases a taken-over Deployment it meets through the same
+// patch (releaseTakenOver in gray.go): there nothing else would ever take it off Recreate.
 
 import (
 	"context"
@@ -242,21 +243,47 @@ func takenOverSpec() map[string]any {
 	}
 }
 
-// release hands d back to the built-in controller in one patch: strategy restored, unpaused,
-// kubegray.io/strategy and any resume request dropped, and kubegray.io/status set to st (nil
-// drops it, and the GrayHeld condition goes after).
+// release hands d back to the built-in controller: releaseTakeover with our hold gone and the
+// event saying who runs the Deployment now.
 func (dc *DeploymentController) release(ctx context.Context, d *appsv1.Deployment, strategy appsv1.DeploymentStrategy, st *grayapi.Status, eventType, message string) error {
+	return dc.releaseTakeover(ctx, d, takeoverRelease{
+		strategy: strategy, status: st, eventType: eventType,
+		title: "Released to the built-in deployment controller", message: message,
+	})
+}
+
+// takeoverRelease is what releasing a taken-over Deployment writes and reports.
+type takeoverRelease struct {
+	// strategy is restored in place of Recreate.
+	strategy appsv1.DeploymentStrategy
+	// status replaces kubegray.io/status; nil drops it, and the GrayHeld condition after it.
+	status *grayapi.Status
+	// held keeps spec.paused and any resume request: in instead mode a gray hold is the pause
+	// itself, and the request is for that hold. Otherwise the Deployment is unpaused and the
+	// request, left with no hold to leave, is dropped.
+	held bool
+	// eventType, title and message make the GrayRelease event "<title>: <message>".
+	eventType, title, message string
+}
+
+// releaseTakeover releases a taken-over Deployment in one patch: strategy restored, unpaused
+// (unless r.held), kubegray.io/strategy dropped and kubegray.io/status set to r.status. Both
+// modes release through it: alongside mode when a rollout ends, instead mode as soon as it
+// meets a taken-over Deployment (gray.go).
+func (dc *DeploymentController) releaseTakeover(ctx context.Context, d *appsv1.Deployment, r takeoverRelease) error {
 	var rollingUpdate any
-	if strategy.RollingUpdate != nil {
-		rollingUpdate = strategy.RollingUpdate
+	if r.strategy.RollingUpdate != nil {
+		rollingUpdate = r.strategy.RollingUpdate
 	}
 	annotations := map[string]any{
 		grayapi.StrategyAnnotation: nil,
-		grayapi.ResumeAnnotation:   nil,
 		grayapi.StatusAnnotation:   nil,
 	}
-	if st != nil {
-		value, err := grayapi.FormatStatus(*st)
+	if !r.held {
+		annotations[grayapi.ResumeAnnotation] = nil
+	}
+	if r.status != nil {
+		value, err := grayapi.FormatStatus(*r.status)
 		if err != nil {
 			return fmt.Errorf("deployment %s/%s: %w", d.Namespace, d.Name, err)
 		}
@@ -265,17 +292,17 @@ func (dc *DeploymentController) release(ctx context.Context, d *appsv1.Deploymen
 	patch := map[string]any{
 		"metadata": map[string]any{"resourceVersion": d.ResourceVersion, "annotations": annotations},
 		"spec": map[string]any{
-			"paused":   false,
-			"strategy": map[string]any{"type": string(strategy.Type), "rollingUpdate": rollingUpdate},
+			"paused":   r.held,
+			"strategy": map[string]any{"type": string(r.strategy.Type), "rollingUpdate": rollingUpdate},
 		},
 	}
 	written, err := dc.patchDeployment(ctx, d, patch)
 	if err != nil {
-		return fmt.Errorf("deployment %s/%s: releasing it (%s): %w", d.Namespace, d.Name, message, err)
+		return fmt.Errorf("deployment %s/%s: releasing it (%s): %w", d.Namespace, d.Name, r.message, err)
 	}
-	dc.eventRecorder.Eventf(d, eventType, grayapi.ReasonGrayRelease, "Released to the built-in deployment controller: %s", message)
-	klog.FromContext(ctx).V(2).Info("Released deployment", "deployment", klog.KObj(d), "reason", message)
-	if st != nil {
+	dc.eventRecorder.Eventf(d, r.eventType, grayapi.ReasonGrayRelease, "%s: %s", r.title, r.message)
+	klog.FromContext(ctx).V(2).Info("Released deployment", "deployment", klog.KObj(d), "reason", r.message, "paused", r.held)
+	if r.status != nil {
 		return nil
 	}
 	return dc.removeGrayLeftovers(ctx, written)

@@ -21,14 +21,21 @@ import (
 // savedDefault is what the takeover policy saves for the scenarios' 25%/25% strategy.
 const savedDefault = "RollingUpdate;maxSurge=25%;maxUnavailable=25%"
 
-// newAlongsideWorld is newGrayWorld with the controller in alongside mode, and the API
-// server's patch semantics: a resourceVersion in the patch is a precondition; the status
-// subresource keeps spec and labels; the main resource keeps status and bumps the generation
-// on spec or annotation changes.
+// newAlongsideWorld is newGrayWorld with the controller in alongside mode (and the API
+// server's patch semantics, see installPatchReactor).
 func newAlongsideWorld(t *testing.T, d *appsv1.Deployment, takeover Takeover) *grayWorld {
 	t.Helper()
 	w := newGrayWorld(t, d)
 	w.f.dc.alongside, w.f.dc.takeover = true, takeover
+	w.installPatchReactor()
+	return w
+}
+
+// installPatchReactor puts the API server's patch semantics in front of the tracker: a
+// resourceVersion in the patch is a precondition; the status subresource keeps spec and
+// labels; the main resource keeps status and bumps the generation on spec or annotation
+// changes.
+func (w *grayWorld) installPatchReactor() {
 	w.f.client.PrependReactor("patch", "deployments", func(action clienttesting.Action) (bool, runtime.Object, error) {
 		patch := action.(clienttesting.PatchAction)
 		stored := w.deployment()
@@ -68,7 +75,6 @@ func newAlongsideWorld(t *testing.T, d *appsv1.Deployment, takeover Takeover) *g
 		w.put(next)
 		return true, w.deployment(), nil
 	})
-	return w
 }
 
 // takeOverAsPolicy changes the image in the same write as the takeover, as the admission

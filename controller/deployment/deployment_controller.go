@@ -606,7 +606,8 @@ func (dc *DeploymentController) getPodMapForDeployment(d *appsv1.Deployment, rsL
 
 // syncDeployment reconciles the Deployment with the given key, in upstream's exact order:
 // empty selector, claim ReplicaSets, deleting, paused conditions, paused, rollback, scaling
-// event, then the strategy; gray Deployments branch off to syncGray after the deleting check.
+// event, then the strategy; after the deleting check a Deployment taken over for alongside
+// mode is released (releaseTakenOver) and gray Deployments branch off to syncGray.
 // It must not run concurrently for the same key.
 func (dc *DeploymentController) syncDeployment(ctx context.Context, key string) error {
 	logger := klog.FromContext(ctx)
@@ -666,6 +667,11 @@ func (dc *DeploymentController) syncDeployment(ctx context.Context, key string) 
 
 	if dc.alongside {
 		return dc.syncAlongside(ctx, key, d, rsList)
+	}
+	// Taken over for alongside mode, it would stay paused on Recreate: released first, and
+	// synced again on the event of the release.
+	if _, taken := d.Annotations[grayapi.StrategyAnnotation]; taken {
+		return dc.releaseTakenOver(ctx, d, rsList)
 	}
 
 	// A gray Deployment replaces everything below with the gray path (gray.go); one that stopped

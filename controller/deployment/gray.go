@@ -15,6 +15,12 @@ package deployment
 // on the Deployment": the status (or the resume Update) that raises the target is written
 // before any ReplicaSet write that uses it, and the pause is written in the same sync in
 // which the new ReplicaSet reaches its target.
+//
+// A Deployment taken over for alongside mode (kubegray.io/strategy set: by `kubectl gray set
+// --takeover=always`, an older plugin, or a cluster that ran the controller alongside before)
+// is released before anything else, in the one patch alongside mode releases with
+// (releaseTakenOver): nothing in instead mode would ever take it off Recreate. Only our hold
+// survives the release, as spec.paused, since in this mode that is what a hold is.
 
 import (
 	"context"
@@ -197,12 +203,21 @@ func (dc *DeploymentController) cachedDeploymentIsCurrent(ctx context.Context, d
 // newRevision is the revision of the rollout in flight: the new ReplicaSet's, or the one
 // getNewReplicaSet will give it when it is created.
 func (g *graySync) newRevision() int64 {
-	if g.newRS != nil {
-		if rev, err := deployutil.Revision(g.newRS); err == nil {
+	return revisionInFlight(g.newRS, g.oldRSs)
+}
+
+// revisionInFlight is the revision the new ReplicaSet has once getNewReplicaSet has synced
+// it: one above the old ReplicaSets' (a ReplicaSet that was old and serves the template again
+// is renumbered so), or its own when that is higher; with no new ReplicaSet, the one it will
+// be created with. Old revisions 1 and 3 give 4 for none or a new one at 2, and 5 for one at 5.
+func revisionInFlight(newRS *appsv1.ReplicaSet, oldRSs []*appsv1.ReplicaSet) int64 {
+	next := deployutil.MaxRevision(oldRSs) + 1
+	if newRS != nil {
+		if rev, err := deployutil.Revision(newRS); err == nil && rev > next {
 			return rev
 		}
 	}
-	return deployutil.MaxRevision(g.oldRSs) + 1
+	return next
 }
 
 // identify works out which rollout is in flight and where it stands (revision, stable
@@ -965,6 +980,45 @@ func (dc *DeploymentController) releaseGray(ctx context.Context, d *appsv1.Deplo
 	}
 	d.ObjectMeta = *written.ObjectMeta.DeepCopy()
 	return nil
+}
+
+// releaseTakenOver releases, in instead mode, a Deployment taken over for alongside mode (see
+// the file comment): one patch restores the saved strategy (the API defaults, with a Warning
+// naming the value, when it is unreadable), unpauses and drops kubegray.io/strategy. A gray
+// Deployment that our status holds at the revision in flight stays paused, its hold intact;
+// its status is kept, no longer marked taken over, so the gray sync that runs on the event of
+// this patch goes on from the same step. Any other Deployment loses our status with the
+// takeover, and the upstream sync takes it from there.
+func (dc *DeploymentController) releaseTakenOver(ctx context.Context, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) error {
+	value := d.Annotations[grayapi.StrategyAnnotation]
+	r := takeoverRelease{eventType: corev1.EventTypeNormal, title: "Released from the alongside takeover"}
+	restored := "restored strategy " + value
+	strategy, err := grayapi.ParseStrategy(value)
+	if err != nil {
+		strategy = defaultStrategy()
+		r.eventType = corev1.EventTypeWarning
+		restored = fmt.Sprintf("%v: restored the default strategy %s", err, describeStrategy(strategy))
+	}
+	r.strategy = strategy
+
+	_, annotated := d.Annotations[grayapi.PercentAnnotation]
+	st, _ := readGrayStatus(ctx, d)
+	// A readable status of a Deployment that stays gray goes on; an Invalid one without a
+	// revision too, so that the bad percent is not reported a second time.
+	if annotated && strategy.Type == appsv1.RollingUpdateDeploymentStrategyType && st.Phase != "" {
+		_, oldRSs := deployutil.FindOldReplicaSets(d, rsList)
+		r.held = st.HeldAt != nil && st.Revision == revisionInFlight(deployutil.FindNewReplicaSet(d, rsList), oldRSs)
+		if !r.held {
+			st.HeldAt = nil
+		}
+		st.Mode, st.TakenOver = grayapi.ModeInstead, false
+		r.status = &st
+	}
+	r.message = restored + ", unpaused"
+	if r.held {
+		r.message = fmt.Sprintf("%s, kept paused: the gray rollout holds revision %d at %d%%", restored, st.Revision, st.Percent)
+	}
+	return dc.releaseTakeover(ctx, d, r)
 }
 
 func ptrTime(t metav1.Time) *metav1.Time { return &t }

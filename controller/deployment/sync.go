@@ -370,9 +370,7 @@ func (dc *DeploymentController) calculateStatus(allRSs []*appsv1.ReplicaSet, new
 		CollisionCount:      d.Status.CollisionCount,
 	}
 	// Copy the conditions so that setting one does not write through to d.
-	for _, c := range d.Status.Conditions {
-		status.Conditions = append(status.Conditions, c)
-	}
+	status.Conditions = append(status.Conditions, d.Status.Conditions...)
 
 	if availableReplicas >= *d.Spec.Replicas-deployutil.MaxUnavailable(*d) {
 		c := deployutil.NewDeploymentCondition(appsv1.DeploymentAvailable, corev1.ConditionTrue, deployutil.MinimumReplicasAvailable, "Deployment has minimum availability.", dc.metaNow())
