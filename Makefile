@@ -105,7 +105,17 @@ test: vet version-check test-unit goreleaser-check krew-check test-e2e ## Every 
 .PHONY: bench-rollout
 bench-rollout: build ## Benchmark: 100 Deployments x 10 replicas rolled by the built-in controller vs ours.
 	export KUBEGRAY_CONTROLPLANE="$$(test/hack/build-controlplane.sh | tail -n1)"; \
-	cd test && go run ./cmd/bench-rollout -controller $(BIN)/gray-controller $(BENCH_FLAGS)
+	cd test && go run ./cmd/bench rollout -controller $(BIN)/gray-controller $(BENCH_FLAGS)
+
+.PHONY: bench-gray
+bench-gray: build ## Benchmark: 50 gray rollouts at once: hold latency and overshoot (must be 0).
+	export KUBEGRAY_CONTROLPLANE="$$(test/hack/build-controlplane.sh | tail -n1)"; \
+	cd test && go run ./cmd/bench gray -controller $(BIN)/gray-controller $(BENCH_FLAGS)
+
+.PHONY: bench-status
+bench-status: build ## Benchmark: `kubectl gray status` vs `kubectl rollout status` on one Deployment.
+	export KUBEGRAY_CONTROLPLANE="$$(test/hack/build-controlplane.sh | tail -n1)" KUBEGRAY_BIN=$(BIN); \
+	cd test && go test -run '^$$' -bench BenchmarkStatusVsRolloutStatus -benchtime 20x -count 3 ./e2e/
 
 .PHONY: cluster-up
 cluster-up: controlplane ## Start a local control plane in .cluster/ and print the KUBECONFIG to export.

@@ -30,7 +30,7 @@ import (
 //     reached it, outside scaling (R is taken as the smaller of its values
 //     before and after the latest replicas change);
 //   - fighting: one ReplicaSet's size reversing direction more than once
-//     between two changes of the Deployment's replicas.
+//     between two changes of the Deployment's replicas or template.
 type recorder struct {
 	t      *testing.T
 	ns     string
@@ -157,10 +157,14 @@ func (r *recorder) verify() {
 			if tr == nil {
 				tr = &deploymentTrack{prevReplicas: replicasOf(d.Spec.Replicas)}
 				deployments[d.Name] = tr
-			} else if replicasOf(tr.d.Spec.Replicas) != replicasOf(d.Spec.Replicas) {
-				tr.prevReplicas = replicasOf(tr.d.Spec.Replicas)
-				// A replicas change starts a new scaling episode: resizes in
-				// both directions are expected now.
+			} else if replicasChanged, templateChanged := replicasOf(tr.d.Spec.Replicas) != replicasOf(d.Spec.Replicas),
+				!deployutil.EqualIgnoreHash(&tr.d.Spec.Template, &d.Spec.Template); replicasChanged || templateChanged {
+				if replicasChanged {
+					tr.prevReplicas = replicasOf(tr.d.Spec.Replicas)
+				}
+				// A replicas change starts a new scaling episode and a template
+				// change a new rollout (an undo makes an old ReplicaSet grow
+				// again): resizes in both directions are expected now.
 				for name, rs := range replicaSets {
 					if ownedBy(rs, d) {
 						tracks[name] = &rsTrack{spec: replicasOf(rs.Spec.Replicas)}

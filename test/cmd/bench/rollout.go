@@ -1,10 +1,3 @@
-// Command bench-rollout measures, side by side in one run, how the built-in
-// deployment controller and gray-controller (instead mode, same worker count)
-// roll out many Deployments on the same harness: wall time for every
-// Deployment to finish a rolling update, and API writes per completed rollout
-// counted from kube-apiserver's audit log by User-Agent.
-//
-//	go run ./cmd/bench-rollout -controller ../bin/gray-controller
 package main
 
 import (
@@ -28,41 +21,6 @@ import (
 
 	"github.com/kubegray/kubectl-gray/test/cluster"
 )
-
-func main() {
-	controller := flag.String("controller", "", "path of the gray-controller binary (required)")
-	deployments := flag.Int("deployments", 100, "number of Deployments")
-	replicas := flag.Int("replicas", 10, "replicas per Deployment")
-	workers := flag.Int("workers", 5, "deployment workers for both controllers")
-	flag.Parse()
-	if *controller == "" {
-		fmt.Fprintln(os.Stderr, "bench-rollout: -controller is required")
-		os.Exit(2)
-	}
-	b := bench{controller: *controller, deployments: *deployments, replicas: int32(*replicas), workers: *workers}
-	var rows []result
-	for _, ours := range []bool{false, true} {
-		r, err := b.run(context.Background(), ours)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "bench-rollout:", err)
-			os.Exit(1)
-		}
-		rows = append(rows, r)
-	}
-	fmt.Printf("%d Deployments x %d replicas, maxSurge 25%% / maxUnavailable 25%%, %d workers each\n\n", b.deployments, b.replicas, b.workers)
-	fmt.Println("| controller | rollout wall time | API writes / rollout | RS writes / rollout | Deployment status writes / rollout | RS creates | RS deletes |")
-	fmt.Println("| --- | --- | --- | --- | --- | --- | --- |")
-	for _, r := range rows {
-		n := float64(b.deployments)
-		fmt.Printf("| %s | %.1f s | %.1f | %.1f | %.1f | %d | %d |\n", r.name, r.wall.Seconds(),
-			float64(r.writes.total)/n, float64(r.writes.replicaSets)/n, float64(r.writes.deploymentStatus)/n,
-			r.writes.creates, r.writes.deletes)
-	}
-	if len(rows) == 2 && rows[0].wall > 0 {
-		fmt.Printf("\nratio ours/built-in: wall time %.2f, writes %.2f\n", rows[1].wall.Seconds()/rows[0].wall.Seconds(),
-			float64(rows[1].writes.total)/float64(rows[0].writes.total))
-	}
-}
 
 type bench struct {
 	controller  string
@@ -94,10 +52,7 @@ func (b bench) run(ctx context.Context, ours bool) (result, error) {
 		if err != nil {
 			return result{}, err
 		}
-		health := "127.0.0.1:" + strconv.Itoa(port)
-		if err := c.StartComponent(ctx, "gray-controller", b.controller, "http://"+health+"/readyz",
-			"--kubeconfig="+c.Kubeconfig, "--mode=instead", "--leader-elect=false",
-			"--workers="+strconv.Itoa(b.workers), "--metrics-bind-address=0", "--health-probe-bind-address="+health); err != nil {
+		if err := startInstead(ctx, c, b.controller, b.workers, port); err != nil {
 			return result{}, err
 		}
 	} else if b.workers != 5 {
@@ -158,6 +113,42 @@ func (b bench) deployment(i int) *appsv1.Deployment {
 	}
 }
 
+// runRollout is `bench rollout`: built-in vs ours, side by side in one run.
+func runRollout(args []string) error {
+	fs := flag.NewFlagSet("rollout", flag.ExitOnError)
+	controller := fs.String("controller", "", "path of the gray-controller binary (required)")
+	deployments := fs.Int("deployments", 100, "number of Deployments")
+	replicas := fs.Int("replicas", 10, "replicas per Deployment")
+	workers := fs.Int("workers", 5, "deployment workers for both controllers")
+	_ = fs.Parse(args)
+	if *controller == "" {
+		return fmt.Errorf("-controller is required")
+	}
+	b := bench{controller: *controller, deployments: *deployments, replicas: int32(*replicas), workers: *workers}
+	var rows []result
+	for _, ours := range []bool{false, true} {
+		r, err := b.run(context.Background(), ours)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, r)
+	}
+	fmt.Printf("%d Deployments x %d replicas, maxSurge 25%% / maxUnavailable 25%%, %d workers each\n\n", b.deployments, b.replicas, b.workers)
+	fmt.Println("| controller | rollout wall time | API writes / rollout | RS writes / rollout | Deployment status writes / rollout | RS creates | RS deletes |")
+	fmt.Println("| --- | --- | --- | --- | --- | --- | --- |")
+	for _, r := range rows {
+		n := float64(b.deployments)
+		fmt.Printf("| %s | %.1f s | %.1f | %.1f | %.1f | %d | %d |\n", r.name, r.wall.Seconds(),
+			float64(r.writes.total)/n, float64(r.writes.replicaSets)/n, float64(r.writes.deploymentStatus)/n,
+			r.writes.creates, r.writes.deletes)
+	}
+	if len(rows) == 2 && rows[0].wall > 0 {
+		fmt.Printf("\nratio ours/built-in: wall time %.2f, writes %.2f\n", rows[1].wall.Seconds()/rows[0].wall.Seconds(),
+			float64(rows[1].writes.total)/float64(rows[0].writes.total))
+	}
+	return nil
+}
+
 // forAll runs f for 0..n-1 on 10 goroutines and returns the first error.
 func forAll(n int, f func(int) error) error {
 	var wg sync.WaitGroup
@@ -181,6 +172,14 @@ func forAll(n int, f func(int) error) error {
 	close(next)
 	wg.Wait()
 	return first
+}
+
+// startInstead runs gray-controller --mode=instead beside c.
+func startInstead(ctx context.Context, c *cluster.Cluster, binary string, workers, port int, extra ...string) error {
+	health := "127.0.0.1:" + strconv.Itoa(port)
+	return c.StartComponent(ctx, "gray-controller", binary, "http://"+health+"/readyz",
+		append([]string{"--kubeconfig=" + c.Kubeconfig, "--mode=instead", "--leader-elect=false",
+			"--workers=" + strconv.Itoa(workers), "--metrics-bind-address=0", "--health-probe-bind-address=" + health}, extra...)...)
 }
 
 func waitAllRolledOut(ctx context.Context, client kubernetes.Interface, n int, timeout time.Duration) error {

@@ -1,0 +1,33 @@
+// Command bench runs the benchmarks that need a real control plane and prints
+// a table for BENCHMARKS.md:
+//
+//	bench rollout -controller ../bin/gray-controller
+//	    the built-in deployment controller vs gray-controller (instead mode,
+//	    same worker count) rolling out many Deployments side by side in one
+//	    run: wall time, and API writes per rollout from the audit log.
+//	bench gray -controller ../bin/gray-controller
+//	    many gray rollouts at once: hold latency (new ReplicaSet at its target
+//	    → Deployment paused), time from the image change to the hold, and
+//	    overshoot (new ReplicaSet above its target at any write; must be 0).
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+func main() {
+	var err error
+	switch {
+	case len(os.Args) > 1 && os.Args[1] == "rollout":
+		err = runRollout(os.Args[2:])
+	case len(os.Args) > 1 && os.Args[1] == "gray":
+		err = runGray(os.Args[2:])
+	default:
+		err = fmt.Errorf("usage: bench rollout|gray -controller PATH [flags]")
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
