@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -14,44 +13,10 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 	"github.com/kubegray/kubectl-gray/test/cluster"
 )
-
-// alongsideSA is the identity the guard policy exempts (manifests/alongside).
-const alongsideSA = "system:serviceaccount:gray-system:gray-controller"
-
-// alongsideManifests renders manifests/alongside with kubectl kustomize and
-// returns its documents, without the controller's own Deployment and Service
-// (gray-controller runs as a process here, not as pods of fake nodes).
-func alongsideManifests(t *testing.T) []string {
-	t.Helper()
-	out, err := exec.Command("kubectl", "kustomize", "../../manifests/alongside").Output()
-	if err != nil {
-		t.Fatalf("kubectl kustomize manifests/alongside: %v", err)
-	}
-	var docs []string
-	for _, doc := range strings.Split(string(out), "\n---\n") {
-		if strings.Contains(doc, "\nkind: Deployment\n") || strings.Contains(doc, "\nkind: Service\n") {
-			continue
-		}
-		docs = append(docs, doc)
-	}
-	return docs
-}
-
-// alongsideApply applies documents with the admin kubeconfig, as a user
-// installing the manifests does.
-func alongsideApply(t *testing.T, c *cluster.Cluster, docs []string) {
-	t.Helper()
-	cmd := exec.Command("kubectl", "--kubeconfig="+c.Kubeconfig, "apply", "--server-side", "-f", "-")
-	cmd.Stdin = strings.NewReader(strings.Join(docs, "\n---\n"))
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("kubectl apply manifests/alongside: %v\n%s", err, out)
-	}
-}
 
 // alongsidePolicies are the admission policy documents among docs.
 func alongsidePolicies(docs []string) []string {
@@ -64,31 +29,10 @@ func alongsidePolicies(docs []string) []string {
 	return out
 }
 
-// alongsideKubeconfig writes a copy of the admin kubeconfig that
-// impersonates gray-controller's ServiceAccount, so the controller runs with
-// exactly the RBAC of manifests/base and the guard policy sees its username.
-func alongsideKubeconfig(t *testing.T, c *cluster.Cluster) string {
+// startAlongsideController runs gray-controller in alongside mode.
+func startAlongsideController(t *testing.T, c *cluster.Cluster, args ...string) {
 	t.Helper()
-	cfg, err := clientcmd.LoadFromFile(c.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, auth := range cfg.AuthInfos {
-		auth.Impersonate = alongsideSA
-	}
-	path := filepath.Join(t.TempDir(), "gray-controller.kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-// startAlongsideController runs gray-controller in alongside mode as the
-// ServiceAccount, with its lease in gray-system (the only namespace its RBAC
-// allows leases in). Later flags win over startGrayController's defaults.
-func startAlongsideController(t *testing.T, c *cluster.Cluster, kubeconfig string, args ...string) {
-	t.Helper()
-	startGrayController(t, c, append([]string{"--kubeconfig=" + kubeconfig, "--leader-elect-namespace=gray-system", "--mode=alongside"}, args...)...)
+	startGrayController(t, c, append([]string{"--mode=alongside"}, args...)...)
 }
 
 // newAlongsideEnv is newGrayEnv that logs the recorder's scale writes per
@@ -108,7 +52,7 @@ func newAlongsideEnv(t *testing.T, c *cluster.Cluster, name string) *grayEnv {
 		for _, k := range keys {
 			fmt.Fprintf(&b, " %s=%d", k, e.rec.scaleWrites[k])
 		}
-		t.Logf("namespace %s: scale writes per ReplicaSet (deployment/revision):%s", e.ns, b.String())
+		t.Logf("namespace %s: scale writes per ReplicaSet (deployment/revision by writer):%s", e.ns, b.String())
 	})
 	t.Cleanup(func() { alongsideNoRecreate(t, e) })
 	e = newGrayEnv(t, c, "al-"+name)
@@ -176,10 +120,9 @@ const alongsideSaved = "RollingUpdate;maxSurge=25%;maxUnavailable=25%"
 // manifests/alongside applied by kubectl.
 func TestAlongside(t *testing.T) {
 	c := cluster.StartForTest(t, cluster.Options{})
-	docs := alongsideManifests(t)
-	alongsideApply(t, c, docs)
-	kubeconfig := alongsideKubeconfig(t, c)
-	startAlongsideController(t, c, kubeconfig)
+	docs := overlayManifests(t, "alongside")
+	applyManifests(t, c, docs)
+	startAlongsideController(t, c)
 	held := grayState{phase: grayapi.PhaseHeld, newSpec: 2, oldTotal: 8, paused: true}
 	done := grayState{phase: grayapi.PhaseComplete, newSpec: 10}
 
@@ -310,7 +253,7 @@ func TestAlongside(t *testing.T) {
 			alongsideTakenOver(t, d, alongsideSaved)
 			time.Sleep(500 * time.Millisecond)
 		}
-		startAlongsideController(t, c, kubeconfig)
+		startAlongsideController(t, c)
 		e.expect("web", done)
 		alongsideReleased(t, e, "web")
 		waitRolledOut(t, e.client, e.ns, "web", 60*time.Second)
@@ -322,14 +265,8 @@ func TestAlongside(t *testing.T) {
 // over as soon as it is annotated, and a plain image change then holds.
 func TestAlongsideEager(t *testing.T) {
 	c := cluster.StartForTest(t, cluster.Options{})
-	var rbac []string
-	for _, doc := range alongsideManifests(t) {
-		if !strings.Contains(doc, "AdmissionPolicy") {
-			rbac = append(rbac, doc)
-		}
-	}
-	alongsideApply(t, c, rbac)
-	startAlongsideController(t, c, alongsideKubeconfig(t, c), "--takeover=eager")
+	// startGrayController installs manifests/base (RBAC), not the policies.
+	startAlongsideController(t, c, "--takeover=eager")
 
 	e := newAlongsideEnv(t, c, "eager")
 	e.do(createDeployment(grayDeployment("web", 10, "20")))

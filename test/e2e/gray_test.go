@@ -180,8 +180,8 @@ func TestGray(t *testing.T) {
 // each rollout over, and gray-controller runs as its ServiceAccount.
 func TestAlongsideGrayScenarios(t *testing.T) {
 	c := cluster.StartForTest(t, cluster.Options{})
-	alongsideApply(t, c, alongsideManifests(t))
-	startAlongsideController(t, c, alongsideKubeconfig(t, c))
+	applyManifests(t, c, overlayManifests(t, "alongside"))
+	startAlongsideController(t, c)
 	runGrayScenarios(t, c, grayMode{env: newAlongsideEnv, frozenPaused: true})
 }
 

@@ -7,9 +7,16 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 
 	"github.com/kubegray/kubectl-gray/test/cluster"
 )
@@ -47,10 +54,109 @@ func ourBinary(t testing.TB, name string) string {
 // grayControllerName is the component name of our controller in a cluster.
 const grayControllerName = "gray-controller"
 
-// startGrayController runs gray-controller against c as a separate process,
-// the way a user runs it, and waits for /readyz.
+// controllerSA is the identity gray-controller runs as (manifests/base); the
+// alongside guard policy exempts exactly this user.
+const controllerSA = "system:serviceaccount:gray-system:gray-controller"
+
+// overlayManifests renders manifests/<overlay> with kubectl kustomize and
+// returns its documents, without the controller's own Deployment and Service
+// (gray-controller runs as a process here, not as pods of fake nodes).
+func overlayManifests(t testing.TB, overlay string) []string {
+	t.Helper()
+	out, err := exec.Command("kubectl", "kustomize", "../../manifests/"+overlay).Output()
+	if err != nil {
+		t.Fatalf("kubectl kustomize manifests/%s: %v", overlay, err)
+	}
+	var docs []string
+	for _, doc := range strings.Split(string(out), "\n---\n") {
+		if strings.Contains(doc, "\nkind: Deployment\n") || strings.Contains(doc, "\nkind: Service\n") {
+			continue
+		}
+		docs = append(docs, doc)
+	}
+	return docs
+}
+
+// applyManifests applies documents with the admin kubeconfig, as a user
+// installing the manifests does.
+func applyManifests(t testing.TB, c *cluster.Cluster, docs []string) {
+	t.Helper()
+	cmd := exec.Command("kubectl", "--kubeconfig="+c.Kubeconfig, "apply", "--server-side", "-f", "-")
+	cmd.Stdin = strings.NewReader(strings.Join(docs, "\n---\n"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("kubectl apply manifests: %v\n%s", err, out)
+	}
+	for _, doc := range docs {
+		if strings.Contains(doc, "\nkind: MutatingAdmissionPolicyBinding\n") {
+			waitTakeoverPolicy(t, c)
+			return
+		}
+	}
+}
+
+// waitTakeoverPolicy returns once the takeover policy acts: kube-apiserver
+// loads new admission policies asynchronously, and an image change that
+// arrives before that is rolled out by the built-in controller untaken.
+// A probe Deployment of 0 replicas is changed until it comes back taken over.
+func waitTakeoverPolicy(t testing.TB, c *cluster.Cluster) {
+	t.Helper()
+	ctx := context.Background()
+	const ns = "policy-probe"
+	if err := createNamespace(ctx, c.Client, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	probe := newDeployment("probe", "nginx:1.25", withReplicas(0),
+		withAnnotations(map[string]string{grayapi.PercentAnnotation: "50"}))
+	probe.Namespace = ns
+	if _, err := c.Client.AppsV1().Deployments(ns).Create(ctx, probe, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = c.Client.AppsV1().Deployments(ns).Delete(ctx, "probe", metav1.DeleteOptions{})
+	}()
+	deadline := time.Now().Add(60 * time.Second)
+	for i := 0; ; i++ {
+		d, err := c.Client.AppsV1().Deployments(ns).Get(ctx, "probe", metav1.GetOptions{})
+		if err == nil {
+			if _, taken := d.Annotations[grayapi.StrategyAnnotation]; taken {
+				return
+			}
+			setTemplateAnnotation(d, "probe", strconv.Itoa(i))
+			_, err = c.Client.AppsV1().Deployments(ns).Update(ctx, d, metav1.UpdateOptions{})
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the takeover policy did not act within 60s (last error: %v)", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// serviceAccountKubeconfig writes a copy of the admin kubeconfig that
+// impersonates gray-controller's ServiceAccount, so the controller under test
+// has exactly the RBAC of manifests/base: a missing verb fails the tests.
+func serviceAccountKubeconfig(t testing.TB, c *cluster.Cluster) string {
+	t.Helper()
+	cfg, err := clientcmd.LoadFromFile(c.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, auth := range cfg.AuthInfos {
+		auth.Impersonate = controllerSA
+	}
+	path := filepath.Join(t.TempDir(), "gray-controller.kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// startGrayController installs manifests/base (namespace, ServiceAccount,
+// RBAC) and runs gray-controller against c as a separate process, the way a
+// user runs it, as that ServiceAccount; it waits for /readyz. Later flags in
+// args win.
 func startGrayController(t testing.TB, c *cluster.Cluster, args ...string) {
 	t.Helper()
+	applyManifests(t, c, overlayManifests(t, "base"))
 	metricsPort, err := cluster.FreePort()
 	if err != nil {
 		t.Fatal(err)
@@ -60,8 +166,8 @@ func startGrayController(t testing.TB, c *cluster.Cluster, args ...string) {
 		t.Fatal(err)
 	}
 	all := append([]string{
-		"--kubeconfig=" + c.Kubeconfig,
-		"--leader-elect-namespace=kube-system",
+		"--kubeconfig=" + serviceAccountKubeconfig(t, c),
+		"--leader-elect-namespace=gray-system",
 		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(metricsPort),
 		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(healthPort),
 		"-v=2",

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -39,7 +40,8 @@ type recorder struct {
 
 	mu     sync.Mutex
 	events []recordedEvent
-	// ScaleWrites counts ReplicaSet spec.replicas changes per ReplicaSet.
+	// scaleWrites counts ReplicaSet spec.replicas changes per ReplicaSet and
+	// writer: "<deployment>/<revision> by <field manager>".
 	scaleWrites map[string]int
 }
 
@@ -92,14 +94,6 @@ func (r *recorder) record(ev watch.Event) {
 	r.mu.Lock()
 	r.events = append(r.events, rec)
 	r.mu.Unlock()
-}
-
-// scaleWritesByRevision returns, after verify, how often each ReplicaSet
-// (keyed "<deployment>/<revision>") changed size.
-func (r *recorder) scaleWritesFor(key string) int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.scaleWrites[key]
 }
 
 // stop ends the watches; verify calls it too.
@@ -191,7 +185,7 @@ func (r *recorder) verify() {
 				if ref := metav1.GetControllerOf(rs); ref != nil {
 					key = ref.Name + "/" + rs.Annotations[deployutil.RevisionAnnotation]
 				}
-				r.scaleWrites[key]++
+				r.scaleWrites[key+" by "+replicasManager(rs)]++
 				dir := 1
 				if spec < replicasOf(prev.Spec.Replicas) {
 					dir = -1
@@ -331,4 +325,23 @@ func describeEvent(ev recordedEvent) string {
 	return fmt.Sprintf("rv %d %s replicaset %s (rev %s): spec %d, status replicas %d ready %d available %d", ev.rv, verb, rs.Name,
 		rs.Annotations[deployutil.RevisionAnnotation], replicasOf(rs.Spec.Replicas), rs.Status.Replicas, rs.Status.ReadyReplicas,
 		rs.Status.AvailableReplicas)
+}
+
+// replicasManager names the field manager that owns rs's spec.replicas, that
+// is the last writer of it (an Update moves field ownership to its manager).
+func replicasManager(rs *appsv1.ReplicaSet) string {
+	for _, entry := range rs.ManagedFields {
+		if entry.FieldsV1 == nil {
+			continue
+		}
+		var fields struct {
+			Spec map[string]json.RawMessage `json:"f:spec"`
+		}
+		if json.Unmarshal(entry.FieldsV1.Raw, &fields) == nil {
+			if _, ok := fields.Spec["f:replicas"]; ok {
+				return entry.Manager
+			}
+		}
+	}
+	return "unknown"
 }
