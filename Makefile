@@ -100,7 +100,7 @@ krew-check: release-snapshot ## krew's validator accepts the manifest; krew inst
 	grep -qF -- "$$version" <<<"$$out" || { echo "kubectl gray version does not report $$version" >&2; exit 1; }
 
 .PHONY: test
-test: vet version-check test-unit goreleaser-check krew-check test-e2e ## Every test: unit, fuzz, release plumbing, and real-cluster.
+test: vet lint version-check test-unit goreleaser-check krew-check test-e2e ## Every test: vet, lint, unit, fuzz, release plumbing, and real-cluster.
 
 .PHONY: bench-rollout
 bench-rollout: build ## Benchmark: 100 Deployments x 10 replicas rolled by the built-in controller vs ours.

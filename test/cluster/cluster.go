@@ -313,7 +313,7 @@ func (c *Cluster) createNodes(ctx context.Context, n int) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%d of %d nodes ready after 60s (serviceaccount: %v)", ready, n, saErr)
+			return fmt.Errorf("%d of %d nodes ready after 60s (serviceaccount: %w)", ready, n, saErr)
 		}
 		select {
 		case <-ctx.Done():

@@ -139,15 +139,6 @@ func setReplicaSetLabel(deployment, revision, key, value string) action {
 	}
 }
 
-func hasOwnerNamed(obj metav1.Object, name string) bool {
-	for _, ref := range obj.GetOwnerReferences() {
-		if ref.Name == name {
-			return true
-		}
-	}
-	return false
-}
-
 func setTemplateAnnotation(d *appsv1.Deployment, key, value string) {
 	if d.Spec.Template.Annotations == nil {
 		d.Spec.Template.Annotations = map[string]string{}

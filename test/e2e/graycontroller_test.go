@@ -42,7 +42,7 @@ func ourBinary(t testing.TB, name string) string {
 		// Tests run in test/e2e; the main module is two levels up.
 		out, err := exec.Command("go", "build", "-C", "../..", "-o", binDir+"/", "./cmd/kubectl-gray", "./cmd/gray-controller").CombinedOutput()
 		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+			buildErr = fmt.Errorf("go build: %w\n%s", err, out)
 		}
 	})
 	if buildErr != nil {

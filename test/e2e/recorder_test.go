@@ -337,7 +337,7 @@ func replicasManager(rs *appsv1.ReplicaSet) string {
 		var fields struct {
 			Spec map[string]json.RawMessage `json:"f:spec"`
 		}
-		if json.Unmarshal(entry.FieldsV1.Raw, &fields) == nil {
+		if json.Unmarshal(entry.FieldsV1.GetRawBytes(), &fields) == nil {
 			if _, ok := fields.Spec["f:replicas"]; ok {
 				return entry.Manager
 			}

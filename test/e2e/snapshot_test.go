@@ -151,7 +151,7 @@ func waitSettled(ctx context.Context, client kubernetes.Interface, ns string, ti
 			last, lastSnap = cur, s
 		}
 		if time.Now().After(deadline) {
-			return lastSnap, fmt.Errorf("namespace %s not settled after %v (last error: %v); last snapshot:\n%s", ns, timeout, err, last)
+			return lastSnap, fmt.Errorf("namespace %s not settled after %v (last error: %w); last snapshot:\n%s", ns, timeout, err, last)
 		}
 		select {
 		case <-ctx.Done():

@@ -47,7 +47,11 @@ func runGray(args []string) error {
 	if err != nil {
 		return err
 	}
-	defer c.Stop()
+	defer func() {
+		if err := c.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "bench: stop control plane:", err)
+		}
+	}()
 	port, err := cluster.FreePort()
 	if err != nil {
 		return err
@@ -180,7 +184,7 @@ func waitAllHeld(ctx context.Context, c *cluster.Cluster, n int, timeout time.Du
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%d of %d Deployments held after %v (last error: %v)", done, n, timeout, err)
+			return fmt.Errorf("%d of %d Deployments held after %v (last error: %w)", done, n, timeout, err)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

@@ -46,7 +46,11 @@ func (b bench) run(ctx context.Context, ours bool) (result, error) {
 	if err != nil {
 		return result{}, err
 	}
-	defer c.Stop()
+	defer func() {
+		if err := c.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "bench: stop control plane:", err)
+		}
+	}()
 	if ours {
 		port, err := cluster.FreePort()
 		if err != nil {
@@ -199,7 +203,7 @@ func waitAllRolledOut(ctx context.Context, client kubernetes.Interface, n int, t
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%d of %d Deployments rolled out after %v (last error: %v)", done, n, timeout, err)
+			return fmt.Errorf("%d of %d Deployments rolled out after %v (last error: %w)", done, n, timeout, err)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
