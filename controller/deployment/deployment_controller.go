@@ -18,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -294,18 +295,9 @@ func (dc *DeploymentController) updateDeployment(logger klog.Logger, oldObj, new
 // deleteDeployment enqueues like upstream does; the sync then misses the Deployment in the
 // cache and returns without doing anything.
 func (dc *DeploymentController) deleteDeployment(logger klog.Logger, obj any) {
-	d, ok := obj.(*appsv1.Deployment)
+	d, ok := deletedObject[*appsv1.Deployment](obj)
 	if !ok {
-		tombstone, ok := obj.(cache.DeletedFinalStateUnknown)
-		if !ok {
-			utilruntime.HandleError(fmt.Errorf("couldn't get object from tombstone %#v", obj))
-			return
-		}
-		d, ok = tombstone.Obj.(*appsv1.Deployment)
-		if !ok {
-			utilruntime.HandleError(fmt.Errorf("tombstone contained object that is not a Deployment %#v", obj))
-			return
-		}
+		return
 	}
 	logger.V(4).Info("Deleting deployment", "deployment", klog.KObj(d))
 	dc.enqueue(d)
@@ -407,19 +399,9 @@ func (dc *DeploymentController) updateReplicaSet(logger klog.Logger, oldObj, new
 
 // deleteReplicaSet wakes the owner of a deleted ReplicaSet; orphans interest nobody.
 func (dc *DeploymentController) deleteReplicaSet(logger klog.Logger, obj any) {
-	rs, ok := obj.(*appsv1.ReplicaSet)
+	rs, ok := deletedObject[*appsv1.ReplicaSet](obj)
 	if !ok {
-		// A missed delete leaves a tombstone whose object may be stale.
-		tombstone, ok := obj.(cache.DeletedFinalStateUnknown)
-		if !ok {
-			utilruntime.HandleError(fmt.Errorf("couldn't get object from tombstone %#v", obj))
-			return
-		}
-		rs, ok = tombstone.Obj.(*appsv1.ReplicaSet)
-		if !ok {
-			utilruntime.HandleError(fmt.Errorf("tombstone contained object that is not a ReplicaSet %#v", obj))
-			return
-		}
+		return
 	}
 	ref := metav1.GetControllerOf(rs)
 	if ref == nil {
@@ -436,18 +418,9 @@ func (dc *DeploymentController) deleteReplicaSet(logger klog.Logger, obj any) {
 // deletePod enqueues the Recreate Deployment owning the pod (via its ReplicaSet) on every pod
 // deletion: a Recreate rollout waits for the old pods to be gone before creating the new RS.
 func (dc *DeploymentController) deletePod(logger klog.Logger, obj any) {
-	pod, ok := obj.(*corev1.Pod)
+	pod, ok := deletedObject[*corev1.Pod](obj)
 	if !ok {
-		tombstone, ok := obj.(cache.DeletedFinalStateUnknown)
-		if !ok {
-			utilruntime.HandleError(fmt.Errorf("couldn't get object from tombstone %#v", obj))
-			return
-		}
-		pod, ok = tombstone.Obj.(*corev1.Pod)
-		if !ok {
-			utilruntime.HandleError(fmt.Errorf("tombstone contained object that is not a pod %#v", obj))
-			return
-		}
+		return
 	}
 	d := dc.getDeploymentForPod(logger, pod)
 	if d == nil {
@@ -721,4 +694,25 @@ func (dc *DeploymentController) syncDeployment(ctx context.Context, key string) 
 		return dc.rolloutRolling(ctx, d, rsList)
 	}
 	return fmt.Errorf("unexpected deployment strategy type: %s", d.Spec.Strategy.Type)
+}
+
+// deletedObject returns the object of a delete event, unwrapping the tombstone
+// an informer hands over when it missed the delete itself (the object in it
+// may be stale); anything else is reported and skipped.
+func deletedObject[T runtime.Object](obj any) (T, bool) {
+	if o, ok := obj.(T); ok {
+		return o, true
+	}
+	var zero T
+	tombstone, ok := obj.(cache.DeletedFinalStateUnknown)
+	if !ok {
+		utilruntime.HandleError(fmt.Errorf("couldn't get object from tombstone %#v", obj))
+		return zero, false
+	}
+	o, ok := tombstone.Obj.(T)
+	if !ok {
+		utilruntime.HandleError(fmt.Errorf("tombstone contained object that is not a %T: %#v", zero, obj))
+		return zero, false
+	}
+	return o, true
 }

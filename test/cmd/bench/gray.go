@@ -169,25 +169,10 @@ func newImage(deployment string) string {
 }
 
 func waitAllHeld(ctx context.Context, c *cluster.Cluster, n int, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		list, err := c.Client.AppsV1().Deployments("default").List(ctx, metav1.ListOptions{})
-		done := 0
-		if err == nil {
-			for _, d := range list.Items {
-				if st, err := grayapi.ParseStatus(d.Annotations[grayapi.StatusAnnotation]); err == nil && st.Phase == grayapi.PhaseHeld {
-					done++
-				}
-			}
-		}
-		if done == n {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%d of %d Deployments held after %v (last error: %w)", done, n, timeout, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	return waitAll(ctx, c.Client, n, timeout, "held", func(d *appsv1.Deployment) bool {
+		st, err := grayapi.ParseStatus(d.Annotations[grayapi.StatusAnnotation])
+		return err == nil && st.Phase == grayapi.PhaseHeld
+	})
 }
 
 // percentiles returns p50, p90 and max, rounded for the table.

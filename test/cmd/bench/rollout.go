@@ -186,27 +186,34 @@ func startInstead(ctx context.Context, c *cluster.Cluster, binary string, worker
 			"--workers=" + strconv.Itoa(workers), "--metrics-bind-address=0", "--health-probe-bind-address=" + health}, extra...)...)
 }
 
-func waitAllRolledOut(ctx context.Context, client kubernetes.Interface, n int, timeout time.Duration) error {
+// waitAll polls until done holds for n Deployments of the namespace.
+func waitAll(ctx context.Context, client kubernetes.Interface, n int, timeout time.Duration, what string, done func(*appsv1.Deployment) bool) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		list, err := client.AppsV1().Deployments("default").List(ctx, metav1.ListOptions{})
-		done := 0
+		count := 0
 		if err == nil {
-			for _, d := range list.Items {
-				s, want := d.Status, *d.Spec.Replicas
-				if s.ObservedGeneration >= d.Generation && s.UpdatedReplicas == want && s.Replicas == want && s.AvailableReplicas == want {
-					done++
+			for i := range list.Items {
+				if done(&list.Items[i]) {
+					count++
 				}
 			}
 		}
-		if done == n {
+		if count == n {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%d of %d Deployments rolled out after %v (last error: %w)", done, n, timeout, err)
+			return fmt.Errorf("%d of %d Deployments %s after %v (last error: %w)", count, n, what, timeout, err)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+}
+
+func waitAllRolledOut(ctx context.Context, client kubernetes.Interface, n int, timeout time.Duration) error {
+	return waitAll(ctx, client, n, timeout, "rolled out", func(d *appsv1.Deployment) bool {
+		s, want := d.Status, *d.Spec.Replicas
+		return s.ObservedGeneration >= d.Generation && s.UpdatedReplicas == want && s.Replicas == want && s.AvailableReplicas == want
+	})
 }
 
 type writeCounts struct {
