@@ -543,13 +543,20 @@ func (g *graySync) clamp(ctx context.Context) (bool, error) {
 	return g.apply(ctx, newSize, old, oldSizes, false)
 }
 
-// grayReplicaSet is what PlanGrayStep sees of rs. Availability counts at most
-// spec.replicas: right after a scale-down the ReplicaSet's status still counts
-// the pods being deleted, and trusting it would let the next step remove old
-// replicas that are not really there (upstream has this race; a gray rollout
-// promises availability, so it takes the smaller number).
+// grayReplicaSet is what PlanGrayStep sees of rs. Its availability is only
+// trusted once the ReplicaSet controller has observed its latest spec: right
+// after a resize the status still counts pods being deleted (or not yet
+// created), and trusting it would let a step remove old replicas that are not
+// really there (upstream has this race; a gray rollout promises availability).
+// A stale status counts as nothing available, which only delays scale-downs
+// until the ReplicaSet controller's next status write, itself a sync trigger.
+// Even a current status counts at most spec.replicas.
 func grayReplicaSet(rs *appsv1.ReplicaSet) rollout.GrayReplicaSet {
-	return rollout.GrayReplicaSet{Spec: *rs.Spec.Replicas, Available: min(rs.Status.AvailableReplicas, *rs.Spec.Replicas)}
+	available := min(rs.Status.AvailableReplicas, *rs.Spec.Replicas)
+	if rs.Status.ObservedGeneration < rs.Generation {
+		available = 0
+	}
+	return rollout.GrayReplicaSet{Spec: *rs.Spec.Replicas, Available: available}
 }
 
 // rollStep applies one PlanGrayStep: the new ReplicaSet grows, or else old ReplicaSets shrink,
