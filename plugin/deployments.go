@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -13,7 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	deploymentutil "k8s.io/kubectl/pkg/util/deployment"
+
+	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 )
 
 // deploymentTypes are the resource spellings kubectl accepts for
@@ -45,19 +45,6 @@ func parseDeploymentName(arg string) (string, error) {
 // deploymentRef is how results name a Deployment, as kubectl does.
 func deploymentRef(name string) string {
 	return "deployment.apps/" + name
-}
-
-// revision reads deployment.kubernetes.io/revision; 0 when missing.
-func revision(obj metav1.Object) (int64, error) {
-	v, ok := obj.GetAnnotations()[deploymentutil.RevisionAnnotation]
-	if !ok {
-		return 0, nil
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%s %q is not a number: %w", deploymentutil.RevisionAnnotation, v, err)
-	}
-	return n, nil
 }
 
 // ownedReplicaSets lists the ReplicaSets d controls: selected by d's
@@ -171,8 +158,8 @@ func imageChanges(before, after []ContainerImage) string {
 // revisions count as 0 and ties go by name so output is stable.
 func sortByRevision(rss []*appsv1.ReplicaSet) {
 	sort.SliceStable(rss, func(i, j int) bool {
-		ri, _ := revision(rss[i])
-		rj, _ := revision(rss[j])
+		ri, _ := deployutil.Revision(rss[i])
+		rj, _ := deployutil.Revision(rss[j])
 		if ri != rj {
 			return ri > rj
 		}

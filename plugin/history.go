@@ -18,6 +18,7 @@ import (
 	deploymentutil "k8s.io/kubectl/pkg/util/deployment"
 	"k8s.io/kubectl/pkg/util/templates"
 
+	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
@@ -171,7 +172,7 @@ func newHistoryView(d *appsv1.Deployment, rss []*appsv1.ReplicaSet) HistoryView 
 	newRS := newReplicaSet(d, rss)
 	var current, previous int64
 	if newRS != nil {
-		current, _ = revision(newRS)
+		current, _ = deployutil.Revision(newRS)
 		for _, h := range strings.Split(newRS.Annotations[deploymentutil.RevisionHistoryAnnotation], ",") {
 			if n, err := strconv.ParseInt(h, 10, 64); err == nil && n > previous {
 				previous = n
@@ -187,7 +188,7 @@ func newHistoryView(d *appsv1.Deployment, rss []*appsv1.ReplicaSet) HistoryView 
 	sortByRevision(rss)
 	slices.Reverse(rss)
 	for _, rs := range rss {
-		rev, _ := revision(rs)
+		rev, _ := deployutil.Revision(rs)
 		marks := []string{}
 		switch {
 		case rs == newRS:

@@ -11,6 +11,7 @@ import (
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 	"k8s.io/kubectl/pkg/util/templates"
 
+	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
@@ -131,7 +132,7 @@ func resumeRequest(d *appsv1.Deployment, full bool) (grayapi.Resume, int32, erro
 	}
 	rev := st.Revision
 	if rev == 0 {
-		if rev, err = revision(d); err != nil {
+		if rev, err = deployutil.Revision(d); err != nil {
 			return grayapi.Resume{}, 0, fmt.Errorf("%s: %w", obj, err)
 		}
 	}

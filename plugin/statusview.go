@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
@@ -229,7 +230,7 @@ func newStatusView(d *appsv1.Deployment, rel *related) StatusView {
 		// Taken over means alongside, even before the controller reported.
 		v.Mode = string(grayapi.ModeAlongside)
 	}
-	if rev, err := revision(d); err != nil {
+	if rev, err := deployutil.Revision(d); err != nil {
 		v.Warnings = append(v.Warnings, fmt.Sprintf("deployment %s/%s: %v", d.Namespace, d.Name, err))
 	} else {
 		v.Revision = rev
@@ -326,7 +327,7 @@ func revisionViews(d *appsv1.Deployment, rss []*appsv1.ReplicaSet, pods []*corev
 	}
 	views := make([]RevisionView, 0, len(rss))
 	for _, rs := range rss {
-		rev, _ := revision(rs)
+		rev, _ := deployutil.Revision(rs)
 		podViews := byOwner[rs.UID]
 		sort.Slice(podViews, func(i, j int) bool { return podViews[i].Name < podViews[j].Name })
 		if podViews == nil {

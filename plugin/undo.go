@@ -12,9 +12,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
-	deploymentutil "k8s.io/kubectl/pkg/util/deployment"
 	"k8s.io/kubectl/pkg/util/templates"
 
+	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
@@ -160,7 +160,7 @@ func undoTarget(d *appsv1.Deployment, toRevision int64) (int64, error) {
 func replicaSetOfRevision(d *appsv1.Deployment, rss []*appsv1.ReplicaSet, rev int64) (*appsv1.ReplicaSet, error) {
 	var known []int64
 	for _, rs := range rss {
-		r, err := revision(rs)
+		r, err := deployutil.Revision(rs)
 		if err != nil {
 			continue
 		}
@@ -187,34 +187,12 @@ func replicaSetOfRevision(d *appsv1.Deployment, rss []*appsv1.ReplicaSet, rev in
 // undo does), and the gray API, of which an old ReplicaSet may carry stale
 // copies.
 func keepOnRollback(key string) bool {
-	switch key {
-	case corev1.LastAppliedConfigAnnotation,
-		deploymentutil.RevisionAnnotation,
-		deploymentutil.RevisionHistoryAnnotation,
-		deploymentutil.DesiredReplicasAnnotation,
-		deploymentutil.MaxReplicasAnnotation,
-		appsv1.DeprecatedRollbackTo:
-		return true
-	}
-	return grayapi.IsGrayAnnotation(key)
+	return deployutil.SkipCopyAnnotation(key) || grayapi.IsGrayAnnotation(key)
 }
 
 // rollbackTo sets d's template to rs's without the pod-template-hash label,
 // and its annotations to the kept ones of d plus the others of rs.
 func rollbackTo(d *appsv1.Deployment, rs *appsv1.ReplicaSet) {
-	tpl := rs.Spec.Template.DeepCopy()
-	delete(tpl.Labels, appsv1.DefaultDeploymentUniqueLabelKey)
-	d.Spec.Template = *tpl
-	annotations := map[string]string{}
-	for k, v := range d.Annotations {
-		if keepOnRollback(k) {
-			annotations[k] = v
-		}
-	}
-	for k, v := range rs.Annotations {
-		if !keepOnRollback(k) {
-			annotations[k] = v
-		}
-	}
-	d.Annotations = annotations
+	deployutil.SetFromReplicaSetTemplate(d, rs.Spec.Template)
+	deployutil.SetDeploymentAnnotationsKeeping(d, rs, keepOnRollback)
 }

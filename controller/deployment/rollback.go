@@ -60,7 +60,7 @@ func (dc *DeploymentController) rollbackToTemplate(ctx context.Context, d *appsv
 	performedRollback := false
 	if !deployutil.EqualIgnoreHash(&d.Spec.Template, &rs.Spec.Template) {
 		logger.V(4).Info("Rolling back deployment to old template spec", "deployment", klog.KObj(d), "templateSpec", rs.Spec.Template.Spec)
-		setFromReplicaSetTemplate(d, rs.Spec.Template)
+		deployutil.SetFromReplicaSetTemplate(d, rs.Spec.Template)
 		// The annotations come back too (for example kubernetes.io/change-cause), otherwise the
 		// Deployment's current ones would be copied onto the old ReplicaSet on the next sync.
 		deployutil.SetDeploymentAnnotationsTo(d, rs)
@@ -71,21 +71,6 @@ func (dc *DeploymentController) rollbackToTemplate(ctx context.Context, d *appsv
 			fmt.Sprintf("The rollback revision contains the same template as current deployment %q", d.Name))
 	}
 	return performedRollback, dc.updateDeploymentAndClearRollbackTo(ctx, d)
-}
-
-// setFromReplicaSetTemplate replaces d's pod template with a copy of template minus the
-// pod-template-hash label.
-func setFromReplicaSetTemplate(d *appsv1.Deployment, template corev1.PodTemplateSpec) {
-	t := template.DeepCopy()
-	d.Spec.Template.ObjectMeta = t.ObjectMeta
-	d.Spec.Template.Spec = t.Spec
-	withoutHash := make(map[string]string, len(t.Labels))
-	for k, v := range t.Labels {
-		if k != deployutil.DefaultPodTemplateHashKey {
-			withoutHash[k] = v
-		}
-	}
-	d.Spec.Template.Labels = withoutHash
 }
 
 func (dc *DeploymentController) emitRollbackWarningEvent(d *appsv1.Deployment, reason, message string) {

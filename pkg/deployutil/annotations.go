@@ -212,14 +212,21 @@ func copyDeploymentAnnotationsToReplicaSet(d *appsv1.Deployment, rs *appsv1.Repl
 // of the ReplicaSet being rolled back to, keeping the Deployment's own
 // skip-listed annotations (last-applied, revision, ...).
 func SetDeploymentAnnotationsTo(d *appsv1.Deployment, rollbackToRS *appsv1.ReplicaSet) {
+	SetDeploymentAnnotationsKeeping(d, rollbackToRS, SkipCopyAnnotation)
+}
+
+// SetDeploymentAnnotationsKeeping is SetDeploymentAnnotationsTo with another
+// rule for which annotations belong to the live Deployment: d keeps its own
+// annotations for which keep is true and takes the ReplicaSet's others.
+func SetDeploymentAnnotationsKeeping(d *appsv1.Deployment, rollbackToRS *appsv1.ReplicaSet, keep func(key string) bool) {
 	kept := map[string]string{}
 	for k, v := range d.Annotations {
-		if SkipCopyAnnotation(k) {
+		if keep(k) {
 			kept[k] = v
 		}
 	}
 	for k, v := range rollbackToRS.Annotations {
-		if !SkipCopyAnnotation(k) {
+		if !keep(k) {
 			kept[k] = v
 		}
 	}

@@ -102,10 +102,12 @@ func CloneSelectorAndAddLabel(sel *metav1.LabelSelector, key, value string) *met
 }
 
 // SetFromReplicaSetTemplate copies a ReplicaSet's pod template into the
-// Deployment (rollback), without the pod-template-hash label.
+// Deployment (rollback), without the pod-template-hash label. The copy is
+// deep: the Deployment shares nothing with the ReplicaSet afterwards.
 func SetFromReplicaSetTemplate(d *appsv1.Deployment, template corev1.PodTemplateSpec) *appsv1.Deployment {
-	d.Spec.Template.ObjectMeta = template.ObjectMeta
-	d.Spec.Template.Spec = template.Spec
-	d.Spec.Template.Labels = CloneAndRemoveLabel(d.Spec.Template.Labels, DefaultPodTemplateHashKey)
+	t := template.DeepCopy()
+	d.Spec.Template.ObjectMeta = t.ObjectMeta
+	d.Spec.Template.Spec = t.Spec
+	d.Spec.Template.Labels = CloneAndRemoveLabel(t.Labels, DefaultPodTemplateHashKey)
 	return d
 }
