@@ -98,43 +98,30 @@ func GetReplicaSetProportion(ctx context.Context, rs *appsv1.ReplicaSet, d appsv
 
 // GetReplicaCountForReplicaSets sums spec.replicas (nil entries skipped).
 func GetReplicaCountForReplicaSets(rss []*appsv1.ReplicaSet) int32 {
-	var total int32
-	for _, rs := range rss {
-		if rs != nil {
-			total += rsReplicas(rs)
-		}
-	}
-	return total
+	return sumReplicaSets(rss, rsReplicas)
 }
 
 // GetActualReplicaCountForReplicaSets sums status.replicas.
 func GetActualReplicaCountForReplicaSets(rss []*appsv1.ReplicaSet) int32 {
-	var total int32
-	for _, rs := range rss {
-		if rs != nil {
-			total += rs.Status.Replicas
-		}
-	}
-	return total
+	return sumReplicaSets(rss, func(rs *appsv1.ReplicaSet) int32 { return rs.Status.Replicas })
 }
 
 // GetReadyReplicaCountForReplicaSets sums status.readyReplicas.
 func GetReadyReplicaCountForReplicaSets(rss []*appsv1.ReplicaSet) int32 {
-	var total int32
-	for _, rs := range rss {
-		if rs != nil {
-			total += rs.Status.ReadyReplicas
-		}
-	}
-	return total
+	return sumReplicaSets(rss, func(rs *appsv1.ReplicaSet) int32 { return rs.Status.ReadyReplicas })
 }
 
 // GetAvailableReplicaCountForReplicaSets sums status.availableReplicas.
 func GetAvailableReplicaCountForReplicaSets(rss []*appsv1.ReplicaSet) int32 {
+	return sumReplicaSets(rss, func(rs *appsv1.ReplicaSet) int32 { return rs.Status.AvailableReplicas })
+}
+
+// sumReplicaSets adds up one count over the non-nil ReplicaSets.
+func sumReplicaSets(rss []*appsv1.ReplicaSet, count func(*appsv1.ReplicaSet) int32) int32 {
 	var total int32
 	for _, rs := range rss {
 		if rs != nil {
-			total += rs.Status.AvailableReplicas
+			total += count(rs)
 		}
 	}
 	return total

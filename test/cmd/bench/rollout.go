@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -74,10 +72,6 @@ func (b bench) run(ctx context.Context, ours bool) (result, error) {
 		return result{}, fmt.Errorf("%s: initial rollout: %w", name, err)
 	}
 
-	auditStart, err := fileSize(c.AuditLog())
-	if err != nil {
-		return result{}, err
-	}
 	began := time.Now()
 	if err := forAll(b.deployments, func(i int) error {
 		patch := fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:%d.2"}]}}}}`, i)
@@ -90,7 +84,7 @@ func (b bench) run(ctx context.Context, ours bool) (result, error) {
 		return result{}, fmt.Errorf("%s: rolling update: %w", name, err)
 	}
 	wall := time.Since(began)
-	writes, err := countWrites(c.AuditLog(), auditStart, agent)
+	writes, err := countWrites(c.AuditLog(), began, agent)
 	if err != nil {
 		return result{}, err
 	}
@@ -220,34 +214,16 @@ type writeCounts struct {
 	total, replicaSets, deploymentStatus, creates, deletes int
 }
 
-// countWrites reads the audit log from offset and counts the writes made by
-// the client whose User-Agent contains agent.
-func countWrites(path string, offset int64, agent string) (writeCounts, error) {
+// countWrites counts, in the audit log, the writes made since since by the
+// client whose User-Agent contains agent.
+func countWrites(path string, since time.Time, agent string) (writeCounts, error) {
 	var w writeCounts
-	f, err := os.Open(path)
+	writes, err := readAudit(path)
 	if err != nil {
 		return w, err
 	}
-	defer f.Close()
-	if _, err := f.Seek(offset, 0); err != nil {
-		return w, err
-	}
-	scanner := bufio.NewScanner(f)
-	scanner.Buffer(make([]byte, 1<<20), 1<<24)
-	for scanner.Scan() {
-		var ev struct {
-			Stage     string `json:"stage"`
-			Verb      string `json:"verb"`
-			UserAgent string `json:"userAgent"`
-			ObjectRef struct {
-				Resource    string `json:"resource"`
-				Subresource string `json:"subresource"`
-			} `json:"objectRef"`
-		}
-		if err := json.Unmarshal(scanner.Bytes(), &ev); err != nil {
-			return w, fmt.Errorf("audit log %s: %w", path, err)
-		}
-		if ev.Stage != "ResponseComplete" || !strings.Contains(ev.UserAgent, agent) {
+	for _, ev := range writes {
+		if ev.at.Before(since) || !strings.Contains(ev.UserAgent, agent) {
 			continue
 		}
 		w.total++
@@ -264,13 +240,5 @@ func countWrites(path string, offset int64, agent string) (writeCounts, error) {
 			w.deploymentStatus++
 		}
 	}
-	return w, scanner.Err()
-}
-
-func fileSize(path string) (int64, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return 0, err
-	}
-	return st.Size(), nil
+	return w, nil
 }
