@@ -355,3 +355,21 @@ func TestPlanScaleBranches(t *testing.T) {
 		})
 	}
 }
+
+// ProportionalSizes (a test view of PlanScale) applies PlanScale and returns the resulting spec.replicas
+// of every ReplicaSet, aligned with in.ReplicaSets (ReplicaSets without a
+// step keep their spec). It is the value-level view of a scaling event.
+//
+// Worked row (spec §5.6 C): R 10→30 with maxSurge 3, first RS 8 / second 5,
+// both annotated max 13; allowed 33, toAdd 20; first round(8·33/13)=20,
+// second round(5·33/13)=13 → [20, 13].
+func ProportionalSizes(in ScaleInput) []int32 {
+	out := make([]int32, len(in.ReplicaSets))
+	for i, rs := range in.ReplicaSets {
+		out[i] = rs.Spec
+	}
+	for _, s := range PlanScale(in) {
+		out[s.Index] = s.Size
+	}
+	return out
+}
