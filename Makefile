@@ -44,9 +44,16 @@ vet: ## Run go vet on every module.
 	cd test && go vet ./...
 
 .PHONY: lint
-lint: ## Run golangci-lint (pinned as a Go tool in test/tools).
+lint: no-binaries ## Run golangci-lint (pinned as a Go tool in test/tools).
 	$(GOTOOLS) golangci-lint run ./...
 	cd test && $(GOTOOLS) golangci-lint run ./...
+
+.PHONY: no-binaries
+no-binaries: ## Fail on any tracked file over 1 MB that is not text (a committed build, say).
+	@bad=0; while IFS= read -r f; do \
+		[[ -f "$$f" && $$(stat -c %s "$$f") -gt 1048576 ]] || continue; \
+		if ! grep -qI . "$$f"; then echo "tracked binary over 1 MB: $$f" >&2; bad=1; fi; \
+	done < <(git ls-files); exit $$bad
 
 .PHONY: controlplane
 controlplane: ## Build (or reuse) etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok.
