@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/kubernetes"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 	"k8s.io/kubectl/pkg/util/templates"
 
@@ -21,9 +22,11 @@ var (
 		the end, skipping the remaining hold points.
 
 		The request is written to the kubegray.io/resume annotation for the
-		revision being rolled out; gray-controller consumes it. A Deployment that
-		is not held is refused, so a resume can never skip a hold that has not been
-		looked at yet.`)
+		revision being rolled out; gray-controller consumes it. A rollout that has
+		not reached its current hold point yet is refused, so a resume can never
+		skip a hold that has not been looked at. One that has reached it is
+		accepted even while a scale of the held Deployment is being absorbed:
+		gray-controller moves on once the hold stands again.`)
 
 	resumeExample = templates.Examples(`
 		# Go on to the next hold point
@@ -91,7 +94,8 @@ func (o *ResumeOptions) Run(ctx context.Context) error {
 	var next int32
 	res, err := writeDeployment(ctx, o.Client, o.Namespace, o.Name, o.DryRunStrategy, strategicPatch, func(d *appsv1.Deployment) error {
 		var err error
-		if req, next, err = resumeRequest(d, o.Full); err != nil {
+		templateRevision := func() (int64, bool, error) { return newReplicaSetRevision(ctx, o.Client, d) }
+		if req, next, err = resumeRequest(d, templateRevision, o.Full); err != nil {
 			return err
 		}
 		metav1.SetMetaDataAnnotation(&d.ObjectMeta, grayapi.ResumeAnnotation, grayapi.FormatResume(req))
@@ -108,9 +112,13 @@ func (o *ResumeOptions) Run(ctx context.Context) error {
 }
 
 // resumeRequest is the request that lets d's held rollout go on, and the
-// share it goes on to. It refuses unless gray-controller reports d as held
-// for its current generation.
-func resumeRequest(d *appsv1.Deployment, full bool) (grayapi.Resume, int32, error) {
+// share it goes on to. It refuses unless gray-controller reports that the
+// rollout in flight has reached its current hold point (heldAt): Held, or
+// Progressing while a scale of the held Deployment is absorbed. When d changed
+// after that report, templateRevision (the revision of the ReplicaSet running
+// d's template, if any) tells whether the change was a new template, whose
+// rollout has not held yet.
+func resumeRequest(d *appsv1.Deployment, templateRevision func() (int64, bool, error), full bool) (grayapi.Resume, int32, error) {
 	obj := fmt.Sprintf("deployment %s/%s", d.Namespace, d.Name)
 	raw, ok := d.Annotations[grayapi.PercentAnnotation]
 	if !ok {
@@ -124,11 +132,20 @@ func resumeRequest(d *appsv1.Deployment, full bool) (grayapi.Resume, int32, erro
 	if err != nil {
 		return grayapi.Resume{}, 0, fmt.Errorf("%s: cannot tell whether it is held: %w", obj, err)
 	}
-	if st.Phase != grayapi.PhaseHeld {
-		return grayapi.Resume{}, 0, fmt.Errorf("%s is not held (phase %s); only a held rollout can be resumed, wait for the hold with 'kubectl gray status %s --until held'", obj, st.Phase, d.Name)
+	switch {
+	case st.Phase == grayapi.PhaseInvalid:
+		return grayapi.Resume{}, 0, fmt.Errorf("%s is Invalid: %s; fix it with 'kubectl gray set %s PERCENT'", obj, st.Message, d.Name)
+	case st.Phase != grayapi.PhaseHeld && st.HeldAt == nil:
+		return grayapi.Resume{}, 0, fmt.Errorf("%s is not held (phase %s); only a rollout that has reached its hold point can be resumed, wait for the hold with 'kubectl gray status %s --until held'", obj, st.Phase, d.Name)
 	}
 	if st.ObservedGeneration < d.Generation {
-		return grayapi.Resume{}, 0, fmt.Errorf("%s changed since gray-controller reported the hold (generation %d, hold reported for %d); wait for the new hold with 'kubectl gray status %s --until held'", obj, d.Generation, st.ObservedGeneration, d.Name)
+		rev, found, err := templateRevision()
+		if err != nil {
+			return grayapi.Resume{}, 0, fmt.Errorf("%s: %w", obj, err)
+		}
+		if !found || rev != st.Revision {
+			return grayapi.Resume{}, 0, fmt.Errorf("%s has a new template since gray-controller reported the hold of revision %d; its rollout holds at the first point first, wait for it with 'kubectl gray status %s --until held'", obj, st.Revision, d.Name)
+		}
 	}
 	rev := st.Revision
 	if rev == 0 {
@@ -147,4 +164,19 @@ func resumeRequest(d *appsv1.Deployment, full bool) (grayapi.Resume, int32, erro
 		return grayapi.Resume{}, 0, fmt.Errorf("%s: %w; fix it with 'kubectl gray set %s PERCENT'", obj, err, d.Name)
 	}
 	return grayapi.Resume{Revision: rev}, grayapi.StepPercent(points, st.Step+1), nil
+}
+
+// newReplicaSetRevision is the revision of the ReplicaSet that runs d's
+// template, and whether there is one.
+func newReplicaSetRevision(ctx context.Context, client kubernetes.Interface, d *appsv1.Deployment) (int64, bool, error) {
+	rss, _, err := ownedReplicaSets(ctx, client, d)
+	if err != nil {
+		return 0, false, err
+	}
+	rs := newReplicaSet(d, rss)
+	if rs == nil {
+		return 0, false, nil
+	}
+	rev, err := deployutil.Revision(rs)
+	return rev, err == nil, err
 }

@@ -21,11 +21,18 @@ func heldStatus(step, percent int32) *grayapi.Status {
 func TestResumeRequest(t *testing.T) {
 	progressing := heldStatus(0, 10)
 	progressing.Phase = grayapi.PhaseProgressing
+	progressing.HeldAt = nil
+	absorbing := heldStatus(0, 20)
+	absorbing.Phase = grayapi.PhaseProgressing
+	invalid := heldStatus(0, 20)
+	invalid.Phase, invalid.Message = grayapi.PhaseInvalid, `invalid kubegray.io/percent "abc"`
 	noRevision := heldStatus(0, 10)
 	noRevision.Revision = 0
 	tests := []struct {
-		name     string
-		d        *appsv1.Deployment
+		name string
+		d    *appsv1.Deployment
+		// template is the revision of the ReplicaSet running d's template (0: none).
+		template int64
 		full     bool
 		want     grayapi.Resume
 		wantNext int32
@@ -43,16 +50,25 @@ func TestResumeRequest(t *testing.T) {
 			wantErr: `deployment default/web is not a gray Deployment (no kubegray.io/percent annotation), so there is no hold to resume; make it one with 'kubectl gray set web PERCENT'`},
 		{name: "no status yet", d: deployment("web", withGray(t, "20", nil)),
 			wantErr: `deployment default/web is not held: gray-controller has not reported on it yet; check that gray-controller is running, then 'kubectl gray status web'`},
-		{name: "progressing", d: deployment("web", withGeneration(4, 4), withGray(t, "20", progressing)),
-			wantErr: `deployment default/web is not held (phase Progressing); only a held rollout can be resumed, wait for the hold with 'kubectl gray status web --until held'`},
-		{name: "changed since the hold", d: deployment("web", withGeneration(5, 5), withGray(t, "20", heldStatus(0, 20))),
-			wantErr: `deployment default/web changed since gray-controller reported the hold (generation 5, hold reported for 4); wait for the new hold with 'kubectl gray status web --until held'`},
+		{name: "progressing before the hold", d: deployment("web", withGeneration(4, 4), withGray(t, "20", progressing)),
+			wantErr: `deployment default/web is not held (phase Progressing); only a rollout that has reached its hold point can be resumed, wait for the hold with 'kubectl gray status web --until held'`},
+		{name: "scaled since the hold", d: deployment("web", withGeneration(5, 5), withGray(t, "20", heldStatus(0, 20))), template: 2,
+			want: grayapi.Resume{Revision: 2}, wantNext: 100},
+		{name: "absorbing a scale", d: deployment("web", withGeneration(5, 5), withGray(t, "20,50", absorbing)), template: 2,
+			want: grayapi.Resume{Revision: 2}, wantNext: 50},
+		{name: "new template since the hold", d: deployment("web", withGeneration(5, 5), withGray(t, "20", heldStatus(0, 20))), template: 3,
+			wantErr: `deployment default/web has a new template since gray-controller reported the hold of revision 2; its rollout holds at the first point first, wait for it with 'kubectl gray status web --until held'`},
+		{name: "new template without its ReplicaSet yet", d: deployment("web", withGeneration(5, 5), withGray(t, "20", heldStatus(0, 20))),
+			wantErr: `deployment default/web has a new template since gray-controller reported the hold of revision 2`},
+		{name: "invalid", d: deployment("web", withGeneration(4, 4), withGray(t, "20", invalid)),
+			wantErr: `deployment default/web is Invalid: invalid kubegray.io/percent "abc"; fix it with 'kubectl gray set web PERCENT'`},
 		{name: "unreadable status", d: deployment("web", withAnnotation(grayapi.PercentAnnotation, "20"), withAnnotation(grayapi.StatusAnnotation, "held")),
 			wantErr: `deployment default/web: cannot tell whether it is held: invalid kubegray.io/status "held"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, next, err := resumeRequest(tt.d, tt.full)
+			templateRevision := func() (int64, bool, error) { return tt.template, tt.template > 0, nil }
+			got, next, err := resumeRequest(tt.d, templateRevision, tt.full)
 			if tt.wantErr != "" {
 				if err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) {
 					t.Fatalf("resumeRequest() error %v, want one starting %q", err, tt.wantErr)
@@ -132,7 +148,7 @@ func TestResume(t *testing.T) {
 func TestResumeRefusesWhenNotHeld(t *testing.T) {
 	cs := fake.NewClientset(progressingWeb(t)...)
 	_, err := resumeRun(cs, []string{"web"}, nil)
-	want := `deployment default/web is not held (phase Progressing); only a held rollout can be resumed, wait for the hold with 'kubectl gray status web --until held'`
+	want := `deployment default/web is not held (phase Progressing); only a rollout that has reached its hold point can be resumed, wait for the hold with 'kubectl gray status web --until held'`
 	if err == nil || err.Error() != want {
 		t.Fatalf("err = %v, want %q", err, want)
 	}

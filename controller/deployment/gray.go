@@ -10,7 +10,7 @@ package deployment
 // pause without heldAt is the user's and is left alone.
 //
 // Every size decision is pkg/rollout arithmetic (GrayTarget, PlanGrayStep, GrayScaleSizes,
-// GrayClampSizes); this file reads the objects, orders the ReplicaSets and writes. The order
+// PlanGrayRestore); this file reads the objects, orders the ReplicaSets and writes. The order
 // of writes is what keeps the invariant "the new ReplicaSet never exceeds the target recorded
 // on the Deployment": the status (or the resume Update) that raises the target is written
 // before any ReplicaSet write that uses it, and the pause is written in the same sync in
@@ -153,6 +153,7 @@ func (g *graySync) run(ctx context.Context) error {
 	}
 
 	g.identify(ctx)
+	g.retarget()
 	resumed := g.takeResume(ctx)
 	g.retarget()
 	if err := g.settleHold(ctx, resumed); err != nil {
@@ -336,6 +337,14 @@ func (g *graySync) takeResume(ctx context.Context) bool {
 		return ignore("revision %d is not the rollout in flight (revision %d)", req.Revision, g.st.Revision)
 	case !heldByUs:
 		return ignore("revision %d is not held (phase %s)", req.Revision, g.st.Phase)
+	case !g.holdInPlace():
+		// The hold point was reached, but a scaling event (or a restore after someone else
+		// resized a ReplicaSet) is still being absorbed: the request stays until the hold
+		// stands again, so that the next step starts from the settled share.
+		g.removeResume = false
+		klog.FromContext(ctx).V(2).Info("Gray resume waits for the hold to settle", "deployment", klog.KObj(d),
+			"revision", g.st.Revision, "target", g.st.Target)
+		return false
 	}
 	from := g.st.Percent
 	if req.Full {
@@ -479,7 +488,7 @@ func (g *graySync) prepare(ctx context.Context) error {
 
 // reconcileReplicaSets performs this sync's ReplicaSet writes and reports whether any size
 // changed: a scaling event keeps the share (GrayScaleSizes); caps broken by edited hold points
-// are restored (GrayClampSizes); the user's own pause stops the rollout as upstream's does;
+// are restored as a rolling update moves (PlanGrayRestore); the user's own pause stops the rollout as upstream's does;
 // otherwise one capped rolling step (PlanGrayStep), which while held only converges the old
 // ReplicaSets (the new one is at its target and never topped up).
 func (g *graySync) reconcileReplicaSets(ctx context.Context) (bool, error) {
@@ -491,7 +500,7 @@ func (g *graySync) reconcileReplicaSets(ctx context.Context) (bool, error) {
 	case replicasChanged(ctx, d, withNewRS(g.oldRSs, g.newRS)):
 		return g.rescale(ctx, held)
 	case g.newRS != nil && (*g.newRS.Spec.Replicas > g.st.Target || deployutil.GetReplicaCountForReplicaSets(g.oldRSs) < minOld):
-		return g.clamp(ctx)
+		return g.restore(ctx)
 	case d.Spec.Paused && !held:
 		return false, nil
 	}
@@ -534,11 +543,26 @@ func (g *graySync) rescale(ctx context.Context, held bool) (bool, error) {
 	return g.apply(ctx, newSize, old, oldSizes, true)
 }
 
-// clamp applies GrayClampSizes.
-func (g *graySync) clamp(ctx context.Context) (bool, error) {
+// restore applies PlanGrayRestore: the caps broke without a scaling event (the hold point was
+// lowered, or the built-in controller resized a ReplicaSet in alongside mode), and they come
+// back within maxSurge and maxUnavailable, counting only availability the ReplicaSet statuses
+// vouch for (grayReplicaSet).
+func (g *graySync) restore(ctx context.Context) (bool, error) {
+	d := g.d
 	old := g.oldKeepOrder()
-	newSize, oldSizes := rollout.GrayClampSizes(*g.d.Spec.Replicas, g.st.Target, *g.newRS.Spec.Replicas, specsOf(old))
-	klog.FromContext(ctx).V(2).Info("Restoring gray caps", "deployment", klog.KObj(g.d), "target", g.st.Target,
+	newRS := grayReplicaSet(g.newRS)
+	in := rollout.GrayRestoreInput{
+		Replicas: *d.Spec.Replicas, Surge: deployutil.MaxSurge(*d), Unavailable: deployutil.MaxUnavailable(*d),
+		Target: g.st.Target, NewSpec: newRS.Spec, Available: newRS.Available, Old: specsOf(old),
+	}
+	if statusObserved(g.newRS) {
+		in.NewUnavailable = newRS.Spec - newRS.Available
+	}
+	for _, rs := range old {
+		in.Available += grayReplicaSet(rs).Available
+	}
+	newSize, oldSizes := rollout.PlanGrayRestore(in)
+	klog.FromContext(ctx).V(2).Info("Restoring gray caps", "deployment", klog.KObj(d), "target", g.st.Target,
 		"newReplicas", newSize, "oldReplicas", oldSizes)
 	return g.apply(ctx, newSize, old, oldSizes, false)
 }
@@ -553,7 +577,7 @@ func (g *graySync) clamp(ctx context.Context) (bool, error) {
 // Even a current status counts at most spec.replicas.
 func grayReplicaSet(rs *appsv1.ReplicaSet) rollout.GrayReplicaSet {
 	available := min(rs.Status.AvailableReplicas, *rs.Spec.Replicas)
-	if rs.Status.ObservedGeneration < rs.Generation {
+	if !statusObserved(rs) {
 		available = 0
 	}
 	return rollout.GrayReplicaSet{Spec: *rs.Spec.Replicas, Available: available}
@@ -838,7 +862,7 @@ func (g *graySync) setPhase(newStatus *appsv1.DeploymentStatus) {
 		st.Message = fmt.Sprintf("all %d replicas run revision %d", replicas, st.Revision)
 		st.StableRevision = st.Revision
 		st.HeldAt = nil
-	case held && g.settled():
+	case held && (g.settled() || g.heldThisGeneration()):
 		st.Phase = grayapi.PhaseHeld
 		st.Message = fmt.Sprintf("held at %d of %d replicas (%d%%) on revision %d; run kubectl gray resume", st.Target, replicas, st.Percent, st.Revision)
 	case g.isRollingBack():
@@ -863,16 +887,53 @@ func (g *graySync) setPhase(newStatus *appsv1.DeploymentStatus) {
 	}
 }
 
-// settled reports whether a held rollout has reached its hold point: T new replicas
-// available and R − T old replicas left, in spec and in fact.
+// settled reports whether a held rollout has reached its hold point for the current replica
+// count: the ReplicaSets stand there (holdInPlace), T new replicas are available and R − T old
+// pods are left. Every count comes from a ReplicaSet status that has observed its latest spec:
+// right after a resize the status still describes the old size, and a hold reported from it
+// would be taken back by the next sync.
 func (g *graySync) settled() bool {
-	if g.newRS == nil {
+	if !g.holdInPlace() {
 		return false
 	}
-	minOld := *g.d.Spec.Replicas - g.st.Target
-	return *g.newRS.Spec.Replicas == g.st.Target && g.newRS.Status.AvailableReplicas == g.st.Target &&
-		deployutil.GetReplicaCountForReplicaSets(g.oldRSs) == minOld &&
-		deployutil.GetActualReplicaCountForReplicaSets(g.oldRSs) == minOld
+	var oldPods int32
+	for _, rs := range g.oldRSs {
+		oldPods += rs.Status.Replicas
+	}
+	return g.newRS.Status.AvailableReplicas == g.st.Target && oldPods == *g.d.Spec.Replicas-g.st.Target
+}
+
+// holdInPlace reports whether the ReplicaSets are sized for the current hold point and
+// replica count (new = T, old = R − T in total) and the ReplicaSet controller has observed
+// every one of those sizes. Availability is not asked: a canary whose pods are not ready is
+// still where the hold put it.
+func (g *graySync) holdInPlace() bool {
+	if g.newRS == nil || !statusObserved(g.newRS) || *g.newRS.Spec.Replicas != g.st.Target {
+		return false
+	}
+	var old int32
+	for _, rs := range g.oldRSs {
+		if !statusObserved(rs) {
+			return false
+		}
+		old += *rs.Spec.Replicas
+	}
+	return old == *g.d.Spec.Replicas-g.st.Target
+}
+
+// heldThisGeneration reports whether our status already reported this hold as Held for the
+// Deployment's current generation: within one generation Held is final (DESIGN §4), so that
+// whoever waited for it can act on it; a pod lost under a settled hold does not make it
+// Progressing again. A scaling event, a resume or an edit is a new generation and is settled
+// afresh.
+func (g *graySync) heldThisGeneration() bool {
+	return g.hasPrev && g.prev.Phase == grayapi.PhaseHeld && g.prev.ObservedGeneration == g.d.Generation &&
+		g.prev.Revision == g.st.Revision && g.prev.Step == g.st.Step && g.prev.Target == g.st.Target
+}
+
+// statusObserved reports whether rs's status describes its latest spec.
+func statusObserved(rs *appsv1.ReplicaSet) bool {
+	return rs.Status.ObservedGeneration >= rs.Generation
 }
 
 // setGrayHeldCondition keeps GrayHeld True while the rollout is Held and False otherwise, with

@@ -414,12 +414,14 @@ func TestGrayZeroPercent(t *testing.T) {
 	w := startGray(t, grayDeployment(10, "0"))
 	w.cap = 0
 	w.setImage("v2")
-	// The new ReplicaSet is created at 0 and the rollout held at once; with nothing to wait
-	// for it is Held in the same sync.
+	// The new ReplicaSet is created at 0 and the rollout paused at once; it is reported Held
+	// once the ReplicaSet controller has observed the new ReplicaSet.
 	w.step()
 	w.wantSizes(sz("v1", 10, "v2", 0))
-	w.wantState(grayapi.PhaseHeld, true)
+	w.wantState(grayapi.PhaseProgressing, true)
 	w.wantEvents("GrayHeld", "holds 0/10 (0%)")
+	w.step()
+	w.wantState(grayapi.PhaseHeld, true)
 	if n := writes(w.step()); n != 0 {
 		t.Fatalf("held at 0%% made %d writes", n)
 	}
@@ -756,10 +758,13 @@ func TestGrayHoldPointsEditedWhileHeld(t *testing.T) {
 	w.wantSizes(sz("v1", 5, "v2", 5))
 	w.wantState(grayapi.PhaseHeld, true)
 
-	// Lowered to 20%: the new ReplicaSet is cut to T = 2 and the old share restored to 8.
+	// Lowered to 20% (T = 2), within maxSurge 3 and maxUnavailable 2: the old share grows to
+	// 8 at once while the canary loses only 2 of its 5 available pods (8 stay available), then
+	// the last surplus canary pod goes once the old pods are up.
 	w.cap = 2
-	w.aboveBeforeSync = true // v2 has 5 > 2 from the edit on, until the controller cuts it
 	w.setAnnotation(grayapi.PercentAnnotation, "20")
+	w.step()
+	w.wantSizes(sz("v1", 8, "v2", 3))
 	w.step()
 	w.wantSizes(sz("v1", 8, "v2", 2))
 	w.settle()
@@ -769,7 +774,6 @@ func TestGrayHoldPointsEditedWhileHeld(t *testing.T) {
 	}
 
 	// Raised to 40%: the hold is left and the rollout moves on to T = 4, where it holds again.
-	w.aboveBeforeSync = false
 	w.cap = 4
 	w.setAnnotation(grayapi.PercentAnnotation, "40")
 	w.step()

@@ -20,7 +20,7 @@ type GrayWritesInput struct {
 	// MaxNew is the most replicas the new ReplicaSet may have (GrayCaps' maxNew).
 	MaxNew int32
 	// Current are the sizes before the step, Planned the sizes the step plans
-	// (PlanGrayStep, GrayScaleSizes or GrayClampSizes), Old aligned with the
+	// (PlanGrayStep, GrayScaleSizes or PlanGrayRestore), Old aligned with the
 	// caller's old ReplicaSets (for a rolling step, scale-down order: the
 	// abandoned canaries first, the stable ReplicaSet last).
 	Current, Planned GrayStep

@@ -261,27 +261,71 @@ func GrayScaleSizes(in GrayScaleInput) (newSize int32, oldSizes []int32) {
 	return newSize, SpreadOld(in.Old, max(in.Replicas, 0)-newSize)
 }
 
-// GrayClampSizes restores the caps when they broke without a scaling event,
-// which happens when the hold points change under a rollout:
+// GrayRestoreInput is a gray Deployment whose caps broke without a scaling
+// event: the new ReplicaSet is above the target (the hold point was lowered,
+// or in alongside mode the built-in controller resized it), or the old
+// ReplicaSets together are below R − T (the built-in controller scaled them
+// away).
+type GrayRestoreInput struct {
+	// Replicas is the Deployment's spec.replicas (R).
+	Replicas int32
+	// Surge and Unavailable are the resolved maxSurge and maxUnavailable
+	// (both-zero rule applied).
+	Surge, Unavailable int32
+	// Target is the gray target T.
+	Target int32
+	// NewSpec is the new ReplicaSet's spec.replicas.
+	NewSpec int32
+	// NewUnavailable counts the new ReplicaSet's replicas known not to be
+	// available: 0 when its status has not observed its spec yet.
+	NewUnavailable int32
+	// Available counts the replicas known to be available over every
+	// ReplicaSet; one whose status has not observed its spec counts 0.
+	Available int32
+	// Old are the old ReplicaSets' spec.replicas, stable first (see SpreadOld).
+	Old []int32
+}
+
+// PlanGrayRestore moves a gray Deployment back under its caps the way a
+// rolling update moves, so that restoring the hold never costs more than
+// maxSurge and maxUnavailable allow: the old ReplicaSets grow first, within
+// the surge, and the new one shrinks as far as availability allows (the
+// ReplicaSet controller deletes unavailable pods first). The new ReplicaSet
+// only ever shrinks, so while it comes down it is above the new target but
+// never grows there.
 //
-//	new' = min(new, T)
-//	old' = SpreadOld(old, max(Σold, R − T))   (old ReplicaSets only grow, to the floor)
+//	grow   = min(max(0, (R − T) − Σold), max(0, R + surge − (new + Σold)))
+//	old'   = SpreadOld(old, Σold + grow)        (unchanged when grow = 0)
+//	shrink = min(max(0, new − T), NewUnavailable + max(0, Available − (R − unavailable)))
+//	new'   = new − shrink
 //
-// Worked rows (R=10):
+// Worked rows (R=10, T=2: the hold point lowered from 50% to 20%):
 //
-//	hold point 50% → 20% (T 2), new 5, old [5]: new 2, old SpreadOld([5], 8) = [8]
-//	T 2, new 1, old [3 2]: new 1, old SpreadOld([3 2], 8): 4 and 3, leftover 1 to the 3 → [5 3]
-//	T 2, new 2, old [9]:   unchanged (nothing broke)
-func GrayClampSizes(replicas, target, newSpec int32, old []int32) (newSize int32, oldSizes []int32) {
-	maxNew, minOld := GrayCaps(replicas, target)
-	var total int32
-	for _, s := range old {
-		total += s
+//	surge 3, unavail 2, new 5, old [5], 10 available → grow min(3, 3) = 3 → old [8];
+//	                                                   shrink min(3, 0 + 10−8) = 2 → new 3
+//	then old [8] and new 3 all available (11)       → grow 0; shrink min(1, 11−8) = 1 → new 2
+//	surge 1, unavail 0, new 5, old [5], 10 available → old [6]; shrink min(3, 10−10) = 0 → new 5
+//	surge 0, unavail 1, new 5, old [5], 10 available → grow 0 (no room); shrink 1 → new 4
+//
+// and after the built-in controller's paused sync (alongside mode):
+//
+//	R=6, T=5, surge 0, unavail 1: it scaled the lone canary 1 → 6, 1 available, old [0]:
+//	  grow min(1, 0) = 0; shrink min(1, 5 + 0) = 1 → new 5 (an unready pod goes)
+//	R=3, T=2, surge 1, unavail 0: it scaled the old ReplicaSet to 0, new 3 all available:
+//	  grow min(1, 1) = 1 → old [1]; shrink min(1, 3−3) = 0 → new 3 until the old pod is up
+func PlanGrayRestore(in GrayRestoreInput) (newSize int32, oldSizes []int32) {
+	_, minOld := GrayCaps(in.Replicas, in.Target)
+	var oldTotal int32
+	for _, s := range in.Old {
+		oldTotal += s
 	}
-	if total >= minOld {
-		return min(newSpec, maxNew), append([]int32(nil), old...)
+	oldSizes = append([]int32(nil), in.Old...)
+	if grow := min(max(0, minOld-oldTotal), max(0, in.Replicas+in.Surge-in.NewSpec-oldTotal)); grow > 0 {
+		oldSizes = SpreadOld(in.Old, oldTotal+grow)
 	}
-	return min(newSpec, maxNew), SpreadOld(old, minOld)
+	slack := max(0, in.Available-(in.Replicas-in.Unavailable))
+	shrink := min(max(0, in.NewSpec-in.Target), max(0, in.NewUnavailable)+slack)
+	return in.NewSpec - shrink, oldSizes
 }
 
 // fullPercent is the share of a rollout that goes to the end.

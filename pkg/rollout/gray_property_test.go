@@ -56,7 +56,7 @@ func (w *grayWorld) settle(rng *rand.Rand, pReady float64) {
 
 // checkGrayRollout drives one gray rollout from a fully available old generation (split over
 // one stable and up to two abandoned canaries) through PlanGrayStep, with random pod readiness,
-// occasional crashes, scaling events (GrayScaleSizes) and hold-point edits (GrayClampSizes),
+// occasional crashes, scaling events (GrayScaleSizes) and hold-point edits (PlanGrayRestore),
 // and checks the invariants of DESIGN.md §5 at every step. At the end every pod becomes ready and the rollout must settle at the hold
 // point.
 func checkGrayRollout(t *testing.T, seed uint64) {
@@ -159,27 +159,9 @@ func checkGrayRollout(t *testing.T, seed uint64) {
 			// The ReplicaSet controller removes the surplus pods before the next step.
 			w.settle(rng, 0)
 		case r < 0.08:
-			// The hold point is edited: the caps are restored before rolling on.
+			// The hold point is edited: the caps are restored as a rolling update moves.
 			w.percent = rng.Int32N(100)
-			tgt := w.target()
-			specs := make([]int32, len(w.old))
-			for j, rs := range w.old {
-				specs[j] = rs.Spec
-			}
-			newSize, oldSizes := GrayClampSizes(w.replicas, tgt, w.newRS.Spec, specs)
-			var total int32
-			for j, s := range oldSizes {
-				if s < specs[j] {
-					t.Fatalf("seed %d: clamping shrank old ReplicaSet %d: %v → %v", seed, j, specs, oldSizes)
-				}
-				total += s
-				w.old[j].Spec = s
-			}
-			if newSize > tgt || total < w.replicas-tgt {
-				t.Fatalf("seed %d: clamping to T %d gave new %d, old %v (R %d)", seed, tgt, newSize, oldSizes, w.replicas)
-			}
-			w.newRS.Spec = newSize
-			w.settle(rng, 0)
+			w.restore(t, seed, rng)
 		case r < 0.11:
 			// A pod crashes somewhere.
 			if j := rng.IntN(len(w.old) + 1); j == len(w.old) {
@@ -219,4 +201,52 @@ func FuzzGrayRollout(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(checkGrayRollout)
+}
+
+// restore applies PlanGrayRestore until the caps hold again, pods coming up between steps, and
+// checks every step: the new ReplicaSet only shrinks and never below T, old ReplicaSets only
+// grow, the total stays within R + surge (or does not grow past it), and availability never
+// drops below min(before, R − maxUnavailable).
+func (w *grayWorld) restore(t *testing.T, seed uint64, rng *rand.Rand) {
+	t.Helper()
+	for range 500 {
+		tgt := w.target()
+		_, minOld := GrayCaps(w.replicas, tgt)
+		if w.newRS.Spec <= tgt && w.oldTotal() >= minOld {
+			return
+		}
+		specs := make([]int32, len(w.old))
+		for j, rs := range w.old {
+			specs[j] = rs.Spec
+		}
+		before, total := w.available(), w.newRS.Spec+w.oldTotal()
+		newSize, oldSizes := PlanGrayRestore(GrayRestoreInput{
+			Replicas: w.replicas, Surge: w.surge, Unavailable: w.unavailable, Target: tgt, NewSpec: w.newRS.Spec,
+			NewUnavailable: w.newRS.Spec - w.newRS.Available, Available: before, Old: specs,
+		})
+		if newSize > w.newRS.Spec || (newSize < tgt && newSize < w.newRS.Spec) {
+			t.Fatalf("seed %d: restore moved new %d → %d (T %d)", seed, w.newRS.Spec, newSize, tgt)
+		}
+		after := min(w.newRS.Available, newSize)
+		totalAfter := newSize
+		for j, s := range oldSizes {
+			if s < specs[j] {
+				t.Fatalf("seed %d: restore shrank old ReplicaSet %d: %v → %v", seed, j, specs, oldSizes)
+			}
+			after += min(w.old[j].Available, s)
+			totalAfter += s
+		}
+		if totalAfter > max(w.replicas+w.surge, total) {
+			t.Fatalf("seed %d: restore planned %d replicas, above R+surge %d (was %d)", seed, totalAfter, w.replicas+w.surge, total)
+		}
+		if minAvailable := w.replicas - w.unavailable; after < min(before, minAvailable) {
+			t.Fatalf("seed %d: restore planned availability %d, below min(%d before, R−maxUnavailable %d)", seed, after, before, minAvailable)
+		}
+		w.newRS.Spec = newSize
+		for j, s := range oldSizes {
+			w.old[j].Spec = s
+		}
+		w.settle(rng, 0.5)
+	}
+	t.Fatalf("seed %d: restore did not converge: new %+v old %+v (R %d, T %d)", seed, w.newRS, w.old, w.replicas, w.target())
 }

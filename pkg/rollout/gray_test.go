@@ -204,26 +204,46 @@ func TestGrayScaleSizes(t *testing.T) {
 	}
 }
 
-func TestGrayClampSizes(t *testing.T) {
+func TestPlanGrayRestore(t *testing.T) {
 	tests := []struct {
-		name     string
-		replicas int32
-		target   int32
-		newSpec  int32
-		old      []int32
-		wantNew  int32
-		wantOld  []int32
+		name    string
+		in      GrayRestoreInput
+		wantNew int32
+		wantOld []int32
 	}{
-		{name: "hold point lowered", replicas: 10, target: 2, newSpec: 5, old: []int32{5}, wantNew: 2, wantOld: []int32{8}},
-		{name: "old share short", replicas: 10, target: 2, newSpec: 1, old: []int32{3, 2}, wantNew: 1, wantOld: []int32{5, 3}},
-		{name: "nothing broke", replicas: 10, target: 2, newSpec: 2, old: []int32{9}, wantNew: 2, wantOld: []int32{9}},
-		{name: "old above the floor is left alone while new is cut", replicas: 10, target: 2, newSpec: 3, old: []int32{9}, wantNew: 2, wantOld: []int32{9}},
+		{name: "lowered 50% to 20%: old grows within the surge, new shrinks within availability",
+			in:      GrayRestoreInput{Replicas: 10, Surge: 3, Unavailable: 2, Target: 2, NewSpec: 5, Available: 10, Old: []int32{5}},
+			wantNew: 3, wantOld: []int32{8}},
+		{name: "then the last surplus canary goes",
+			in:      GrayRestoreInput{Replicas: 10, Surge: 3, Unavailable: 2, Target: 2, NewSpec: 3, Available: 11, Old: []int32{8}},
+			wantNew: 2, wantOld: []int32{8}},
+		{name: "maxUnavailable 0: nothing shrinks before the surge pod is available",
+			in:      GrayRestoreInput{Replicas: 10, Surge: 1, Unavailable: 0, Target: 2, NewSpec: 5, Available: 10, Old: []int32{5}},
+			wantNew: 5, wantOld: []int32{6}},
+		{name: "maxSurge 0: one canary pod goes first",
+			in:      GrayRestoreInput{Replicas: 10, Surge: 0, Unavailable: 1, Target: 2, NewSpec: 5, Available: 10, Old: []int32{5}},
+			wantNew: 4, wantOld: []int32{5}},
+		{name: "canary scaled up by someone else: its unready pods go at once",
+			in:      GrayRestoreInput{Replicas: 6, Surge: 0, Unavailable: 1, Target: 5, NewSpec: 6, NewUnavailable: 5, Available: 1, Old: []int32{0}},
+			wantNew: 5, wantOld: []int32{0}},
+		{name: "canary resized by someone else, status not observed yet: wait",
+			in:      GrayRestoreInput{Replicas: 6, Surge: 0, Unavailable: 1, Target: 5, NewSpec: 6, Available: 0, Old: []int32{0}},
+			wantNew: 6, wantOld: []int32{0}},
+		{name: "old scaled away by someone else: it comes back first",
+			in:      GrayRestoreInput{Replicas: 3, Surge: 1, Unavailable: 0, Target: 2, NewSpec: 3, Available: 3, Old: []int32{0}},
+			wantNew: 3, wantOld: []int32{1}},
+		{name: "old share short over two ReplicaSets, the stable one first",
+			in:      GrayRestoreInput{Replicas: 10, Surge: 3, Unavailable: 2, Target: 2, NewSpec: 1, Available: 6, Old: []int32{3, 2}},
+			wantNew: 1, wantOld: []int32{5, 3}},
+		{name: "nothing broke",
+			in:      GrayRestoreInput{Replicas: 10, Surge: 3, Unavailable: 2, Target: 2, NewSpec: 2, Available: 10, Old: []int32{8}},
+			wantNew: 2, wantOld: []int32{8}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			gotNew, gotOld := GrayClampSizes(tt.replicas, tt.target, tt.newSpec, tt.old)
+			gotNew, gotOld := PlanGrayRestore(tt.in)
 			if gotNew != tt.wantNew || !reflect.DeepEqual(gotOld, tt.wantOld) {
-				t.Errorf("GrayClampSizes() = %d %v, want %d %v", gotNew, gotOld, tt.wantNew, tt.wantOld)
+				t.Errorf("PlanGrayRestore() = %d %v, want %d %v", gotNew, gotOld, tt.wantNew, tt.wantOld)
 			}
 		})
 	}

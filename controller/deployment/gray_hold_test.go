@@ -1,0 +1,95 @@
+package deployment
+
+import (
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+)
+
+// heldAtFiftyEightOfFour is R=4 held at 58%: T = ceil(2.32) = 3, so v2 3 and v1 1.
+func heldAtFiftyEightOfFour(t *testing.T) *grayWorld {
+	t.Helper()
+	w := startGray(t, grayDeployment(4, "58"))
+	w.cap = 3
+	w.setImage("v2")
+	w.settle()
+	w.wantSizes(sz("v1", 1, "v2", 3))
+	w.wantState(grayapi.PhaseHeld, true)
+	return w
+}
+
+func scaleTo(w *grayWorld, replicas int32) {
+	w.edit(func(d *appsv1.Deployment) { d.Spec.Replicas = &replicas })
+}
+
+// The sync that resizes the ReplicaSets of a held Deployment must not report the hold for the
+// new generation: their statuses still describe the old sizes. Seen on a real cluster as Held →
+// Progressing → Held within one generation.
+func TestGrayScaleWhileHeldReportsHeldOnlyOnceSettled(t *testing.T) {
+	w := heldAtFiftyEightOfFour(t)
+	w.cap = 2 // T(3) = ceil(1.74) = 2
+	scaleTo(w, 3)
+	w.sync() // resizes v2 3→2 and v1 1→1 (annotations); the ReplicaSet controller has not caught up
+	w.wantSizes(sz("v1", 1, "v2", 2))
+	if st := w.status(); st.Phase == grayapi.PhaseHeld {
+		t.Fatalf("reported %s in the sync that resized the ReplicaSets: %+v", st.Phase, st)
+	}
+	w.ready()
+	w.sync()
+	w.wantState(grayapi.PhaseHeld, true)
+	gen := w.deployment().Generation
+
+	// A canary pod lost under the settled hold: still Held within this generation.
+	w.edit(func(*appsv1.Deployment) {}) // no-op: the generation stays
+	for _, rs := range w.replicaSets() {
+		if rs.Spec.Template.Spec.Containers[0].Image == "v2" {
+			rs.Status.AvailableReplicas = 1
+			rs.Status.ReadyReplicas = 1
+			w.put(rs)
+		}
+	}
+	w.sync()
+	if d := w.deployment(); d.Generation != gen {
+		t.Fatalf("generation moved %d → %d", gen, d.Generation)
+	}
+	w.wantState(grayapi.PhaseHeld, true)
+}
+
+// A resume that arrives while a scale of the held Deployment is being absorbed is kept and
+// acted on once the hold stands again, not refused or lost.
+func TestGrayResumeWaitsForTheHoldToSettle(t *testing.T) {
+	w := startGray(t, grayDeployment(10, "20,50"))
+	w.cap = 2
+	w.setImage("v2")
+	w.settle()
+	w.wantSizes(sz("v1", 8, "v2", 2))
+	w.wantState(grayapi.PhaseHeld, true)
+
+	w.cap = 4 // T(20 replicas, 20%) = 4
+	scaleTo(w, 20)
+	w.sync()
+	w.wantSizes(sz("v1", 16, "v2", 4))
+	w.setAnnotation(grayapi.ResumeAnnotation, "2:next")
+	w.sync() // the ReplicaSet statuses still describe 8 and 2
+	if _, kept := w.deployment().Annotations[grayapi.ResumeAnnotation]; !kept {
+		t.Fatalf("resume consumed before the hold settled; status %+v", w.status())
+	}
+	if st := w.status(); st.Step != 0 || st.HeldAt == nil {
+		t.Fatalf("status %+v, want step 0 still held", st)
+	}
+	w.wantSizes(sz("v1", 16, "v2", 4))
+
+	w.cap = 10 // T(20, 50%) = 10
+	w.ready()
+	w.settle()
+	if _, kept := w.deployment().Annotations[grayapi.ResumeAnnotation]; kept {
+		t.Fatal("resume never consumed")
+	}
+	w.wantSizes(sz("v1", 10, "v2", 10))
+	w.wantState(grayapi.PhaseHeld, true)
+	if st := w.status(); st.Step != 1 || st.Percent != 50 {
+		t.Fatalf("status %+v, want step 1 at 50%%", st)
+	}
+}
