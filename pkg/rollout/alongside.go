@@ -1,5 +1,7 @@
 package rollout
 
+import "slices"
+
 // GrayNewReplicaSet is the GrayWrite.Old of a write to the new ReplicaSet.
 const GrayNewReplicaSet = -1
 
@@ -74,7 +76,12 @@ func BuiltInRescales(replicas int32, sizes GrayStep) bool {
 //     MaxNew), again one pod above R + maxSurge, and the old pod stays if
 //     that still leaves the new ReplicaSet short of R.
 //  3. The writes that grow a ReplicaSet go before those that shrink one,
-//     the new ReplicaSet before the old ones, the old ones in input order;
+//     the new ReplicaSet before the old ones, the old ones in input order,
+//     except that a write bringing an empty ReplicaSet back comes first
+//     among the grows and one emptying a ReplicaSet last among the shrinks:
+//     the count of active ReplicaSets then never dips between two writes (a
+//     canary alone at 1 of R=1 scaled to 6 gets its old pod back before it
+//     grows to 5, or in between the built-in controller would scale it to 6).
 //     ReplicaSets whose size does not change come last (a caller refreshing
 //     annotations writes them too). The new ReplicaSet is left out when
 //     there is none.
@@ -87,6 +94,7 @@ func BuiltInRescales(replicas int32, sizes GrayStep) bool {
 //	T 2:           0, [1 9] planned 0, [0 9]       → new 1, old₀ 0, old₁ 9 (rule 1, canary first)
 //	T 0:           5, [5] planned 0, [10]          → old 10, new 0         (rule 3: grow first)
 //	R=1, T 1:      0, [1] planned 0, [0]           → new 1, old 0          (rule 1: none active is unsafe too)
+//	R 1→6, T 5:    1, [0] planned 5, [1]           → old 1, new 5          (rule 3: the empty one back first)
 func GrayAlongsideWrites(in GrayWritesInput) []GrayWrite {
 	planned := GrayStep{New: in.Planned.New, Old: append([]int32(nil), in.Planned.Old...)}
 	var before, after int32
@@ -121,12 +129,16 @@ func GrayAlongsideWrites(in GrayWritesInput) []GrayWrite {
 		}
 	}
 
-	var grows, shrinks, same []GrayWrite
+	var activations, grows, shrinks, deactivations, same []GrayWrite
 	add := func(index int, from, to int32) {
 		w := GrayWrite{Old: index, Size: to}
 		switch {
+		case to > from && from == 0:
+			activations = append(activations, w)
 		case to > from:
 			grows = append(grows, w)
+		case to < from && to == 0:
+			deactivations = append(deactivations, w)
 		case to < from:
 			shrinks = append(shrinks, w)
 		default:
@@ -139,5 +151,5 @@ func GrayAlongsideWrites(in GrayWritesInput) []GrayWrite {
 	for i, s := range in.Current.Old {
 		add(i, s, planned.Old[i])
 	}
-	return append(append(grows, shrinks...), same...)
+	return slices.Concat(activations, grows, shrinks, deactivations, same)
 }
