@@ -412,8 +412,9 @@ func (dc *DeploymentController) patchDeployment(ctx context.Context, d *appsv1.D
 
 // patchGrayStatus writes what of updated's status side is ours (kubegray.io/status, the
 // mirrored revision annotation, the GrayHeld condition, each removed when absent from updated)
-// as a strategic merge patch of the status subresource: the rest of the status belongs to the
-// built-in controller and is left as the server has it.
+// as a strategic merge patch of the status subresource, conditional on updated's
+// resourceVersion: the rest of the status belongs to the built-in controller and is left as
+// the server has it.
 func (dc *DeploymentController) patchGrayStatus(ctx context.Context, updated *appsv1.Deployment) (*appsv1.Deployment, error) {
 	annotations := map[string]any{grayapi.StatusAnnotation: nil}
 	if value, ok := updated.Annotations[grayapi.StatusAnnotation]; ok {
@@ -426,8 +427,10 @@ func (dc *DeploymentController) patchGrayStatus(ctx context.Context, updated *ap
 	if c := deployutil.GetDeploymentCondition(updated.Status, grayapi.ConditionGrayHeld); c != nil {
 		condition = c
 	}
+	// The resourceVersion makes the patch conditional on the Deployment this sync read: a
+	// percent or resume written in between fails it, and the next sync decides again.
 	body, err := json.Marshal(map[string]any{
-		"metadata": map[string]any{"annotations": annotations},
+		"metadata": map[string]any{"annotations": annotations, "resourceVersion": updated.ResourceVersion},
 		"status":   map[string]any{"conditions": []any{condition}},
 	})
 	if err != nil {

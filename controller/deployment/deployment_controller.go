@@ -103,6 +103,9 @@ type DeploymentController struct {
 	// alongside: only gray Deployments are ours, and they are taken over while rolling out.
 	alongside bool
 	takeover  Takeover
+
+	// rsExpectations holds the ReplicaSet writes of gray syncs until the cache shows them.
+	rsExpectations *replicaSetExpectations
 }
 
 // NewDeploymentController registers informers on the factory (Deployments, ReplicaSets, Pods)
@@ -128,6 +131,7 @@ func NewDeploymentController(ctx context.Context, factory informers.SharedInform
 		alongside: opts.Mode == grayapi.ModeAlongside,
 		takeover:  opts.Takeover,
 	}
+	dc.rsExpectations = newReplicaSetExpectations(func() time.Time { return dc.now() })
 	switch opts.Mode {
 	case "", grayapi.ModeInstead, grayapi.ModeAlongside:
 	default:
@@ -300,6 +304,9 @@ func (dc *DeploymentController) deleteDeployment(logger klog.Logger, obj any) {
 		return
 	}
 	logger.V(4).Info("Deleting deployment", "deployment", klog.KObj(d))
+	if key, err := cache.MetaNamespaceKeyFunc(d); err == nil {
+		dc.rsExpectations.forget(key)
+	}
 	dc.enqueue(d)
 }
 
@@ -412,6 +419,9 @@ func (dc *DeploymentController) deleteReplicaSet(logger klog.Logger, obj any) {
 		return
 	}
 	logger.V(4).Info("ReplicaSet deleted", "replicaSet", klog.KObj(rs))
+	if key, err := cache.MetaNamespaceKeyFunc(d); err == nil {
+		dc.rsExpectations.forgetReplicaSet(key, rs.Name)
+	}
 	dc.enqueue(d)
 }
 

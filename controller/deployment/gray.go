@@ -125,6 +125,11 @@ func (dc *DeploymentController) runGray(ctx context.Context, key string, d *apps
 	if err != nil || !current {
 		return nil, err
 	}
+	if caughtUp, missing := dc.rsExpectations.caughtUp(key, rsList); !caughtUp {
+		klog.FromContext(ctx).V(4).Info("ReplicaSet cache is behind our write, waiting for it", "deployment", klog.KObj(d),
+			"replicaSet", missing)
+		return nil, nil
+	}
 	g := &graySync{dc: dc, d: d, server: d.DeepCopy(), key: key, rsList: rsList, view: view}
 	if view != nil {
 		view.apply(ctx, g.d)
@@ -514,6 +519,9 @@ func (g *graySync) reconcileReplicaSets(ctx context.Context) (bool, error) {
 		if err != nil {
 			return false, err
 		}
+		if newRS != nil {
+			g.dc.rsExpectations.wrote(g.key, newRS)
+		}
 		g.newRS = newRS
 	}
 	return g.rollStep(ctx)
@@ -619,6 +627,9 @@ func (g *graySync) apply(ctx context.Context, newSize int32, old []*appsv1.Repli
 		scaled, written, err := g.dc.scaleReplicaSet(ctx, rs, size, g.d, force)
 		if err != nil {
 			return nil, err
+		}
+		if scaled {
+			g.dc.rsExpectations.wrote(g.key, written)
 		}
 		scaledAny = scaledAny || scaled
 		return written, nil

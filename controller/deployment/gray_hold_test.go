@@ -1,6 +1,7 @@
 package deployment
 
 import (
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -91,5 +92,56 @@ func TestGrayResumeWaitsForTheHoldToSettle(t *testing.T) {
 	w.wantState(grayapi.PhaseHeld, true)
 	if st := w.status(); st.Step != 1 || st.Percent != 50 {
 		t.Fatalf("status %+v, want step 1 at 50%%", st)
+	}
+}
+
+// syncWithStaleReplicaSets runs one sync whose Deployment cache is current but whose
+// ReplicaSet cache has not seen the writes since the previous sync: the two informers are
+// separate watches, and our own Deployment write can arrive first.
+func (w *grayWorld) syncWithStaleReplicaSets() []string {
+	w.t.Helper()
+	if err := w.f.factory.Apps().V1().Deployments().Informer().GetIndexer().Replace([]any{w.deployment()}, ""); err != nil {
+		w.t.Fatal(err)
+	}
+	before := len(w.f.client.Actions())
+	if err := w.f.dc.syncDeployment(w.f.ctx, grayKey); err != nil {
+		w.t.Fatalf("syncDeployment: %v", err)
+	}
+	return verbsOf(w.f.client.Actions()[before:])
+}
+
+// A sync on our own pause write, before the ReplicaSet informer has the new ReplicaSet, must
+// not take the hold back (seen as paused → unpaused → paused, GrayHeld twice, heldAt reset).
+func TestGrayStaleReplicaSetCacheKeepsTheHold(t *testing.T) {
+	w := startGray(t, grayDeployment(10, "20"))
+	w.cap = 2
+	w.setImage("v2")
+	w.sync() // creates v2 at 2, scales v1 to 8 and pauses, all in one sync
+	w.wantSizes(sz("v1", 8, "v2", 2))
+	heldAt := w.status().HeldAt
+	if !w.deployment().Spec.Paused || heldAt == nil {
+		t.Fatalf("not held after the first sync: paused %t, status %+v", w.deployment().Spec.Paused, w.status())
+	}
+	w.takeEvents()
+
+	if got := w.syncWithStaleReplicaSets(); len(got) != 0 {
+		t.Fatalf("a sync with the ReplicaSet cache behind our create wrote %v", got)
+	}
+	if !w.deployment().Spec.Paused || !w.status().HeldAt.Equal(heldAt) {
+		t.Fatalf("hold changed: paused %t, heldAt %v (was %v)", w.deployment().Spec.Paused, w.status().HeldAt, heldAt)
+	}
+
+	// Once the cache has the ReplicaSet the rollout goes on from the same hold.
+	w.ready()
+	w.settle()
+	w.wantSizes(sz("v1", 8, "v2", 2))
+	w.wantState(grayapi.PhaseHeld, true)
+	if !w.status().HeldAt.Equal(heldAt) {
+		t.Fatalf("heldAt reset to %v (was %v)", w.status().HeldAt, heldAt)
+	}
+	for _, e := range w.takeEvents() {
+		if strings.Contains(e, grayapi.ReasonGrayHeld) {
+			t.Fatalf("GrayHeld reported a second time: %q", e)
+		}
 	}
 }
