@@ -220,18 +220,28 @@ func (dc *DeploymentController) takeOver(ctx context.Context, d *appsv1.Deployme
 
 // retakeOver pauses a taken-over Deployment again and puts it back on Recreate after someone
 // unpaused it or changed its strategy (possible only without the guard policy): left so, the
-// built-in controller would roll it out with no hold.
+// built-in controller would roll it out with no hold. A Deployment found on RollingUpdate has
+// its strategy saved afresh: either someone changed it behind the guard, or the annotation is
+// a copy that `kubectl rollout undo` brought back from a ReplicaSet of an earlier rollout and
+// the strategy the user set since then is the one to restore.
 func (dc *DeploymentController) retakeOver(ctx context.Context, d *appsv1.Deployment) error {
-	patch := map[string]any{
-		"metadata": map[string]any{"resourceVersion": d.ResourceVersion},
-		"spec":     takenOverSpec(),
+	meta := map[string]any{"resourceVersion": d.ResourceVersion}
+	saved := d.Annotations[grayapi.StrategyAnnotation]
+	if d.Spec.Strategy.Type == appsv1.RollingUpdateDeploymentStrategyType {
+		value, err := grayapi.FormatStrategy(d.Spec.Strategy)
+		if err != nil {
+			return fmt.Errorf("deployment %s/%s: %w", d.Namespace, d.Name, err)
+		}
+		saved = value
+		meta["annotations"] = map[string]any{grayapi.StrategyAnnotation: value}
 	}
+	patch := map[string]any{"metadata": meta, "spec": takenOverSpec()}
 	if _, err := dc.patchDeployment(ctx, d, patch); err != nil {
 		return fmt.Errorf("deployment %s/%s: pausing it again for its gray rollout: %w", d.Namespace, d.Name, err)
 	}
 	dc.eventRecorder.Eventf(d, corev1.EventTypeWarning, grayapi.ReasonGrayTakeover,
-		"Paused again with strategy Recreate: the gray rollout runs it until it ends; use kubectl gray resume, kubectl gray undo, or remove %s to release it",
-		grayapi.PercentAnnotation)
+		"Paused again with strategy Recreate (saved strategy %s): the gray rollout runs it until it ends; use kubectl gray resume, kubectl gray undo, or remove %s to release it",
+		saved, grayapi.PercentAnnotation)
 	return nil
 }
 

@@ -260,8 +260,10 @@ func TestAlongsideRepairs(t *testing.T) {
 		name string
 		// damage is done to a Deployment held at 2/10 under the takeover.
 		damage func(d *appsv1.Deployment)
-		// wantReleased: the strategy it must be released to; nil means taken over again.
+		// wantReleased: the strategy it must be released to; nil means taken over again,
+		// with wantSaved (default savedDefault) as the saved strategy.
 		wantReleased *appsv1.DeploymentStrategy
+		wantSaved    string
 		wantEvent    string
 	}{
 		{
@@ -288,6 +290,19 @@ func TestAlongsideRepairs(t *testing.T) {
 			},
 			wantEvent: "Warning GrayTakeover Paused again with strategy Recreate",
 		},
+		{
+			// Also what `kubectl rollout undo` leaves without the takeover policy: the saved
+			// strategy copied back from a ReplicaSet, the strategy the user has set since.
+			name: "found on another RollingUpdate strategy: taken over again saving that one",
+			damage: func(d *appsv1.Deployment) {
+				one, zero := intstr.FromInt32(1), intstr.FromInt32(0)
+				d.Spec.Paused = false
+				d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType,
+					RollingUpdate: &appsv1.RollingUpdateDeployment{MaxSurge: &one, MaxUnavailable: &zero}}
+			},
+			wantSaved: "RollingUpdate;maxSurge=1;maxUnavailable=0",
+			wantEvent: "Warning GrayTakeover Paused again with strategy Recreate (saved strategy RollingUpdate;maxSurge=1;maxUnavailable=0)",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -304,9 +319,12 @@ func TestAlongsideRepairs(t *testing.T) {
 			if n := len(updatedReplicaSets(actions)); n != 0 {
 				t.Fatalf("the repair sync wrote %d ReplicaSets", n)
 			}
-			if tt.wantReleased != nil {
+			switch {
+			case tt.wantReleased != nil:
 				w.wantReleased(*tt.wantReleased)
-			} else {
+			case tt.wantSaved != "":
+				w.wantTakenOver(tt.wantSaved)
+			default:
 				w.wantTakenOver(savedDefault)
 			}
 			w.wantEvents(tt.wantEvent)
