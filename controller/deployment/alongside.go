@@ -139,6 +139,12 @@ func (dc *DeploymentController) syncAlongside(ctx context.Context, key string, d
 	savedValue, taken := d.Annotations[grayapi.StrategyAnnotation]
 	_, annotated := d.Annotations[grayapi.PercentAnnotation]
 	prev, _ := readGrayStatus(ctx, d)
+	if !annotated {
+		// No longer gray: a rollback must not bring the opt-in back (gray_record.go).
+		if err := dc.mirrorPercent(ctx, d, rsList); err != nil {
+			return err
+		}
+	}
 
 	if !taken {
 		switch {
@@ -344,6 +350,14 @@ func (dc *DeploymentController) trackNotTakenOver(ctx context.Context, d *appsv1
 	rev, err := deployutil.Revision(newRS)
 	if err != nil || rev == 0 {
 		return nil
+	}
+	// The durable record (gray_record.go) holds for a rollout the built-in controller completed
+	// too: a later rollback to any of these ReplicaSets keeps the opt-in and finds the stable one.
+	if err := dc.markStable(ctx, d, newRS, rsList); err != nil {
+		return err
+	}
+	if err := dc.mirrorPercent(ctx, d, rsList); err != nil {
+		return err
 	}
 	prev, _ := readGrayStatus(ctx, d)
 	if prev.Mode == grayapi.ModeAlongside && prev.Phase == grayapi.PhaseComplete && prev.Revision == rev && !prev.TakenOver {

@@ -155,9 +155,10 @@ func TestAlongsideLeavesOtherDeploymentsAlone(t *testing.T) {
 func TestAlongsideTakenOverRollout(t *testing.T) {
 	w := newAlongsideWorld(t, grayDeployment(10, "20", withProgressDeadline(600)), TakeoverAdmission)
 
-	// Annotated but not taken over: only the completed revision is recorded.
+	// Annotated but not taken over: only the completed revision is recorded, in the status and
+	// in the durable record (v1 marked stable and given kubegray.io/percent).
 	actions := w.step()
-	if got, want := verbsOf(actions), []string{"patch deployments/status"}; !reflect.DeepEqual(got, want) {
+	if got, want := verbsOf(actions), []string{"patch replicasets", "patch replicasets", "patch deployments/status"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("first sync actions = %v, want %v", got, want)
 	}
 	if st := w.status(); st.Mode != grayapi.ModeAlongside || st.Phase != grayapi.PhaseComplete || st.Revision != 1 || st.TakenOver {
@@ -236,8 +237,16 @@ func TestAlongsidePercentRemovedReleases(t *testing.T) {
 
 	w.edit(func(d *appsv1.Deployment) { delete(d.Annotations, grayapi.PercentAnnotation) })
 	actions := w.sync()
-	if got, want := verbsOf(actions), []string{"patch deployments", "patch deployments/status"}; !reflect.DeepEqual(got, want) {
-		t.Fatalf("release actions = %v, want the release patch and the GrayHeld removal", got)
+	if got, want := verbsOf(actions), []string{
+		"patch replicasets", "patch replicasets", // kubegray.io/percent off v1 and v2 (gray_record.go)
+		"patch deployments", "patch deployments/status",
+	}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("release actions = %v, want the percent records dropped, the release patch and the GrayHeld removal", got)
+	}
+	for _, rs := range w.replicaSets() {
+		if _, ok := rs.Annotations[grayapi.PercentAnnotation]; ok {
+			t.Errorf("%s still carries %s after the Deployment left gray", rs.Name, grayapi.PercentAnnotation)
+		}
 	}
 	one := intstr.FromInt32(1)
 	zero := intstr.FromInt32(0)

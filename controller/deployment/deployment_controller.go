@@ -668,6 +668,11 @@ func (dc *DeploymentController) syncDeployment(ctx context.Context, key string) 
 			return err
 		}
 	}
+	// No longer gray: a rollback must not bring the opt-in back (gray_record.go). Plain
+	// Deployments never carry it, so upstream's behaviour is untouched.
+	if err := dc.mirrorPercent(ctx, d, rsList); err != nil {
+		return err
+	}
 
 	// Pausing and resuming reset the Progressing condition so that the time spent paused never
 	// counts against progressDeadlineSeconds.

@@ -97,8 +97,12 @@ type graySync struct {
 
 	// newRollout: the revision in flight changed in this sync.
 	newRollout bool
-	// pausedByUs: spec.paused with heldAt recorded, as read at the start of the sync.
+	// pausedByUs: spec.paused with heldAt recorded for the rollout in flight (or our hold
+	// re-derived when the status was lost, see identify).
 	pausedByUs bool
+	// rederivedHold: the status was missing or untrusted and identify recognised our hold
+	// from spec.paused and the new ReplicaSet standing at a hold point's target.
+	rederivedHold bool
 	// removeResume: kubegray.io/resume was consumed and goes with the next Update.
 	removeResume bool
 	// prepared: the status that covers this sync's ReplicaSet writes is on the server.
@@ -144,7 +148,6 @@ func (g *graySync) run(ctx context.Context) error {
 	g.prev, g.hasPrev = readGrayStatus(ctx, d)
 	g.prevRead = g.prev.Phase != ""
 	g.stored, g.hasStored = g.prev, g.hasPrev
-	g.pausedByUs = d.Spec.Paused && g.hasPrev && g.prev.HeldAt != nil
 
 	points, err := grayapi.ParsePercent(d.Annotations[grayapi.PercentAnnotation])
 	if err != nil {
@@ -157,7 +160,9 @@ func (g *graySync) run(ctx context.Context) error {
 		return err
 	}
 
+	g.distrustCopiedStatus(ctx)
 	g.identify(ctx)
+	g.pausedByUs = d.Spec.Paused && ((g.hasPrev && g.prev.HeldAt != nil) || g.rederivedHold)
 	g.retarget()
 	resumed := g.takeResume(ctx)
 	g.retarget()
@@ -184,6 +189,9 @@ func (g *graySync) run(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := dc.mirrorPercent(ctx, g.d, withNewRS(g.oldRSs, g.newRS)); err != nil {
+		return err
+	}
 	return g.finish(ctx)
 }
 
@@ -204,6 +212,26 @@ func (dc *DeploymentController) cachedDeploymentIsCurrent(ctx context.Context, d
 		return false, nil
 	}
 	return true, nil
+}
+
+// distrustCopiedStatus drops a status that names another revision than the one in flight
+// although the new ReplicaSet was already in flight before this sync (its revision unchanged):
+// no template change explains it, so it was copied in (`kubectl rollout undo` from a ReplicaSet
+// the built-in controller annotated, a GitOps tool, a hand edit) and the rollout is
+// re-identified from the ReplicaSets and the durable record instead (see gray_record.go).
+func (g *graySync) distrustCopiedStatus(ctx context.Context) {
+	rev := g.newRevision()
+	if !g.hasPrev || g.prev.Revision == rev || g.newRS == nil {
+		return
+	}
+	for _, rs := range g.rsList {
+		if rs.UID == g.newRS.UID && revisionOf(rs) == rev {
+			klog.FromContext(ctx).V(2).Info("Ignoring a gray status of another revision: the rollout in flight has not changed",
+				"deployment", klog.KObj(g.d), "statusRevision", g.prev.Revision, "revision", rev)
+			g.hasPrev = false
+			return
+		}
+	}
 }
 
 // newRevision is the revision of the rollout in flight: the new ReplicaSet's, or the one
@@ -232,9 +260,14 @@ func revisionInFlight(newRS *appsv1.ReplicaSet, oldRSs []*appsv1.ReplicaSet) int
 // is skipped) or there is nothing to canary against (no old replicas).
 func (g *graySync) identify(ctx context.Context) {
 	rev := g.newRevision()
+	stableRS := stableReplicaSet(withNewRS(g.oldRSs, g.newRS))
 	if g.hasPrev && g.prev.Revision == rev {
 		g.st = g.prev
 		g.st.Step = rollout.GrayContinuedStep(g.points, g.prev.Step, g.prev.Percent)
+		if stableRS != nil && stableRS != g.newRS {
+			// The durable record wins over a status that was edited or copied in.
+			g.st.StableRevision = revisionOf(stableRS)
+		}
 		return
 	}
 
@@ -242,6 +275,12 @@ func (g *graySync) identify(ctx context.Context) {
 	st := grayapi.Status{Mode: grayapi.ModeInstead, Revision: rev, Phase: grayapi.PhaseProgressing}
 	oldActive := deployutil.GetReplicaCountForReplicaSets(g.oldRSs) > 0
 	switch {
+	case stableRS != nil && stableRS == g.newRS:
+		// The stable ReplicaSet serves the template again (a rollback), renumbered: its
+		// revision before that is the stable one.
+		st.StableRevision = deployutil.LastRevisionInHistory(g.newRS, rev)
+	case stableRS != nil:
+		st.StableRevision = revisionOf(stableRS)
 	case g.hasPrev:
 		// A rollout that completed made its revision the stable one.
 		st.StableRevision = g.prev.StableRevision
@@ -263,19 +302,32 @@ func (g *graySync) identify(ctx context.Context) {
 		g.dc.eventRecorder.Eventf(g.d, corev1.EventTypeNormal, grayapi.ReasonGrayRolledBack,
 			"Rolling back to stable revision %d (replica set %s): hold points skipped", st.StableRevision, g.newRS.Name)
 	case !g.hasPrev && g.newRS != nil:
-		// Annotated in the middle of a rollout: hold at the first point not yet passed rather
-		// than shrink the new ReplicaSet.
+		// Annotated in the middle of a rollout, or the status was lost: hold at the first
+		// point not yet passed rather than shrink the new ReplicaSet; a Deployment paused with
+		// the new ReplicaSet standing at that point's target is our hold.
 		st.Step = rollout.GrayFirstStepNotPassed(*g.d.Spec.Replicas, g.points, *g.newRS.Spec.Replicas)
+		if g.d.Spec.Paused && int(st.Step) < len(g.points) &&
+			*g.newRS.Spec.Replicas == rollout.GrayTarget(*g.d.Spec.Replicas, g.points[st.Step]) {
+			st.HeldAt = ptrTime(g.dc.metaNow())
+			g.newRollout = false
+			g.rederivedHold = true
+		}
 	}
 	g.st = st
 	klog.FromContext(ctx).V(2).Info("New gray rollout", "deployment", klog.KObj(g.d), "revision", rev,
 		"stableRevision", st.StableRevision, "step", st.Step)
 }
 
-// isStableComingBack reports whether the new ReplicaSet is the stable one again: it has the
-// stable revision, or served it before a rollback re-used it.
+// isStableComingBack reports whether the new ReplicaSet is the stable one again: it carries
+// the stable label, has the stable revision, or served it before a rollback re-used it.
 func (g *graySync) isStableComingBack(stable int64) bool {
-	if g.newRS == nil || stable <= 0 {
+	if g.newRS == nil {
+		return false
+	}
+	if g.newRS.Labels[grayapi.StableLabel] == grayapi.StableLabelValue {
+		return true
+	}
+	if stable <= 0 {
 		return false
 	}
 	rev, err := deployutil.Revision(g.newRS)
@@ -290,6 +342,12 @@ func (g *graySync) isRollingBack() bool {
 	}
 	rev, err := deployutil.Revision(g.newRS)
 	return err == nil && rev != g.st.StableRevision && deployutil.RevisionHistoryContains(g.newRS, g.st.StableRevision)
+}
+
+// revisionOf is rs's revision, 0 when unreadable.
+func revisionOf(rs *appsv1.ReplicaSet) int64 {
+	rev, _ := deployutil.Revision(rs)
+	return rev
 }
 
 // largestOldRevision guesses the stable revision of a Deployment seen for the first time: the
@@ -316,7 +374,7 @@ func (g *graySync) takeResume(ctx context.Context) bool {
 	d := g.d
 	// Held by us: heldAt recorded for this revision, whether still paused or just unpaused by
 	// the same write that asked to resume.
-	heldByUs := g.hasPrev && g.prev.HeldAt != nil && !g.newRollout
+	heldByUs := (g.hasPrev && g.prev.HeldAt != nil && !g.newRollout) || g.rederivedHold
 	value, requested := d.Annotations[grayapi.ResumeAnnotation]
 	if !requested {
 		if !d.Spec.Paused && heldByUs {
@@ -808,6 +866,11 @@ func (g *graySync) finish(ctx context.Context) error {
 	}
 	if completed {
 		g.dc.eventRecorder.Eventf(d, corev1.EventTypeNormal, grayapi.ReasonGrayComplete, "Revision %d complete: all %d replicas updated", g.st.Revision, *d.Spec.Replicas)
+	}
+	if g.st.Phase == grayapi.PhaseComplete && g.newRS != nil {
+		if err := g.dc.markStable(ctx, d, g.newRS, g.oldRSs); err != nil {
+			return err
+		}
 	}
 	metrics.SetGrayPhase(g.key, g.st.Phase)
 	return nil

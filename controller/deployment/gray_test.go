@@ -722,6 +722,7 @@ func TestGrayLeftoversReleasedWithoutHold(t *testing.T) {
 	actions := w.sync()
 	if got, want := verbsOf(actions), []string{
 		"update deployments/status", // kubegray.io/status and GrayHeld removed
+		"patch replicasets",         // kubegray.io/percent off v1 (gray_record.go)
 		"update deployments/status", // upstream: the generation bumped by the user's edit observed
 	}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("actions = %v, want %v", got, want)

@@ -15,19 +15,20 @@ import (
 )
 
 // skippedAnnotations are controller-owned or client-owned keys that must not
-// travel between a Deployment and its ReplicaSets. The gray status and resume
-// request describe the live Deployment only: copied onto a ReplicaSet they
-// would rewrite it on every status change, and copied back by a rollback they
-// would resurrect a stale rollout state.
+// travel between a Deployment and its ReplicaSets. The gray status, resume
+// request and saved strategy describe the live Deployment only: copied onto a
+// ReplicaSet they would rewrite it on every status change, and copied back by
+// a rollback they would resurrect a stale rollout state or takeover.
 var skippedAnnotations = map[string]bool{
-	LastAppliedAnnotation:     true,
-	RevisionAnnotation:        true,
-	RevisionHistoryAnnotation: true,
-	DesiredReplicasAnnotation: true,
-	MaxReplicasAnnotation:     true,
-	RollbackToAnnotation:      true,
-	grayapi.StatusAnnotation:  true,
-	grayapi.ResumeAnnotation:  true,
+	LastAppliedAnnotation:      true,
+	RevisionAnnotation:         true,
+	RevisionHistoryAnnotation:  true,
+	DesiredReplicasAnnotation:  true,
+	MaxReplicasAnnotation:      true,
+	RollbackToAnnotation:       true,
+	grayapi.StatusAnnotation:   true,
+	grayapi.ResumeAnnotation:   true,
+	grayapi.StrategyAnnotation: true,
 }
 
 // SkipCopyAnnotation reports whether key stays on its object instead of being
@@ -160,6 +161,18 @@ func SetNewReplicaSetAnnotations(ctx context.Context, d *appsv1.Deployment, newR
 		}
 	}
 	return changed
+}
+
+// LastRevisionInHistory returns the revision rs had before its latest
+// renumbering (the last entry of its revision-history annotation, which a
+// rollback appends to), or fallback when it has no readable history.
+// History "1,3" gives 3.
+func LastRevisionInHistory(rs *appsv1.ReplicaSet, fallback int64) int64 {
+	entries := strings.Split(rs.Annotations[RevisionHistoryAnnotation], ",")
+	if v, err := strconv.ParseInt(strings.TrimSpace(entries[len(entries)-1]), 10, 64); err == nil && v > 0 {
+		return v
+	}
+	return fallback
 }
 
 // appendRevisionHistory appends oldRevision to the history annotation,

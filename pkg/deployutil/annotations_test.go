@@ -409,3 +409,27 @@ func TestRevisionHistoryContains(t *testing.T) {
 		})
 	}
 }
+
+func TestLastRevisionInHistory(t *testing.T) {
+	withHistory := func(h string) *appsv1.ReplicaSet {
+		rs := &appsv1.ReplicaSet{}
+		if h != "" {
+			rs.Annotations = map[string]string{RevisionHistoryAnnotation: h}
+		}
+		return rs
+	}
+	tests := []struct {
+		history string
+		want    int64
+	}{
+		{history: "1,3", want: 3},
+		{history: "2", want: 2},
+		{history: "", want: 7},
+		{history: "1,x", want: 7},
+	}
+	for _, tt := range tests {
+		if got := LastRevisionInHistory(withHistory(tt.history), 7); got != tt.want {
+			t.Errorf("LastRevisionInHistory(%q, 7) = %d, want %d", tt.history, got, tt.want)
+		}
+	}
+}

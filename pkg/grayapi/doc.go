@@ -13,6 +13,13 @@
 //	kubegray.io/resume    user or plugin   one-shot "<revision>:next" or "<revision>:full"
 //	kubegray.io/status    controller only  JSON, see Status
 //	kubegray.io/strategy  takeover only    saved strategy, "RollingUpdate;maxSurge=25%;maxUnavailable=25%"
+//
+// And on the ReplicaSets the controller owns (the durable record, which the
+// tools that rewrite a Deployment's annotations never touch):
+//
+//	kubegray.io/stable=true  label, controller only: the stable ReplicaSet
+//	kubegray.io/percent      the Deployment's current hold points, so that a
+//	                         rollback to any revision keeps the opt-in
 package grayapi
 
 import (
@@ -38,6 +45,15 @@ const (
 	// StrategyAnnotation saves the Deployment's own strategy while a rollout
 	// is taken over (alongside mode only).
 	StrategyAnnotation = Prefix + "strategy"
+)
+
+// StableLabel marks the stable ReplicaSet of a gray Deployment (the last one
+// fully rolled out) with StableLabelValue. It is a label because `kubectl
+// rollout undo` copies a ReplicaSet's annotations onto the Deployment but
+// never its labels.
+const (
+	StableLabel      = Prefix + "stable"
+	StableLabelValue = "true"
 )
 
 // IsGrayAnnotation reports whether key belongs to this API. Tools that copy

@@ -1,0 +1,113 @@
+package deployment
+
+// The durable record of a gray Deployment: what must survive the tools that rewrite a
+// Deployment's annotations.
+//
+// kubegray.io/status lives on the Deployment, and ordinary tools replace it: `kubectl rollout
+// undo` sets the Deployment's annotations to those of the target ReplicaSet (dropping the
+// status, or bringing back a stale copy the built-in controller left on that ReplicaSet),
+// `kubectl apply` and GitOps tools replace annotations they do not know, people edit them.
+// Two facts are therefore also kept on the ReplicaSets this controller owns, in places those
+// tools never write:
+//
+//   - The stable ReplicaSet (the last one fully rolled out) carries the label
+//     kubegray.io/stable=true. `kubectl rollout undo` copies a ReplicaSet's annotations, never
+//     its labels, and no Deployment controller edits ReplicaSet labels, so the label outlives
+//     any loss or copy of the status. It wins over the status whenever they disagree, and it
+//     is what a rollback is recognised by when the status is gone.
+//   - Every owned ReplicaSet carries the Deployment's current kubegray.io/percent, so that a
+//     rollback to any revision, even one from before the Deployment became gray, brings the
+//     opt-in back with the annotations instead of silently leaving gray. A Deployment that is
+//     no longer gray has it removed from its ReplicaSets again.
+//
+// The step and the hold are re-derived when the status is missing or unreadable: the step from
+// the new ReplicaSet's size (GrayFirstStepNotPassed), the hold from spec.paused with the new
+// ReplicaSet at that step's target (gray.go: identify).
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+
+	"github.com/kubegray/kubectl-gray/pkg/deployutil"
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+)
+
+// stableReplicaSet returns the ReplicaSet carrying the stable label, the one of the highest
+// revision if several do (a mark moved by a sync that failed half-way), or nil.
+func stableReplicaSet(rsList []*appsv1.ReplicaSet) *appsv1.ReplicaSet {
+	var found *appsv1.ReplicaSet
+	var foundRev int64
+	for _, rs := range rsList {
+		if rs.Labels[grayapi.StableLabel] != grayapi.StableLabelValue {
+			continue
+		}
+		rev, err := deployutil.Revision(rs)
+		if err != nil {
+			continue
+		}
+		if found == nil || rev > foundRev {
+			found, foundRev = rs, rev
+		}
+	}
+	return found
+}
+
+// markStable puts the stable label on stable and takes it off every other ReplicaSet.
+func (dc *DeploymentController) markStable(ctx context.Context, d *appsv1.Deployment, stable *appsv1.ReplicaSet, rsList []*appsv1.ReplicaSet) error {
+	if stable.Labels[grayapi.StableLabel] != grayapi.StableLabelValue {
+		if err := dc.patchReplicaSetMeta(ctx, stable, "labels", grayapi.StableLabel, grayapi.StableLabelValue); err != nil {
+			return fmt.Errorf("deployment %s/%s: marking replica set %s stable: %w", d.Namespace, d.Name, stable.Name, err)
+		}
+		klog.FromContext(ctx).V(2).Info("Marked stable replica set", "deployment", klog.KObj(d), "replicaSet", klog.KObj(stable))
+	}
+	for _, rs := range rsList {
+		if rs.UID == stable.UID {
+			continue
+		}
+		if _, marked := rs.Labels[grayapi.StableLabel]; marked {
+			if err := dc.patchReplicaSetMeta(ctx, rs, "labels", grayapi.StableLabel, nil); err != nil {
+				return fmt.Errorf("deployment %s/%s: unmarking replica set %s: %w", d.Namespace, d.Name, rs.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// mirrorPercent makes every ReplicaSet carry the Deployment's kubegray.io/percent (or none, for
+// a Deployment that is no longer gray): see the file comment.
+func (dc *DeploymentController) mirrorPercent(ctx context.Context, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) error {
+	value, gray := d.Annotations[grayapi.PercentAnnotation]
+	for _, rs := range rsList {
+		current, has := rs.Annotations[grayapi.PercentAnnotation]
+		if has == gray && current == value {
+			continue
+		}
+		var patched any
+		if gray {
+			patched = value
+		}
+		if err := dc.patchReplicaSetMeta(ctx, rs, "annotations", grayapi.PercentAnnotation, patched); err != nil {
+			return fmt.Errorf("deployment %s/%s: recording %s=%q on replica set %s: %w", d.Namespace, d.Name,
+				grayapi.PercentAnnotation, value, rs.Name, err)
+		}
+	}
+	return nil
+}
+
+// patchReplicaSetMeta sets (or, with a nil value, removes) one label or annotation of rs with
+// a merge patch: metadata only, so it never conflicts with a resize and bumps no generation.
+func (dc *DeploymentController) patchReplicaSetMeta(ctx context.Context, rs *appsv1.ReplicaSet, field, key string, value any) error {
+	body, err := json.Marshal(map[string]any{"metadata": map[string]any{field: map[string]any{key: value}}})
+	if err != nil {
+		return err
+	}
+	_, err = dc.client.AppsV1().ReplicaSets(rs.Namespace).Patch(ctx, rs.Name, types.MergePatchType, body,
+		metav1.PatchOptions{FieldManager: dc.fieldManager})
+	return err
+}
