@@ -118,6 +118,10 @@ func isAlongsideManaged(d *appsv1.Deployment) bool {
 type alongsideView struct {
 	strategy appsv1.DeploymentStrategy
 	paused   bool
+	// releaseOnComplete: a Complete rollout is released at once, and the release patch
+	// carries the Complete status, so the sync does not write it first (a Complete status on a
+	// Deployment still paused on Recreate would be a lie to whoever waits for it).
+	releaseOnComplete bool
 }
 
 // apply sets the view on d, the hold read from d's kubegray.io/status.
@@ -180,7 +184,8 @@ func (dc *DeploymentController) syncAlongside(ctx context.Context, key string, d
 		return dc.retakeOver(ctx, d)
 	}
 
-	g, err := dc.runGray(ctx, key, d, rsList, &alongsideView{strategy: withStrategyDefaults(saved)})
+	view := &alongsideView{strategy: withStrategyDefaults(saved), releaseOnComplete: dc.takeover != TakeoverEager}
+	g, err := dc.runGray(ctx, key, d, rsList, view)
 	if err != nil || g == nil {
 		return err
 	}
@@ -360,7 +365,10 @@ func (dc *DeploymentController) trackNotTakenOver(ctx context.Context, d *appsv1
 		return err
 	}
 	prev, _ := readGrayStatus(ctx, d)
-	if prev.Mode == grayapi.ModeAlongside && prev.Phase == grayapi.PhaseComplete && prev.Revision == rev && !prev.TakenOver {
+	// Up to date also means for this generation: `kubectl gray status --until complete` waits
+	// for it, and the release patch that ended the takeover bumped it.
+	if prev.Mode == grayapi.ModeAlongside && prev.Phase == grayapi.PhaseComplete && prev.Revision == rev && !prev.TakenOver &&
+		prev.ObservedGeneration == d.Generation {
 		return nil
 	}
 	var step int32

@@ -219,6 +219,26 @@ func TestAlongsideTakenOverRollout(t *testing.T) {
 	if st := w.status(); st.Phase != grayapi.PhaseComplete || st.TakenOver || st.StableRevision != 2 {
 		t.Fatalf("status after release = %+v, want Complete, not taken over, stable 2", st)
 	}
+	// Complete is reported only by the release itself, never while still taken over.
+	for _, a := range w.f.client.Actions() {
+		p, ok := a.(clienttesting.PatchAction)
+		if !ok || a.GetResource().Resource != "deployments" {
+			continue
+		}
+		var body struct {
+			Metadata struct {
+				Annotations map[string]*string `json:"annotations"`
+			} `json:"metadata"`
+		}
+		if err := json.Unmarshal(p.GetPatch(), &body); err != nil {
+			t.Fatal(err)
+		}
+		if v := body.Metadata.Annotations[grayapi.StatusAnnotation]; v != nil {
+			if st, err := grayapi.ParseStatus(*v); err == nil && st.Phase == grayapi.PhaseComplete && st.TakenOver {
+				t.Fatalf("a %s patch reported Complete while taken over: %s", a.GetSubresource(), *v)
+			}
+		}
+	}
 	w.wantEvents("GrayResumed", "GrayComplete", "GrayRelease", "revision 2 complete: restored strategy "+savedDefault)
 	w.noFlapping()
 }

@@ -537,6 +537,13 @@ func (g *graySync) prepare(ctx context.Context) error {
 		g.stored.Target == g.st.Target && g.stored.StableRevision == g.st.StableRevision {
 		return nil
 	}
+	if g.st.Phase == grayapi.PhaseHeld {
+		// The target moved (a scaling event, say): whatever was held is not settled for it
+		// yet, and a Held written here would be taken back by finish.
+		g.st.Phase = grayapi.PhaseProgressing
+		g.st.Message = fmt.Sprintf("resizing revision %d to its hold target %d of %d replicas (%d%%)",
+			g.st.Revision, g.st.Target, *g.d.Spec.Replicas, g.st.Percent)
+	}
 	if err := g.setStatusAnnotation(g.d); err != nil {
 		return err
 	}
@@ -861,8 +868,10 @@ func (g *graySync) finish(ctx context.Context) error {
 	if err := g.setStatusAnnotation(updated); err != nil {
 		return err
 	}
-	if err := g.writeStatus(ctx, updated); err != nil {
-		return err
+	if g.view == nil || !g.view.releaseOnComplete || g.st.Phase != grayapi.PhaseComplete {
+		if err := g.writeStatus(ctx, updated); err != nil {
+			return err
+		}
 	}
 	if completed {
 		g.dc.eventRecorder.Eventf(d, corev1.EventTypeNormal, grayapi.ReasonGrayComplete, "Revision %d complete: all %d replicas updated", g.st.Revision, *d.Spec.Replicas)

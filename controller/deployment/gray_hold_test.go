@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
@@ -32,11 +33,17 @@ func TestGrayScaleWhileHeldReportsHeldOnlyOnceSettled(t *testing.T) {
 	w := heldAtFiftyEightOfFour(t)
 	w.cap = 2 // T(3) = ceil(1.74) = 2
 	scaleTo(w, 3)
-	w.sync() // resizes v2 3→2 and v1 1→1 (annotations); the ReplicaSet controller has not caught up
-	w.wantSizes(sz("v1", 1, "v2", 2))
-	if st := w.status(); st.Phase == grayapi.PhaseHeld {
-		t.Fatalf("reported %s in the sync that resized the ReplicaSets: %+v", st.Phase, st)
+	// resizes v2 3→2 and v1 1→1 (annotations); the ReplicaSet controller has not caught up
+	for _, a := range w.sync() {
+		u, ok := a.(clienttesting.UpdateActionImpl)
+		if !ok || a.GetResource().Resource != "deployments" {
+			continue
+		}
+		if st, err := grayapi.ParseStatus(u.GetObject().(*appsv1.Deployment).Annotations[grayapi.StatusAnnotation]); err == nil && st.Phase == grayapi.PhaseHeld {
+			t.Fatalf("the sync that resized the ReplicaSets wrote %s: %+v", st.Phase, st)
+		}
 	}
+	w.wantSizes(sz("v1", 1, "v2", 2))
 	w.ready()
 	w.sync()
 	w.wantState(grayapi.PhaseHeld, true)
