@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
@@ -490,3 +491,57 @@ func TestAlongsideMaxSurgeZeroLeavesNoLoneReplicaSet(t *testing.T) {
 }
 
 func ptrIntstr(v intstr.IntOrString) *intstr.IntOrString { return &v }
+
+// builtInScaled is what the built-in controller's paused sync does to a lone active
+// ReplicaSet of a Deployment scaled to replicas: spec and desired annotation set to it, by
+// its own field manager.
+func (w *grayWorld) builtInScaled(image string, replicas int32) {
+	w.t.Helper()
+	for _, rs := range w.replicaSets() {
+		if rs.Spec.Template.Spec.Containers[0].Image != image {
+			continue
+		}
+		rs.Spec.Replicas = &replicas
+		rs.Generation++
+		rs.Annotations["deployment.kubernetes.io/desired-replicas"] = itoa(replicas)
+		rs.ManagedFields = []metav1.ManagedFieldsEntry{{
+			Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, FieldsType: "FieldsV1",
+			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:replicas":{}}}`)},
+		}}
+		w.put(rs)
+	}
+}
+
+// Issue 10 case 2: R=1 held at 83% (the canary is the lone active ReplicaSet), scaled to 6;
+// the built-in controller scales the canary to 6 before we see the scale. The hold is restored
+// in one sync, the empty old ReplicaSet first (so that the built-in controller never sees a
+// lone canary again), then the canary back to T(6) = 5.
+func TestAlongsideRestoresAHoldTheBuiltInControllerResized(t *testing.T) {
+	w := newAlongsideWorld(t, grayDeployment(1, "83"), TakeoverAdmission)
+	w.step()
+	w.cap = 1
+	w.takeOverAsPolicy("v2", savedDefault)
+	w.settle()
+	w.wantSizes(sz("v1", 0, "v2", 1))
+
+	six := int32(6)
+	w.edit(func(d *appsv1.Deployment) { d.Spec.Replicas = &six })
+	w.builtInScaled("v2", 6)
+	actions := w.sync()
+	written := updatedReplicaSets(actions)
+	if len(written) != 2 || written[0].Spec.Template.Spec.Containers[0].Image != "v1" || *written[0].Spec.Replicas != 1 ||
+		*written[1].Spec.Replicas != 5 {
+		var got []string
+		for _, rs := range written {
+			got = append(got, rs.Spec.Template.Spec.Containers[0].Image+"="+itoa(*rs.Spec.Replicas))
+		}
+		t.Fatalf("restore wrote %v, want v1=1 then v2=5", got)
+	}
+	w.wantSizes(sz("v1", 1, "v2", 5))
+	w.ready()
+	w.settle()
+	w.wantSizes(sz("v1", 1, "v2", 5))
+	if st := w.status(); st.Phase != grayapi.PhaseHeld || st.Target != 5 {
+		t.Fatalf("status %+v, want Held at 5", st)
+	}
+}

@@ -24,6 +24,7 @@ package deployment
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"sort"
@@ -623,6 +624,12 @@ func (g *graySync) rescale(ctx context.Context, held bool) (bool, error) {
 func (g *graySync) restore(ctx context.Context) (bool, error) {
 	d := g.d
 	old := g.oldKeepOrder()
+	if g.view != nil && g.builtInTookHoldApart() {
+		newSize, oldSizes := rollout.GrayRestoreAtOnce(*d.Spec.Replicas, g.st.Target, *g.newRS.Spec.Replicas, specsOf(old))
+		klog.FromContext(ctx).V(2).Info("Restoring the hold the built-in controller resized", "deployment", klog.KObj(d),
+			"target", g.st.Target, "newReplicas", newSize, "oldReplicas", oldSizes)
+		return g.apply(ctx, newSize, old, oldSizes, false)
+	}
 	newRS := grayReplicaSet(g.newRS)
 	in := rollout.GrayRestoreInput{
 		Replicas: *d.Spec.Replicas, Surge: deployutil.MaxSurge(*d), Unavailable: deployutil.MaxUnavailable(*d),
@@ -638,6 +645,44 @@ func (g *graySync) restore(ctx context.Context) (bool, error) {
 	klog.FromContext(ctx).V(2).Info("Restoring gray caps", "deployment", klog.KObj(d), "target", g.st.Target,
 		"newReplicas", newSize, "oldReplicas", oldSizes)
 	return g.apply(ctx, newSize, old, oldSizes, false)
+}
+
+// builtInTookHoldApart reports whether the caps broke because another writer (in alongside
+// mode, the built-in controller's paused sync) resized a ReplicaSet: the canary above its target,
+// or the old ReplicaSets below their floor, last resized by a field manager other than ours.
+func (g *graySync) builtInTookHoldApart() bool {
+	if *g.newRS.Spec.Replicas > g.st.Target && g.dc.resizedByOther(g.newRS) {
+		return true
+	}
+	if deployutil.GetReplicaCountForReplicaSets(g.oldRSs) >= *g.d.Spec.Replicas-g.st.Target {
+		return false
+	}
+	for _, rs := range g.oldRSs {
+		if g.dc.resizedByOther(rs) {
+			return true
+		}
+	}
+	return false
+}
+
+// resizedByOther reports whether rs's spec.replicas was last written by a field manager
+// other than ours (an update hands the field to its writer).
+func (dc *DeploymentController) resizedByOther(rs *appsv1.ReplicaSet) bool {
+	for _, entry := range rs.ManagedFields {
+		if entry.FieldsV1 == nil {
+			continue
+		}
+		var fields struct {
+			Spec map[string]json.RawMessage `json:"f:spec"`
+		}
+		if json.Unmarshal(entry.FieldsV1.Raw, &fields) != nil {
+			continue
+		}
+		if _, owns := fields.Spec["f:replicas"]; owns {
+			return entry.Manager != dc.fieldManager
+		}
+	}
+	return false
 }
 
 // grayReplicaSet is what PlanGrayStep sees of rs. Its availability is only
