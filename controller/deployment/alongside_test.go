@@ -528,14 +528,15 @@ func TestAlongsideRestoresAHoldTheBuiltInControllerResized(t *testing.T) {
 	w.edit(func(d *appsv1.Deployment) { d.Spec.Replicas = &six })
 	w.builtInScaled("v2", 6)
 	actions := w.sync()
-	written := updatedReplicaSets(actions)
-	if len(written) != 2 || written[0].Spec.Template.Spec.Containers[0].Image != "v1" || *written[0].Spec.Replicas != 1 ||
-		*written[1].Spec.Replicas != 5 {
-		var got []string
-		for _, rs := range written {
-			got = append(got, rs.Spec.Template.Spec.Containers[0].Image+"="+itoa(*rs.Spec.Replicas))
-		}
-		t.Fatalf("restore wrote %v, want v1=1 then v2=5", got)
+	var got []string
+	for _, rs := range updatedReplicaSets(actions) {
+		got = append(got, rs.Spec.Template.Spec.Containers[0].Image+"="+itoa(*rs.Spec.Replicas)+
+			" desired "+rs.Annotations["deployment.kubernetes.io/desired-replicas"])
+	}
+	// The canary, a whole Deployment of 6 by now, is first marked as sized for 5 so that the
+	// built-in controller does not empty the old ReplicaSet as it comes back.
+	if want := []string{"v2=6 desired 5", "v1=1 desired 6", "v2=5 desired 6"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("restore wrote %v, want %v", got, want)
 	}
 	w.wantSizes(sz("v1", 1, "v2", 5))
 	w.ready()

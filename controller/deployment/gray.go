@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strconv"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -625,6 +626,9 @@ func (g *graySync) restore(ctx context.Context) (bool, error) {
 	d := g.d
 	old := g.oldKeepOrder()
 	if g.view != nil && g.builtInTookHoldApart() {
+		if err := g.unsaturate(ctx); err != nil {
+			return false, err
+		}
 		newSize, oldSizes := rollout.GrayRestoreAtOnce(*d.Spec.Replicas, g.st.Target, *g.newRS.Spec.Replicas, specsOf(old))
 		klog.FromContext(ctx).V(2).Info("Restoring the hold the built-in controller resized", "deployment", klog.KObj(d),
 			"target", g.st.Target, "newReplicas", newSize, "oldReplicas", oldSizes)
@@ -645,6 +649,31 @@ func (g *graySync) restore(ctx context.Context) (bool, error) {
 	klog.FromContext(ctx).V(2).Info("Restoring gray caps", "deployment", klog.KObj(d), "target", g.st.Target,
 		"newReplicas", newSize, "oldReplicas", oldSizes)
 	return g.apply(ctx, newSize, old, oldSizes, false)
+}
+
+// unsaturate stops the built-in controller from seeing a saturated new ReplicaSet before the
+// hold is restored. Its paused sync scales every old ReplicaSet to 0 next to a new one whose
+// spec, desired-replicas annotation and availability all equal spec.replicas (upstream
+// sync.go: scale, IsSaturated), and scales a lone active ReplicaSet to spec.replicas: once it
+// has made the canary the whole Deployment, growing the old ReplicaSet back first is undone at
+// once, and shrinking the canary first leaves it lone. Recording the hold target as the
+// canary's desired replicas first breaks the saturation; the restore's own write of the canary
+// sets the annotation right again, and a sync that stops in between sees a scaling event and
+// resizes to the hold all the same.
+func (g *graySync) unsaturate(ctx context.Context) error {
+	replicas := *g.d.Spec.Replicas
+	desired, ok := deployutil.GetDesiredReplicasAnnotation(ctx, g.newRS)
+	if *g.newRS.Spec.Replicas != replicas || !ok || desired != replicas || replicas == g.st.Target {
+		return nil
+	}
+	rs := g.newRS.DeepCopy()
+	rs.Annotations[deployutil.DesiredReplicasAnnotation] = strconv.Itoa(int(g.st.Target))
+	written, err := g.dc.client.AppsV1().ReplicaSets(rs.Namespace).Update(ctx, rs, metav1.UpdateOptions{FieldManager: g.dc.fieldManager})
+	if err != nil {
+		return fmt.Errorf("deployment %s/%s: marking replica set %s unsaturated before restoring the hold: %w", g.d.Namespace, g.d.Name, rs.Name, err)
+	}
+	g.newRS = written
+	return nil
 }
 
 // builtInTookHoldApart reports whether the caps broke because another writer (in alongside
