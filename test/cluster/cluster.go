@@ -227,6 +227,22 @@ func (c *Cluster) StopComponent(name string, grace time.Duration) error {
 	return fmt.Errorf("no component named %q", name)
 }
 
+// KillComponent sends SIGKILL to the named process by its pid, with no
+// SIGTERM first, so it gets no chance to clean up (a leader cannot release
+// its Lease); it waits until the process is gone and forgets it. Its log
+// stays for LogTails.
+func (c *Cluster) KillComponent(name string) error {
+	for i, p := range c.procs {
+		if p.name == name {
+			err := p.kill()
+			c.stopped = append(c.stopped, p)
+			c.procs = append(c.procs[:i], c.procs[i+1:]...)
+			return err
+		}
+	}
+	return fmt.Errorf("no component named %q", name)
+}
+
 // ComponentAlive reports whether the named process is still running.
 func (c *Cluster) ComponentAlive(name string) bool {
 	for _, p := range c.procs {

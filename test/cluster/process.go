@@ -99,6 +99,23 @@ func (p *process) stop(grace time.Duration) error {
 	return nil
 }
 
+// kill sends SIGKILL to the pid at once and waits until it has exited.
+func (p *process) kill() error {
+	if !p.alive() {
+		return nil
+	}
+	if err := syscall.Kill(p.pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("kill %s (pid %d): %w", p.name, p.pid, err)
+	}
+	for i := 0; i < 250 && p.alive(); i++ {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if p.alive() {
+		return fmt.Errorf("kill %s (pid %d): still running 5s after SIGKILL", p.name, p.pid)
+	}
+	return nil
+}
+
 // tail returns the last n lines of the process log.
 func (p *process) tail(n int) string {
 	data, err := os.ReadFile(p.logPath)

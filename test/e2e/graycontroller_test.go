@@ -157,16 +157,27 @@ func serviceAccountKubeconfig(t testing.TB, c *cluster.Cluster) string {
 func startGrayController(t testing.TB, c *cluster.Cluster, args ...string) {
 	t.Helper()
 	applyManifests(t, c, overlayManifests(t, "base"))
+	if err := runGrayController(c, grayControllerName, ourBinary(t, "gray-controller"), serviceAccountKubeconfig(t, c), args...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runGrayController starts one gray-controller process named name (several
+// replicas need distinct names, hence distinct logs) with kubeconfig, on
+// fresh loopback ports, and waits for its /readyz (a standby replica is
+// ready too). It returns an error rather than failing a test so that a
+// goroutine replacing a replica can call it.
+func runGrayController(c *cluster.Cluster, name, binary, kubeconfig string, args ...string) error {
 	metricsPort, err := cluster.FreePort()
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	healthPort, err := cluster.FreePort()
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	all := append([]string{
-		"--kubeconfig=" + serviceAccountKubeconfig(t, c),
+		"--kubeconfig=" + kubeconfig,
 		"--leader-elect-namespace=gray-system",
 		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(metricsPort),
 		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(healthPort),
@@ -175,7 +186,8 @@ func startGrayController(t testing.TB, c *cluster.Cluster, args ...string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	readyz := "http://127.0.0.1:" + strconv.Itoa(healthPort) + "/readyz"
-	if err := c.StartComponent(ctx, grayControllerName, ourBinary(t, "gray-controller"), readyz, all...); err != nil {
-		t.Fatalf("start gray-controller: %v\n%s", err, c.LogTails(40))
+	if err := c.StartComponent(ctx, name, binary, readyz, all...); err != nil {
+		return fmt.Errorf("start %s: %w\n%s", name, err, c.LogTails(40))
 	}
+	return nil
 }

@@ -9,8 +9,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
@@ -18,20 +20,31 @@ import (
 
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
-	"github.com/kubegray/kubectl-gray/pkg/rollout"
 )
 
 // recorder watches every Deployment and ReplicaSet write in one namespace and,
 // when the test ends, replays them in resourceVersion order (etcd's global
 // write order) and fails the test on a broken gray invariant:
-//   - overshoot: a write leaves a gray Deployment's new ReplicaSet above the
-//     target of the hold point for the replicas at that instant;
+//   - overshoot: a write grows a gray Deployment's new ReplicaSet above the
+//     target of the hold point for the replicas at that instant (in alongside
+//     mode a growth by the built-in controller is a measured transient that
+//     must be undone within maxBuiltinTransient);
 //   - a scale-up of the new ReplicaSet while the percent annotation is invalid;
 //   - availability below R − maxUnavailable after the Deployment first
 //     reached it, outside scaling (R is taken as the smaller of its values
-//     before and after the latest replicas change);
+//     before and after the latest replicas change); a taken-over Deployment
+//     (alongside mode, Recreate) is judged by its saved strategy;
 //   - fighting: one ReplicaSet's size reversing direction more than once
-//     between two changes of the Deployment's replicas or template.
+//     between two changes of the Deployment's replicas or template;
+//   - a flapping hold: phase Held followed by another phase in statuses of
+//     the same revision, observedGeneration, step and percent (a user who
+//     saw Held for a generation must be able to act on it);
+//   - a blind recorder: a watch that ended before stop, a watch.Error event,
+//     or a watch that saw no event at all (every check above would pass
+//     vacuously).
+//
+// The targets are computed by grayTarget, the test's own reading of the
+// documented rule, not by the package under test.
 type recorder struct {
 	t      *testing.T
 	ns     string
@@ -43,10 +56,15 @@ type recorder struct {
 	// scaleWrites counts ReplicaSet spec.replicas changes per ReplicaSet and
 	// writer: "<deployment>/<revision> by <field manager>".
 	scaleWrites map[string]int
+	// watchProblems are failures of the watches themselves; seen counts the
+	// events of each watch.
+	watchProblems []string
+	seen          map[string]int
 }
 
 type recordedEvent struct {
 	rv         uint64
+	at         time.Time // when the watch delivered it, for people
 	deployment *appsv1.Deployment
 	replicaSet *appsv1.ReplicaSet
 	deleted    bool
@@ -55,7 +73,7 @@ type recordedEvent struct {
 func startRecorder(t *testing.T, client kubernetes.Interface, ns string) *recorder {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &recorder{t: t, ns: ns, cancel: cancel, scaleWrites: map[string]int{}}
+	r := &recorder{t: t, ns: ns, cancel: cancel, scaleWrites: map[string]int{}, seen: map[string]int{}}
 	dw, err := client.AppsV1().Deployments(ns).Watch(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatalf("watch deployments: %v", err)
@@ -64,13 +82,25 @@ func startRecorder(t *testing.T, client kubernetes.Interface, ns string) *record
 	if err != nil {
 		t.Fatalf("watch replicasets: %v", err)
 	}
-	for _, w := range []watch.Interface{dw, rw} {
+	for kind, w := range map[string]watch.Interface{"deployments": dw, "replicasets": rw} {
+		r.seen[kind] = 0
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()
 			defer w.Stop()
 			for ev := range w.ResultChan() {
-				r.record(ev)
+				// client-go ends a watch whose context is cancelled with an
+				// Error event ("context canceled"): that is our stop.
+				if ctx.Err() != nil {
+					continue
+				}
+				r.record(kind, ev)
+			}
+			// The API server ends watches after its request timeout, or
+			// when it restarts: whatever came after is missing, so every
+			// check would judge a partial history.
+			if ctx.Err() == nil {
+				r.problem("the watch of %s ended at %s, before the recorder was stopped", kind, time.Now().Format(timeLayout))
 			}
 		}()
 	}
@@ -78,8 +108,15 @@ func startRecorder(t *testing.T, client kubernetes.Interface, ns string) *record
 	return r
 }
 
-func (r *recorder) record(ev watch.Event) {
-	var rec recordedEvent
+func (r *recorder) record(kind string, ev watch.Event) {
+	rec := recordedEvent{at: time.Now()}
+	if ev.Type == watch.Error {
+		r.problem("the watch of %s reported an error: %v", kind, ev.Object)
+		return
+	}
+	r.mu.Lock()
+	r.seen[kind]++
+	r.mu.Unlock()
 	switch obj := ev.Object.(type) {
 	case *appsv1.Deployment:
 		rec.deployment = obj
@@ -96,6 +133,29 @@ func (r *recorder) record(ev watch.Event) {
 	r.mu.Unlock()
 }
 
+func (r *recorder) problem(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.watchProblems = append(r.watchProblems, fmt.Sprintf(format, args...))
+}
+
+// timeLayout is the wall clock of history lines.
+const timeLayout = "15:04:05.000"
+
+// timeline is every event recorded so far, in resourceVersion order, one
+// line each, for a person reading a failure.
+func (r *recorder) timeline() []string {
+	r.mu.Lock()
+	events := append([]recordedEvent(nil), r.events...)
+	r.mu.Unlock()
+	sort.SliceStable(events, func(i, j int) bool { return events[i].rv < events[j].rv })
+	lines := make([]string, 0, len(events))
+	for _, ev := range events {
+		lines = append(lines, ev.at.Format(timeLayout)+" "+describeEvent(ev))
+	}
+	return lines
+}
+
 // stop ends the watches; verify calls it too.
 func (r *recorder) stop() {
 	r.cancel()
@@ -106,6 +166,8 @@ type deploymentTrack struct {
 	d              *appsv1.Deployment
 	prevReplicas   int32
 	reachedMinimum bool
+	// held is the latest readable gray status while its phase is Held.
+	held *grayapi.Status
 }
 
 type rsTrack struct {
@@ -118,10 +180,20 @@ func (r *recorder) verify() {
 	r.stop()
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	for kind, n := range r.seen {
+		if n == 0 {
+			r.watchProblems = append(r.watchProblems, "the watch of "+kind+" saw no event at all")
+		}
+	}
+	if len(r.watchProblems) > 0 {
+		sort.Strings(r.watchProblems)
+		r.t.Errorf("invariant recorder of namespace %s cannot vouch for its checks:\n  %s", r.ns, strings.Join(r.watchProblems, "\n  "))
+	}
 	events := append([]recordedEvent(nil), r.events...)
 	sort.SliceStable(events, func(i, j int) bool { return events[i].rv < events[j].rv })
 
 	deployments := map[string]*deploymentTrack{}
+	transients := map[string]*builtinTransient{}
 	replicaSets := map[string]*appsv1.ReplicaSet{}
 	tracks := map[string]*rsTrack{}
 	var violations, history []string
@@ -152,13 +224,14 @@ func (r *recorder) verify() {
 				tr = &deploymentTrack{prevReplicas: replicasOf(d.Spec.Replicas)}
 				deployments[d.Name] = tr
 			} else if replicasChanged, templateChanged := replicasOf(tr.d.Spec.Replicas) != replicasOf(d.Spec.Replicas),
-				!deployutil.EqualIgnoreHash(&tr.d.Spec.Template, &d.Spec.Template); replicasChanged || templateChanged {
+				!deployutil.EqualIgnoreHash(&tr.d.Spec.Template, &d.Spec.Template); replicasChanged || templateChanged || grayStepChanged(tr.d, d) {
 				if replicasChanged {
 					tr.prevReplicas = replicasOf(tr.d.Spec.Replicas)
 				}
-				// A replicas change starts a new scaling episode and a template
+				// A replicas change starts a new scaling episode, a template
 				// change a new rollout (an undo makes an old ReplicaSet grow
-				// again): resizes in both directions are expected now.
+				// again) and a new gray step or target a new leg: resizes in both
+				// directions are expected now.
 				for name, rs := range replicaSets {
 					if ownedBy(rs, d) {
 						tracks[name] = &rsTrack{spec: replicasOf(rs.Spec.Replicas)}
@@ -166,6 +239,7 @@ func (r *recorder) verify() {
 				}
 			}
 			tr.d = d
+			checkHoldKept(ev.rv, tr, fail)
 		case ev.replicaSet != nil:
 			rs := ev.replicaSet
 			if ev.deleted {
@@ -198,18 +272,59 @@ func (r *recorder) verify() {
 				}
 				tr.lastDir = dir
 				tr.spec = spec
-				r.checkGrayTarget(ev.rv, rs, prev, deployments, fail)
+				r.checkGrayTarget(ev, rs, prev, deployments, transients, fail)
 			}
 		}
 		r.checkAvailability(ev.rv, deployments, replicaSets, fail)
 	}
+	for name, tr := range transients {
+		if tr.restoredAt.IsZero() {
+			fail(tr.rv, "the built-in controller raised new replicaset %s to %d (target %d) and it was never brought back", name, tr.spec, tr.target)
+		}
+	}
+	r.reportTransients(transients, fail)
 	if len(violations) > 0 {
 		r.t.Errorf("gray invariants broken in namespace %s:\n  %s", r.ns, strings.Join(violations, "\n  "))
 	}
 }
 
-// checkGrayTarget is called on every write that resized rs.
-func (r *recorder) checkGrayTarget(rv uint64, rs, prev *appsv1.ReplicaSet, deployments map[string]*deploymentTrack, fail func(uint64, string, ...any)) {
+// builtinTransient is one overshoot by the built-in controller's paused sync of a taken-over
+// Deployment (alongside mode, see README: which scale events can briefly move pods): from
+// the write that raised the canary above its target until the write that brought it back.
+type builtinTransient struct {
+	rv                uint64
+	at, restoredAt    time.Time
+	spec, target      int32
+	extraPods, events int
+}
+
+// maxBuiltinTransient bounds how long an overshoot by the built-in controller may stand
+// before gray-controller has restored the hold; one sync takes milliseconds.
+const maxBuiltinTransient = 10 * time.Second
+
+// reportTransients logs every built-in transient on one greppable line (BENCHMARKS.md adds
+// them up) and fails on one that stood too long.
+func (r *recorder) reportTransients(transients map[string]*builtinTransient, fail func(uint64, string, ...any)) {
+	for name, tr := range transients {
+		if tr.restoredAt.IsZero() {
+			continue
+		}
+		d := tr.restoredAt.Sub(tr.at)
+		r.t.Logf("BUILTIN-TRANSIENT namespace=%s replicaset=%s extraPods=%d events=%d duration=%s", r.ns, name, tr.extraPods, tr.events, d)
+		if d > maxBuiltinTransient {
+			fail(tr.rv, "the built-in controller's overshoot of %s stood %s, longer than %s", name, d, maxBuiltinTransient)
+		}
+	}
+}
+
+// checkGrayTarget is called on every write that resized rs. Only a write that grows the new
+// ReplicaSet above its target is overshoot: a lowered hold point leaves it above the new,
+// lower target until it has come down, and the writes that shrink it on the way are fine. In
+// alongside mode a growth written by the built-in controller (kube-controller-manager) is a
+// documented transient instead, which must be undone within maxBuiltinTransient.
+func (r *recorder) checkGrayTarget(ev recordedEvent, rs, prev *appsv1.ReplicaSet, deployments map[string]*deploymentTrack,
+	transients map[string]*builtinTransient, fail func(uint64, string, ...any)) {
+	rv := ev.rv
 	ref := metav1.GetControllerOf(rs)
 	if ref == nil {
 		return
@@ -223,11 +338,11 @@ func (r *recorder) checkGrayTarget(rv uint64, rs, prev *appsv1.ReplicaSet, deplo
 	if !gray || !deployutil.EqualIgnoreHash(&d.Spec.Template, &rs.Spec.Template) {
 		return
 	}
-	spec := replicasOf(rs.Spec.Replicas)
+	spec, before := replicasOf(rs.Spec.Replicas), replicasOf(prev.Spec.Replicas)
 	points, err := grayapi.ParsePercent(value)
 	if err != nil {
-		if spec > replicasOf(prev.Spec.Replicas) {
-			fail(rv, "new replicaset %s scaled up %d→%d while kubegray.io/percent is invalid (%q)", rs.Name, replicasOf(prev.Spec.Replicas), spec, value)
+		if spec > before {
+			fail(rv, "new replicaset %s scaled up %d→%d while kubegray.io/percent is invalid (%q)", rs.Name, before, spec, value)
 		}
 		return
 	}
@@ -244,10 +359,29 @@ func (r *recorder) checkGrayTarget(rv uint64, rs, prev *appsv1.ReplicaSet, deplo
 		return
 	}
 	replicas := replicasOf(d.Spec.Replicas)
-	target := rollout.GrayTarget(replicas, points[step])
-	if spec > target {
-		fail(rv, "overshoot: new replicaset %s at %d, above the target %d (%d%% of %d, step %d)", rs.Name, spec, target, points[step], replicas, step)
+	target := grayTarget(replicas, points[step])
+	if open := transients[rs.Name]; open != nil && open.restoredAt.IsZero() && spec <= target {
+		open.restoredAt = ev.at
 	}
+	if spec <= target || spec <= before {
+		return
+	}
+	_, takenOver := d.Annotations[grayapi.StrategyAnnotation]
+	if takenOver && replicasManager(rs) == "kube-controller-manager" {
+		tr := transients[rs.Name]
+		if tr == nil || !tr.restoredAt.IsZero() {
+			events := 0
+			if tr != nil {
+				events = tr.events
+			}
+			tr = &builtinTransient{rv: rv, at: ev.at, events: events}
+			transients[rs.Name] = tr
+		}
+		tr.spec, tr.target, tr.events = spec, target, tr.events+1
+		tr.extraPods = max(tr.extraPods, int(spec-target))
+		return
+	}
+	fail(rv, "overshoot: new replicaset %s grew %d→%d, above the target %d (%d%% of %d, step %d)", rs.Name, before, spec, target, points[step], replicas, step)
 }
 
 // isRevisionOf reports whether rs is, or was before a rollback renumbered
@@ -268,13 +402,19 @@ func isRevisionOf(rs *appsv1.ReplicaSet, revision int64) bool {
 func (r *recorder) checkAvailability(rv uint64, deployments map[string]*deploymentTrack, replicaSets map[string]*appsv1.ReplicaSet, fail func(uint64, string, ...any)) {
 	for _, tr := range deployments {
 		d := tr.d
-		if d.Spec.Strategy.RollingUpdate == nil {
+		maxSurge, maxUnavailable, ok := rollingLimits(d)
+		if !ok {
 			continue
 		}
 		replicas := min(replicasOf(d.Spec.Replicas), tr.prevReplicas)
-		unavailable, err := intstr.GetScaledValueFromIntOrPercent(d.Spec.Strategy.RollingUpdate.MaxUnavailable, int(replicas), false)
+		unavailable, err := intstr.GetScaledValueFromIntOrPercent(maxUnavailable, int(replicas), false)
 		if err != nil {
 			continue
+		}
+		// Upstream's fencepost rule: limits that both round to 0 (maxSurge 0
+		// and 25% of 2, say) let one replica be unavailable.
+		if surge, err := intstr.GetScaledValueFromIntOrPercent(maxSurge, int(replicas), true); err == nil && surge == 0 && unavailable == 0 {
+			unavailable = 1
 		}
 		minimum := replicas - int32(unavailable)
 		available := int32(0)
@@ -299,6 +439,62 @@ func (r *recorder) checkAvailability(rv uint64, deployments map[string]*deployme
 	}
 }
 
+// rollingLimits are the maxSurge and maxUnavailable d's rollout must
+// respect: its own RollingUpdate, or while taken over (alongside mode puts it
+// on Recreate) the saved strategy the controller rolls it with. false: no
+// limits (Recreate).
+func rollingLimits(d *appsv1.Deployment) (*intstr.IntOrString, *intstr.IntOrString, bool) {
+	if ru := d.Spec.Strategy.RollingUpdate; ru != nil {
+		return ru.MaxSurge, ru.MaxUnavailable, true
+	}
+	saved, ok := d.Annotations[grayapi.StrategyAnnotation]
+	if !ok {
+		return nil, nil, false
+	}
+	s, err := parseSavedStrategy(saved)
+	if err != nil || !s.rollingUpdate {
+		return nil, nil, false
+	}
+	return &s.maxSurge, &s.maxUnavailable, true
+}
+
+// checkHoldKept fails when a Deployment reported Held and then, for the same
+// revision, generation, step and percent, another phase: the hold flapped. A
+// resume or new hold points change the step or percent; a new template or
+// replicas count, the generation.
+func checkHoldKept(rv uint64, tr *deploymentTrack, fail func(uint64, string, ...any)) {
+	raw, ok := tr.d.Annotations[grayapi.StatusAnnotation]
+	if !ok {
+		tr.held = nil
+		return
+	}
+	st, err := grayapi.ParseStatus(raw)
+	if err != nil {
+		tr.held = nil
+		return
+	}
+	if h := tr.held; h != nil && st.Phase != grayapi.PhaseHeld && st.Revision == h.Revision &&
+		st.ObservedGeneration == h.ObservedGeneration && st.Step == h.Step && st.Percent == h.Percent {
+		fail(rv, "hold flapped: deployment %s reported Held and then %s for the same revision %d, observedGeneration %d, step %d (%d%%)",
+			tr.d.Name, st.Phase, st.Revision, st.ObservedGeneration, st.Step, st.Percent)
+	}
+	tr.held = nil
+	if st.Phase == grayapi.PhaseHeld {
+		tr.held = &st
+	}
+}
+
+// grayStepChanged reports whether the gray status moved to another revision,
+// step or target between two versions of a Deployment.
+func grayStepChanged(before, after *appsv1.Deployment) bool {
+	a, errA := grayapi.ParseStatus(before.Annotations[grayapi.StatusAnnotation])
+	b, errB := grayapi.ParseStatus(after.Annotations[grayapi.StatusAnnotation])
+	if errA != nil || errB != nil {
+		return (errA == nil) != (errB == nil)
+	}
+	return a.Revision != b.Revision || a.Step != b.Step || a.Target != b.Target
+}
+
 func ownedBy(rs *appsv1.ReplicaSet, d *appsv1.Deployment) bool {
 	ref := metav1.GetControllerOf(rs)
 	return ref != nil && ref.UID == d.UID
@@ -318,13 +514,36 @@ func describeEvent(ev recordedEvent) string {
 		verb = "delete"
 	}
 	if d := ev.deployment; d != nil {
-		return fmt.Sprintf("rv %d %s deployment %s: replicas %d paused %t generation %d %s=%s", ev.rv, verb, d.Name,
-			replicasOf(d.Spec.Replicas), d.Spec.Paused, d.Generation, grayapi.StatusAnnotation, d.Annotations[grayapi.StatusAnnotation])
+		status := "no status"
+		if raw, ok := d.Annotations[grayapi.StatusAnnotation]; ok {
+			status = "status unreadable: " + raw
+			if st, err := grayapi.ParseStatus(raw); err == nil {
+				status = fmt.Sprintf("status %s rev %d step %d (%d%%) target %d observedGeneration %d", st.Phase, st.Revision, st.Step,
+					st.Percent, st.Target, st.ObservedGeneration)
+			}
+		}
+		extra := ""
+		if r, ok := d.Annotations[grayapi.ResumeAnnotation]; ok {
+			extra += " resume=" + r
+		}
+		if p, ok := d.Annotations[grayapi.PercentAnnotation]; ok {
+			extra += " percent=" + p
+		}
+		return fmt.Sprintf("rv %d %s deployment %s: generation %d replicas %d paused %t %s; strategy %s%s; image %s", ev.rv, verb, d.Name,
+			d.Generation, replicasOf(d.Spec.Replicas), d.Spec.Paused, status, d.Spec.Strategy.Type, extra, imageOf(&d.Spec.Template))
 	}
 	rs := ev.replicaSet
-	return fmt.Sprintf("rv %d %s replicaset %s (rev %s): spec %d, status replicas %d ready %d available %d", ev.rv, verb, rs.Name,
-		rs.Annotations[deployutil.RevisionAnnotation], replicasOf(rs.Spec.Replicas), rs.Status.Replicas, rs.Status.ReadyReplicas,
-		rs.Status.AvailableReplicas)
+	return fmt.Sprintf("rv %d %s replicaset %s (rev %s, %s): spec %d, status replicas %d ready %d available %d, by %s", ev.rv, verb, rs.Name,
+		rs.Annotations[deployutil.RevisionAnnotation], imageOf(&rs.Spec.Template), replicasOf(rs.Spec.Replicas), rs.Status.Replicas,
+		rs.Status.ReadyReplicas, rs.Status.AvailableReplicas, replicasManager(rs))
+}
+
+// imageOf is the image of the first container, the one the tests change.
+func imageOf(t *corev1.PodTemplateSpec) string {
+	if len(t.Spec.Containers) == 0 {
+		return "(no container)"
+	}
+	return t.Spec.Containers[0].Image
 }
 
 // replicasManager names the field manager that owns rs's spec.replicas, that

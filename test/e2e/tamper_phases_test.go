@@ -1,0 +1,348 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+)
+
+func tamperScenariosB() []tamperScenario {
+	held, complete := grayapi.PhaseHeld, grayapi.PhaseComplete
+	scenarios := []tamperScenario{
+		{name: "7a rollout undo while progressing", modes: "both", run: func(e *tamperEnv) {
+			e.create(webManifest{replicas: 10, image: tpImg1, percent: "50", surge: "1", unavailable: "0"}, false)
+			// Pods of the new template never become ready: the rollout stays
+			// at one new replica, short of the 50% hold.
+			e.u.must("patch", "deploy/web", "-p", fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{%q:"true"}},"spec":{"containers":[{"name":"app","image":%q}]}}}}`,
+				"kubegray.test/never-ready", tpImg2))
+			e.want("progressing with an unready new replica", grayapi.PhaseProgressing, map[string]int32{tpImg1: 10, tpImg2 + "+broken": 1}, e.alongside())
+			e.restartController("while progressing")
+			if e.alongside() {
+				// Taken over, hence paused: kubectl refuses, kubectl gray undo works.
+				e.u.fails(1, []string{refusedPaused}, "rollout", "undo", "deploy/web")
+				e.still("after the refused kubectl rollout undo", 2*time.Second)
+				e.u.must("gray", "undo", "web")
+			} else {
+				e.u.must("rollout", "undo", "deploy/web")
+			}
+			e.until("complete")
+			e.final(map[string]int32{tpImg1: 10, tpImg2 + "+broken": 0}, true, "1", "0")
+		}},
+
+		{name: "7b rollout undo while held is refused by kubectl", modes: "both", run: func(e *tamperEnv) {
+			e.create(webManifest{replicas: 10, image: tpImg1, percent: "20"}, false)
+			e.u.must("set", "image", "deploy/web", "app="+tpImg2)
+			e.until("held")
+			e.want("held at 20%", held, map[string]int32{tpImg1: 8, tpImg2: 2}, true)
+			e.u.fails(1, []string{refusedPaused}, "rollout", "undo", "deploy/web")
+			e.still("after the refused kubectl rollout undo", 2*time.Second)
+			e.restartController("while held after the refused undo")
+			e.u.must("gray", "undo", "web")
+			e.until("complete")
+			e.final(map[string]int32{tpImg1: 10, tpImg2: 0}, true, "25%", "25%")
+		}},
+
+		{name: "7c rollout undo after complete holds at the first point", modes: "both", run: func(e *tamperEnv) {
+			e.create(webManifest{replicas: 10, image: tpImg1, percent: "20"}, false)
+			e.u.must("set", "image", "deploy/web", "app="+tpImg2)
+			e.until("held")
+			e.want("held at 20%", held, map[string]int32{tpImg1: 8, tpImg2: 2}, true)
+			e.u.must("gray", "resume", "web", "--full")
+			e.until("complete")
+			e.want("v2 complete", complete, map[string]int32{tpImg1: 0, tpImg2: 10}, false)
+			e.restartController("after the rollout completed")
+			e.u.must("rollout", "undo", "deploy/web")
+			e.until("held")
+			e.want("the undo held at 20%", held, map[string]int32{tpImg1: 2, tpImg2: 8}, true)
+			if st := e.status(); st.StableRevision != 2 || st.Revision != 3 {
+				e.t.Errorf("the undo held with status revision %d stableRevision %d, want 3 and 2", st.Revision, st.StableRevision)
+			}
+			e.u.must("gray", "resume", "web", "--full")
+			e.until("complete")
+			e.final(map[string]int32{tpImg1: 10, tpImg2: 0}, true, "25%", "25%")
+		}},
+
+		{name: "7d rollout undo after kubectl gray undo holds the canary again", modes: "both", run: func(e *tamperEnv) {
+			e.create(webManifest{replicas: 10, image: tpImg1, percent: "20"}, false)
+			e.u.must("set", "image", "deploy/web", "app="+tpImg2)
+			e.until("held")
+			e.want("held at 20%", held, map[string]int32{tpImg1: 8, tpImg2: 2}, true)
+			e.u.must("gray", "undo", "web")
+			e.until("complete")
+			e.want("rolled back to v1", complete, map[string]int32{tpImg1: 10, tpImg2: 0}, false)
+			e.restartController("after kubectl gray undo")
+			// Back to revision 2, the canary: not the stable revision.
+			e.u.must("rollout", "undo", "deploy/web")
+			e.until("held")
+			e.want("the canary held at 20% again", held, map[string]int32{tpImg1: 8, tpImg2: 2}, true)
+			if st := e.status(); st.StableRevision != 3 {
+				e.t.Errorf("stableRevision %d, want 3 (v1 as renumbered by kubectl gray undo)", st.StableRevision)
+			}
+			e.u.must("gray", "undo", "web")
+			e.until("complete")
+			e.final(map[string]int32{tpImg1: 10, tpImg2: 0}, true, "25%", "25%")
+		}},
+
+		{name: "8 rollout restart while held", modes: "both", run: func(e *tamperEnv) {
+			e.create(webManifest{replicas: 10, image: tpImg1, percent: "20,60"}, false)
+			e.u.must("set", "image", "deploy/web", "app="+tpImg2)
+			e.until("held")
+			e.u.must("gray", "resume", "web")
+			e.want("held at 60%", held, map[string]int32{tpImg1: 4, tpImg2: 6}, true)
+			e.until("held")
+			r := e.u.kubectl("rollout", "restart", "deploy/web")
+			if r.code != 0 {
+				// kubectl refuses to restart a paused Deployment; do what it
+				// would have written.
+				if !strings.Contains(r.stderr, "can't restart paused deployment") {
+					e.t.Fatalf("kubectl rollout restart: %s", r)
+				}
+				e.still("after the refused kubectl rollout restart", 2*time.Second)
+				e.u.must("patch", "deploy/web", "-p", fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{%q:%q}}}}}`,
+					tpRestartedAt, time.Now().Format(time.RFC3339)))
+			}
+			e.until("held")
+			// The abandoned canary gives its replicas first, the stable keeps 4.
+			e.want("the restart held at 20%", held, map[string]int32{tpImg1: 4, tpImg2: 4, tpImg2 + "+restart": 2}, true)
+			e.restartController("while the restarted template is held")
+			e.u.must("gray", "resume", "web", "--full")
+			e.until("complete")
+			e.final(map[string]int32{tpImg1: 0, tpImg2: 0, tpImg2 + "+restart": 10}, true, "25%", "25%")
+		}},
+
+		{name: "11 a stale status copied back while held is not trusted", modes: "both", run: func(e *tamperEnv) {
+			e.create(webManifest{replicas: 10, image: tpImg1, percent: "20,60"}, false)
+			e.u.must("set", "image", "deploy/web", "app="+tpImg2)
+			e.until("held")
+			e.want("v2 held at 20%", held, map[string]int32{tpImg1: 8, tpImg2: 2}, true)
+			earlier := e.get("web").Annotations[grayapi.StatusAnnotation]
+			e.u.must("gray", "resume", "web", "--full")
+			e.until("complete")
+			e.u.must("set", "image", "deploy/web", "app="+tpImg3)
+			e.until("held")
+			e.u.must("gray", "resume", "web")
+			sizes := map[string]int32{tpImg1: 0, tpImg2: 4, tpImg3: 6}
+			e.want("v3 held at 60%", held, sizes, true)
+			e.until("held")
+			d := e.get("web")
+			current := d.Annotations[grayapi.StatusAnnotation]
+			type stale struct{ from, value string }
+			var copies []stale
+			seen := map[string]bool{current: true}
+			for _, rs := range ownedReplicaSets(e.t, e.client, d) {
+				if v, ok := rs.Annotations[grayapi.StatusAnnotation]; ok && !seen[v] {
+					seen[v] = true
+					copies = append(copies, stale{"the copy on replicaset " + rs.Name, v})
+				}
+			}
+			copies = append(copies, stale{"the first rollout's status", earlier})
+			for i, c := range copies {
+				e.t.Logf("writing %s back onto web: %s", c.from, c.value)
+				e.annotate(grayapi.StatusAnnotation + "=" + c.value)
+				if i == 0 {
+					e.restartAfterTamper("right after " + c.from + " was written back")
+				} else {
+					e.phaseUntrusted = true
+					e.still("after "+c.from+" was written back", 3*time.Second)
+					e.phaseUntrusted = false
+				}
+				eventually(e.t, 30*time.Second, "status of the hold at 60% back after "+c.from, func() (bool, string) {
+					raw := e.get("web").Annotations[grayapi.StatusAnnotation]
+					st, err := grayapi.ParseStatus(raw)
+					return err == nil && st.Phase == held && st.Revision == 3 && st.Step == 1 && st.StableRevision == 2, raw
+				})
+				e.want("still held at 60% after "+c.from, held, sizes, true)
+			}
+			// The stable revision is still v2: kubectl gray undo goes back to it.
+			e.u.must("gray", "undo", "web")
+			e.until("complete")
+			e.final(map[string]int32{tpImg1: 0, tpImg2: 10, tpImg3: 0}, true, "25%", "25%")
+		}},
+	}
+
+	for _, ssa := range []bool{false, true} {
+		for _, withPercent := range []bool{true, false} {
+			how := "client-side"
+			if ssa {
+				how = "server-side"
+			}
+			with := "with"
+			if !withPercent {
+				with = "without"
+			}
+			scenarios = append(scenarios, tamperScenario{
+				name: fmt.Sprintf("9 apply %s of the original manifest %s the percent while held", how, with), modes: "both",
+				run: func(e *tamperEnv) { tamperApplyOriginal(e, ssa, withPercent) },
+			})
+		}
+	}
+
+	for _, progressing := range []bool{false, true} {
+		for _, op := range []string{"percent deleted", "percent garbage", "resume garbage", "status deleted", "status garbage", "strategy deleted or garbage"} {
+			if !progressing && strings.HasPrefix(op, "status") {
+				continue // while held: scenario 4
+			}
+			modes := "both"
+			if strings.HasPrefix(op, "strategy") {
+				modes = "alongside"
+			}
+			phase := "held"
+			if progressing {
+				phase = "progressing"
+			}
+			scenarios = append(scenarios, tamperScenario{
+				name: fmt.Sprintf("10 %s while %s", op, phase), modes: modes,
+				run: func(e *tamperEnv) { tamperAnnotation(e, progressing, op) },
+			})
+		}
+	}
+	return scenarios
+}
+
+// tamperApplyOriginal is scenario 9: the manifest web was created from is
+// applied again while a new image is held.
+func tamperApplyOriginal(e *tamperEnv, ssa, withPercent bool) {
+	original := webManifest{replicas: 10, image: tpImg1, percent: "20"}
+	e.create(original, ssa)
+	e.u.must("set", "image", "deploy/web", "app="+tpImg2)
+	e.until("held")
+	e.want("held at 20%", grayapi.PhaseHeld, map[string]int32{tpImg1: 8, tpImg2: 2}, true)
+	e.restartController("while held, before the apply")
+	m := original
+	if !withPercent {
+		m.percent = ""
+	}
+	if ssa {
+		e.apply(m, "--server-side", "--force-conflicts")
+	} else {
+		e.apply(m)
+	}
+	if withPercent {
+		// Back to the stable revision: the holds are skipped.
+		e.until("complete")
+		e.final(map[string]int32{tpImg1: 10, tpImg2: 0}, true, "25%", "25%")
+		if got := e.get("web").Annotations[grayapi.PercentAnnotation]; got != "20" {
+			e.t.Errorf("kubegray.io/percent = %q after the apply, want \"20\"", got)
+		}
+		return
+	}
+	// The apply removed kubegray.io/percent: no gray, it completes.
+	eventually(e.t, 15*time.Second, "kubegray.io/percent removed by the apply", func() (bool, string) {
+		d := e.get("web")
+		_, ok := d.Annotations[grayapi.PercentAnnotation]
+		return !ok, fmt.Sprint(tpGrayAnnotations(d))
+	})
+	e.final(map[string]int32{tpImg1: 10, tpImg2: 0}, false, "25%", "25%")
+}
+
+// tamperAnnotation is scenario 10: one kubegray.io/* annotation deleted or
+// set to garbage while held at 20% or while progressing toward 50%
+// (maxSurge 1, maxUnavailable 0, minReadySeconds 3: one new pod at a time).
+func tamperAnnotation(e *tamperEnv, progressing bool, op string) {
+	held := grayapi.PhaseHeld
+	percent, surge, unavailable := "20", "25%", "25%"
+	heldSizes := map[string]int32{tpImg1: 8, tpImg2: 2}
+	saved := alongsideSaved
+	if progressing {
+		percent, surge, unavailable = "50", "1", "0"
+		heldSizes = map[string]int32{tpImg1: 5, tpImg2: 5}
+		saved = "RollingUpdate;maxSurge=1;maxUnavailable=0"
+		e.create(webManifest{replicas: 10, image: tpImg1, percent: percent, surge: surge, unavailable: unavailable, minReady: 3}, false)
+		e.u.must("set", "image", "deploy/web", "app="+tpImg2)
+		e.waitProgressing(3)
+	} else {
+		e.create(webManifest{replicas: 10, image: tpImg1, percent: percent}, false)
+		e.u.must("set", "image", "deploy/web", "app="+tpImg2)
+		e.until("held")
+		e.want("held at 20%", held, heldSizes, true)
+	}
+	atHold := func(what string) {
+		e.t.Helper()
+		e.want(what, held, heldSizes, true)
+		e.until("held")
+		e.takenOver(saved)
+	}
+	finish := func() {
+		e.t.Helper()
+		e.u.must("gray", "resume", "web", "--full")
+		e.until("complete")
+		e.final(map[string]int32{tpImg1: 0, tpImg2: 10}, true, surge, unavailable)
+	}
+
+	switch op {
+	case "percent deleted":
+		e.annotate(grayapi.PercentAnnotation + "-")
+		e.want("no gray: rolled out", tpAnyPhase, map[string]int32{tpImg1: 0, tpImg2: 10}, false)
+		e.restartController("after the rollout completed without gray")
+		e.final(map[string]int32{tpImg1: 0, tpImg2: 10}, false, surge, unavailable)
+
+	case "percent garbage":
+		e.annotate(grayapi.PercentAnnotation + "=abc")
+		var frozen int32
+		eventually(e.t, 30*time.Second, "phase Invalid", func() (bool, string) {
+			s, _, msg := e.observed("web")
+			frozen = s.newSpec
+			return s.phase == grayapi.PhaseInvalid, msg
+		})
+		invalidAt := time.Now()
+		if progressing {
+			time.Sleep(5 * time.Second) // pods already created become available
+		} else {
+			e.still("while Invalid", 5*time.Second)
+		}
+		if p := e.peak(tpImg2, invalidAt, time.Time{}); p > frozen {
+			e.t.Errorf("while Invalid the new ReplicaSet grew from %d to %d", frozen, p)
+		}
+		if ok, msg := e.hasEvent("Warning", grayapi.ReasonGrayInvalid); !ok {
+			e.t.Errorf("no Warning %s event: %s", grayapi.ReasonGrayInvalid, msg)
+		}
+		e.restartController("while Invalid")
+		if s, _, msg := e.look(); s.phase != grayapi.PhaseInvalid {
+			e.t.Errorf("after the restart web is no longer Invalid: %s", msg)
+		}
+		e.u.must("gray", "set", "web", percent)
+		atHold("held after the percent was fixed")
+		finish()
+
+	case "resume garbage":
+		e.annotate(grayapi.ResumeAnnotation + "=garbage")
+		eventually(e.t, 30*time.Second, "Warning "+grayapi.ReasonGrayResumeIgnored, func() (bool, string) {
+			return e.hasEvent("Warning", grayapi.ReasonGrayResumeIgnored)
+		})
+		atHold("held after the ignored resume")
+		eventually(e.t, 15*time.Second, "the garbage resume request removed", func() (bool, string) {
+			d := e.get("web")
+			_, ok := d.Annotations[grayapi.ResumeAnnotation]
+			return !ok, fmt.Sprint(tpGrayAnnotations(d))
+		})
+		e.restartController("held after the ignored resume")
+		finish()
+
+	case "status deleted", "status garbage":
+		if op == "status deleted" {
+			e.annotate(grayapi.StatusAnnotation + "-")
+		} else {
+			e.annotate(grayapi.StatusAnnotation + "={")
+		}
+		atHold("held at 50% after the " + op)
+		if st := e.status(); st.Step != 0 || st.Percent != 50 || st.StableRevision != 1 || st.Revision != 2 {
+			e.t.Errorf("after the %s: status revision %d stableRevision %d step %d percent %d, want 2, 1, 0, 50",
+				op, st.Revision, st.StableRevision, st.Step, st.Percent)
+		}
+		e.restartController("held after the " + op)
+		finish()
+
+	case "strategy deleted or garbage":
+		for _, args := range [][]string{
+			{"annotate", "deploy/web", grayapi.StrategyAnnotation + "-"},
+			{"annotate", "deploy/web", "--overwrite", grayapi.StrategyAnnotation + "=garbage"},
+		} {
+			e.u.fails(1, []string{"kubegray-guard", "kubectl gray"}, args...)
+		}
+		atHold("held after the refused strategy edits")
+		e.restartController("held after the refused strategy edits")
+		finish()
+	}
+}
