@@ -640,7 +640,7 @@ func (g *graySync) restore(ctx context.Context) (bool, error) {
 		Target: g.st.Target, NewSpec: newRS.Spec, Available: newRS.Available, Old: specsOf(old),
 	}
 	if statusObserved(g.newRS) {
-		in.NewUnavailable = newRS.Spec - newRS.Available
+		in.NewUnavailable = newRS.Spec - max(newRS.Ready, newRS.Available)
 	}
 	for _, rs := range old {
 		in.Available += grayReplicaSet(rs).Available
@@ -724,10 +724,11 @@ func (dc *DeploymentController) resizedByOther(rs *appsv1.ReplicaSet) bool {
 // Even a current status counts at most spec.replicas.
 func grayReplicaSet(rs *appsv1.ReplicaSet) rollout.GrayReplicaSet {
 	available := min(rs.Status.AvailableReplicas, *rs.Spec.Replicas)
+	ready := min(rs.Status.ReadyReplicas, *rs.Spec.Replicas)
 	if !statusObserved(rs) {
-		available = 0
+		available, ready = 0, 0
 	}
-	return rollout.GrayReplicaSet{Spec: *rs.Spec.Replicas, Available: available}
+	return rollout.GrayReplicaSet{Spec: *rs.Spec.Replicas, Available: available, Ready: ready}
 }
 
 // rollStep applies one PlanGrayStep: the new ReplicaSet grows, or else old ReplicaSets shrink,

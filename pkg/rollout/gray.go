@@ -60,6 +60,17 @@ type GrayReplicaSet struct {
 	Spec int32
 	// Available is status.availableReplicas.
 	Available int32
+	// Ready is status.readyReplicas (at least Available; a pod is available
+	// once it has been ready for minReadySeconds).
+	Ready int32
+}
+
+// notReady is how many of rs's replicas the ReplicaSet controller deletes
+// before any ready pod when rs shrinks: it ranks not-ready pods first, but
+// among ready ones it may pick an available pod (one doubled up on a node,
+// say) before one still inside minReadySeconds.
+func (rs GrayReplicaSet) notReady() int32 {
+	return max(rs.Spec-max(rs.Ready, rs.Available), 0)
 }
 
 // GrayStepInput is everything one gray rolling-update step looks at.
@@ -98,14 +109,17 @@ type GrayStep struct {
 //     that is the whole step (upstream scales old ReplicaSets on a later sync).
 //  3. Otherwise old ReplicaSets shrink, never below minOld = R − T in total:
 //     budget₁ = min(Σspec − (R − unavailable) − (new − newAvailable), Σold − minOld);
-//     each old ReplicaSet in order loses up to its unavailable replicas
-//     (spec − available) while budget₁ lasts; then
+//     each old ReplicaSet in order loses up to its not-ready replicas
+//     (spec − max(ready, available)) while budget₁ lasts; then
 //     budget₂ = min(Σavailable − (R − unavailable), Σold' − minOld) and each old
 //     ReplicaSet in order loses up to its whole spec while budget₂ lasts.
 //     Nothing shrinks when budget₁ ≤ 0.
 //
 // The ReplicaSet controller deletes not-ready pods first, so step 3 never
 // plans availability below R − unavailable when it was at or above it.
+// (Upstream removes spec − available "unhealthy" replicas there; with
+// minReadySeconds a ready but not yet available pod is not deleted first, so
+// that can cost available pods.)
 //
 // Worked rows (R=10, T=2, so maxNew 2 and minOld 8; new and old as spec/available):
 //
@@ -150,7 +164,7 @@ func PlanGrayStep(in GrayStepInput) GrayStep {
 		if removed >= budget {
 			break
 		}
-		if unhealthy := rs.Spec - rs.Available; unhealthy > 0 {
+		if unhealthy := rs.notReady(); unhealthy > 0 {
 			n := min(budget-removed, unhealthy)
 			out.Old[i] -= n
 			removed += n
@@ -277,7 +291,8 @@ type GrayRestoreInput struct {
 	// NewSpec is the new ReplicaSet's spec.replicas.
 	NewSpec int32
 	// NewUnavailable counts the new ReplicaSet's replicas known not to be
-	// available: 0 when its status has not observed its spec yet.
+	// ready (the ones the ReplicaSet controller deletes first, see
+	// GrayReplicaSet.notReady): 0 when its status has not observed its spec.
 	NewUnavailable int32
 	// Available counts the replicas known to be available over every
 	// ReplicaSet; one whose status has not observed its spec counts 0.

@@ -105,6 +105,12 @@ func TestPlanGrayStep(t *testing.T) {
 		{name: "abandoned canary goes first, stable last", replicas: 10, surge: 3, unavailable: 2, target: 2,
 			newRS: rs(2, 2), old: []GrayReplicaSet{rs(1, 0), rs(9, 9)}, wantNew: 2, wantOld: []int32{0, 8}},
 		// More.
+		{name: "minReadySeconds: ready but not yet available old pods are not taken as the first to go",
+			replicas: 10, surge: 3, unavailable: 2, target: 10,
+			newRS: GrayReplicaSet{Spec: 4, Available: 4, Ready: 4}, old: []GrayReplicaSet{{Spec: 9, Available: 6, Ready: 9}},
+			// budget₁ = min(13−8−0, 9) = 5 finds no not-ready pod (upstream would count the 3 not yet
+			// available as unhealthy and remove them, costing available pods); budget₂ = 4+6−8 = 2.
+			wantNew: 4, wantOld: []int32{7}},
 		{name: "held and settled: nothing to do", replicas: 10, surge: 3, unavailable: 2, target: 2,
 			newRS: rs(2, 2), old: []GrayReplicaSet{rs(8, 8)}, wantNew: 2, wantOld: []int32{8}},
 		{name: "new above T is cut to T only", replicas: 10, surge: 3, unavailable: 2, target: 2,
