@@ -162,9 +162,12 @@ func (g *graySync) run(ctx context.Context) error {
 		return err
 	}
 
+	// A hold recorded by a status that turns out untrusted still explains spec.paused: a sync
+	// that renumbered the new ReplicaSet and stopped before its status write leaves one.
+	recordedHold := g.hasPrev && g.prev.HeldAt != nil
 	g.distrustCopiedStatus(ctx)
 	g.identify(ctx)
-	g.pausedByUs = d.Spec.Paused && ((g.hasPrev && g.prev.HeldAt != nil) || g.rederivedHold)
+	g.pausedByUs = d.Spec.Paused && (recordedHold || g.rederivedHold)
 	g.retarget()
 	resumed := g.takeResume(ctx)
 	g.retarget()

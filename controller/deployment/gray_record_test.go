@@ -198,3 +198,28 @@ func TestGrayCopiedStatusIsNotTrusted(t *testing.T) {
 		t.Fatalf("status %+v, want revision 2 held at step 0 with stable 1", st)
 	}
 }
+
+// A sync that renumbered the stable ReplicaSet for `kubectl gray undo` and stopped before
+// writing the status leaves a status of the previous revision next to a ReplicaSet already in
+// flight: the rollback still goes ahead, and the hold recorded in that status is not taken
+// for the user's pause.
+func TestGrayUndoInterruptedAfterTheRenumberingStillRollsBack(t *testing.T) {
+	w := startGray(t, grayDeployment(10, "20,60"))
+	w.cap = 2
+	w.setImage("v2")
+	w.settle()
+	w.wantState(grayapi.PhaseHeld, true)
+
+	w.cap = 10 // a rollback to the stable revision skips every hold point
+	w.setImage("v1") // kubectl gray undo: the stable template, still paused
+	for _, rs := range w.replicaSets() {
+		if rs.Spec.Template.Spec.Containers[0].Image == "v1" {
+			rs.Annotations[deployutil.RevisionAnnotation] = "3"
+			rs.Annotations[deployutil.RevisionHistoryAnnotation] = "1"
+			w.put(rs)
+		}
+	}
+	w.settle()
+	w.wantSizes(sz("v1", 10, "v2", 0))
+	w.wantState(grayapi.PhaseComplete, false)
+}
