@@ -210,7 +210,7 @@ func TestGrayUndoInterruptedAfterTheRenumberingStillRollsBack(t *testing.T) {
 	w.settle()
 	w.wantState(grayapi.PhaseHeld, true)
 
-	w.cap = 10 // a rollback to the stable revision skips every hold point
+	w.cap = 10       // a rollback to the stable revision skips every hold point
 	w.setImage("v1") // kubectl gray undo: the stable template, still paused
 	for _, rs := range w.replicaSets() {
 		if rs.Spec.Template.Spec.Containers[0].Image == "v1" {
