@@ -248,6 +248,10 @@ func (o *SetOptions) takeOver(d *appsv1.Deployment) (bool, error) {
 		return false, fmt.Errorf("deployment %s/%s: %w", d.Namespace, d.Name, err)
 	}
 	metav1.SetMetaDataAnnotation(&d.ObjectMeta, grayapi.StrategyAnnotation, saved)
+	if d.Spec.Paused {
+		// The user's own pause, which the takeover's would hide (grayapi.PausedAnnotation).
+		metav1.SetMetaDataAnnotation(&d.ObjectMeta, grayapi.PausedAnnotation, "true")
+	}
 	d.Spec.Paused = true
 	d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
 	return true, nil

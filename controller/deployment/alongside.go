@@ -118,6 +118,9 @@ func isAlongsideManaged(d *appsv1.Deployment) bool {
 type alongsideView struct {
 	strategy appsv1.DeploymentStrategy
 	paused   bool
+	// userPaused: the Deployment's user paused it (grayapi.PausedAnnotation); it stays paused
+	// in the view whatever our hold does.
+	userPaused bool
 	// releaseOnComplete: a Complete rollout is released at once, and the release patch
 	// carries the Complete status, so the sync does not write it first (a Complete status on a
 	// Deployment still paused on Recreate would be a lie to whoever waits for it).
@@ -127,8 +130,15 @@ type alongsideView struct {
 // apply sets the view on d, the hold read from d's kubegray.io/status.
 func (v *alongsideView) apply(ctx context.Context, d *appsv1.Deployment) {
 	st, _ := readGrayStatus(ctx, d)
-	v.paused = st.HeldAt != nil
+	v.userPaused = userPaused(d)
+	v.paused = st.HeldAt != nil || v.userPaused
 	v.reapply(d)
+}
+
+// userPaused reports whether a taken-over Deployment carries its user's own pause.
+func userPaused(d *appsv1.Deployment) bool {
+	_, paused := d.Annotations[grayapi.PausedAnnotation]
+	return paused
 }
 
 // reapply sets the view on d again after d's spec was replaced by a written Deployment.
@@ -213,12 +223,13 @@ func (dc *DeploymentController) takeOver(ctx context.Context, d *appsv1.Deployme
 	if err != nil {
 		return fmt.Errorf("deployment %s/%s: %w", d.Namespace, d.Name, err)
 	}
+	annotations := map[string]any{grayapi.StrategyAnnotation: value}
+	if d.Spec.Paused {
+		annotations[grayapi.PausedAnnotation] = "true" // the user's pause, handed back at release
+	}
 	patch := map[string]any{
-		"metadata": map[string]any{
-			"resourceVersion": d.ResourceVersion,
-			"annotations":     map[string]any{grayapi.StrategyAnnotation: value},
-		},
-		"spec": takenOverSpec(),
+		"metadata": map[string]any{"resourceVersion": d.ResourceVersion, "annotations": annotations},
+		"spec":     takenOverSpec(),
 	}
 	if _, err := dc.patchDeployment(ctx, d, patch); err != nil {
 		return fmt.Errorf("deployment %s/%s: taking it over (saving strategy %s): %w", d.Namespace, d.Name, value, err)
@@ -236,7 +247,7 @@ func (dc *DeploymentController) takeOver(ctx context.Context, d *appsv1.Deployme
 // a copy that `kubectl rollout undo` brought back from a ReplicaSet of an earlier rollout and
 // the strategy the user set since then is the one to restore.
 func (dc *DeploymentController) retakeOver(ctx context.Context, d *appsv1.Deployment) error {
-	meta := map[string]any{"resourceVersion": d.ResourceVersion}
+	annotations := map[string]any{}
 	saved := d.Annotations[grayapi.StrategyAnnotation]
 	if d.Spec.Strategy.Type == appsv1.RollingUpdateDeploymentStrategyType {
 		value, err := grayapi.FormatStrategy(d.Spec.Strategy)
@@ -244,11 +255,25 @@ func (dc *DeploymentController) retakeOver(ctx context.Context, d *appsv1.Deploy
 			return fmt.Errorf("deployment %s/%s: %w", d.Namespace, d.Name, err)
 		}
 		saved = value
-		meta["annotations"] = map[string]any{grayapi.StrategyAnnotation: value}
+		annotations[grayapi.StrategyAnnotation] = value
 	}
-	patch := map[string]any{"metadata": meta, "spec": takenOverSpec()}
+	// Unpausing a Deployment its user paused is `kubectl rollout resume` (the guard policy lets
+	// it through): the user's pause ends, the takeover's comes back.
+	resumedByUser := !d.Spec.Paused && userPaused(d)
+	if resumedByUser {
+		annotations[grayapi.PausedAnnotation] = nil
+	}
+	patch := map[string]any{
+		"metadata": map[string]any{"resourceVersion": d.ResourceVersion, "annotations": annotations},
+		"spec":     takenOverSpec(),
+	}
 	if _, err := dc.patchDeployment(ctx, d, patch); err != nil {
 		return fmt.Errorf("deployment %s/%s: pausing it again for its gray rollout: %w", d.Namespace, d.Name, err)
+	}
+	if resumedByUser && d.Spec.Strategy.Type == appsv1.RecreateDeploymentStrategyType {
+		dc.eventRecorder.Eventf(d, corev1.EventTypeNormal, grayapi.ReasonGrayResumed,
+			"Resumed by its user: the gray rollout goes on (gray-controller keeps it paused on Recreate while it runs)")
+		return nil
 	}
 	dc.eventRecorder.Eventf(d, corev1.EventTypeWarning, grayapi.ReasonGrayTakeover,
 		"Paused again with strategy Recreate (saved strategy %s): the gray rollout runs it until it ends; use kubectl gray resume, kubectl gray undo, or remove %s to release it",
@@ -299,7 +324,9 @@ func (dc *DeploymentController) releaseTakeover(ctx context.Context, d *appsv1.D
 	annotations := map[string]any{
 		grayapi.StrategyAnnotation: nil,
 		grayapi.StatusAnnotation:   nil,
+		grayapi.PausedAnnotation:   nil, // handed back as spec.paused below
 	}
+	paused := r.held || userPaused(d)
 	if !r.held {
 		annotations[grayapi.ResumeAnnotation] = nil
 	}
@@ -313,7 +340,7 @@ func (dc *DeploymentController) releaseTakeover(ctx context.Context, d *appsv1.D
 	patch := map[string]any{
 		"metadata": map[string]any{"resourceVersion": d.ResourceVersion, "annotations": annotations},
 		"spec": map[string]any{
-			"paused":   r.held,
+			"paused":   paused,
 			"strategy": map[string]any{"type": string(r.strategy.Type), "rollingUpdate": rollingUpdate},
 		},
 	}
@@ -322,7 +349,7 @@ func (dc *DeploymentController) releaseTakeover(ctx context.Context, d *appsv1.D
 		return fmt.Errorf("deployment %s/%s: releasing it (%s): %w", d.Namespace, d.Name, r.message, err)
 	}
 	dc.eventRecorder.Eventf(d, r.eventType, grayapi.ReasonGrayRelease, "%s: %s", r.title, r.message)
-	klog.FromContext(ctx).V(2).Info("Released deployment", "deployment", klog.KObj(d), "reason", r.message, "paused", r.held)
+	klog.FromContext(ctx).V(2).Info("Released deployment", "deployment", klog.KObj(d), "reason", r.message, "paused", paused)
 	if r.status != nil {
 		return nil
 	}
@@ -402,8 +429,8 @@ func (dc *DeploymentController) trackNotTakenOver(ctx context.Context, d *appsv1
 // for and its removal land together.
 func (g *graySync) updateAlongside(ctx context.Context, paused bool) error {
 	d := g.d
-	g.view.paused = paused
-	d.Spec.Paused = paused
+	g.view.paused = paused || g.view.userPaused
+	d.Spec.Paused = g.view.paused
 	updated := d.DeepCopy()
 	if err := g.setStatusAnnotation(updated); err != nil {
 		return err

@@ -546,3 +546,70 @@ func TestAlongsideRestoresAHoldTheBuiltInControllerResized(t *testing.T) {
 		t.Fatalf("status %+v, want Held at 5", st)
 	}
 }
+
+// Issue 11 case 6: alongside mode respects the user's own pause (saved as kubegray.io/paused
+// by the takeover, since the takeover's own pause would hide it), takes `kubectl rollout
+// resume` as the user's resume, and hands the pause back at release.
+func TestAlongsideRespectsTheUsersPause(t *testing.T) {
+	w := newAlongsideWorld(t, grayDeployment(10, "20"), TakeoverAdmission)
+	w.step()
+	w.edit(func(d *appsv1.Deployment) { d.Spec.Paused = true }) // kubectl rollout pause
+	w.step()
+	w.cap = 0
+	w.edit(func(d *appsv1.Deployment) { // kubectl set image, taken over by the policy
+		d.Spec.Template.Spec.Containers[0].Image = "v2"
+		d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+		d.Annotations[grayapi.StrategyAnnotation] = savedDefault
+		d.Annotations[grayapi.PausedAnnotation] = "true"
+	})
+	w.settle()
+	if s := w.sizes(); s["v2"] != 0 || s["v1"] != 10 {
+		t.Fatalf("sizes %v while the user's pause stands, want v1 10 and no v2 pod", s)
+	}
+	if st := w.status(); st.Phase != grayapi.PhaseProgressing || st.HeldAt != nil {
+		t.Fatalf("status %+v, want Progressing (paused by the user)", st)
+	}
+
+	// kubectl rollout resume: the guard lets the unpause through, gray-controller pauses the
+	// takeover again and the rollout goes on to its hold.
+	w.cap = 2
+	w.edit(func(d *appsv1.Deployment) { d.Spec.Paused = false })
+	w.sync()
+	w.wantTakenOver(savedDefault)
+	if userPaused(w.deployment()) {
+		t.Fatal("the user's pause is still recorded after kubectl rollout resume")
+	}
+	w.settle()
+	w.wantSizes(sz("v1", 8, "v2", 2))
+	if st := w.status(); st.Phase != grayapi.PhaseHeld {
+		t.Fatalf("phase %s, want Held", st.Phase)
+	}
+
+	// Paused again by its user while held (the annotation is how, under the takeover), then
+	// resumed to the end: the rollout waits for the user, and the release hands the pause back.
+	w.setAnnotation(grayapi.PausedAnnotation, "true")
+	w.cap = 10
+	w.setAnnotation(grayapi.ResumeAnnotation, "2:full")
+	w.settle()
+	w.wantSizes(sz("v1", 8, "v2", 2))
+	w.edit(func(d *appsv1.Deployment) { delete(d.Annotations, grayapi.PausedAnnotation) })
+	w.settle()
+	w.wantSizes(sz("v1", 0, "v2", 10))
+	w.wantReleased(quarterStrategy())
+
+	// Released while its user's pause stands (here: it leaves gray), it stays paused.
+	w2 := newAlongsideWorld(t, grayDeployment(10, "20"), TakeoverAdmission)
+	w2.step()
+	w2.cap = 2
+	w2.takeOverAsPolicy("v2", savedDefault)
+	w2.settle()
+	w2.setAnnotation(grayapi.PausedAnnotation, "true")
+	w2.cap = -1
+	w2.edit(func(d *appsv1.Deployment) { delete(d.Annotations, grayapi.PercentAnnotation) })
+	w2.sync()
+	d := w2.deployment()
+	if !d.Spec.Paused || userPaused(d) || d.Annotations[grayapi.StrategyAnnotation] != "" || d.Spec.Strategy.Type != appsv1.RollingUpdateDeploymentStrategyType {
+		t.Fatalf("after the release: paused %t, %s=%q, %s=%q, strategy %s; want released on RollingUpdate and paused by its user", d.Spec.Paused,
+			grayapi.PausedAnnotation, d.Annotations[grayapi.PausedAnnotation], grayapi.StrategyAnnotation, d.Annotations[grayapi.StrategyAnnotation], d.Spec.Strategy.Type)
+	}
+}

@@ -13,6 +13,7 @@
 //	kubegray.io/resume    user or plugin   one-shot "<revision>:next" or "<revision>:full"
 //	kubegray.io/status    controller only  JSON, see Status
 //	kubegray.io/strategy  takeover only    saved strategy, "RollingUpdate;maxSurge=25%;maxUnavailable=25%"
+//	kubegray.io/paused    takeover or user the user's own pause while taken over, "true"
 //
 // And on the ReplicaSets the controller owns (the durable record, which the
 // tools that rewrite a Deployment's annotations never touch):
@@ -45,6 +46,12 @@ const (
 	// StrategyAnnotation saves the Deployment's own strategy while a rollout
 	// is taken over (alongside mode only).
 	StrategyAnnotation = Prefix + "strategy"
+	// PausedAnnotation is the user's own pause of a taken-over Deployment
+	// (alongside mode only), whose spec.paused is the takeover's: the
+	// takeover saves a pause it finds here, a user may set it to pause the
+	// rollout, and removing it, or `kubectl rollout resume`, resumes it. The
+	// release hands it back as spec.paused.
+	PausedAnnotation = Prefix + "paused"
 )
 
 // StableLabel marks the stable ReplicaSet of a gray Deployment (the last one
