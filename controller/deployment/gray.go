@@ -941,6 +941,13 @@ func (g *graySync) finish(ctx context.Context) error {
 	completed := g.st.Phase == grayapi.PhaseComplete && g.prevRead &&
 		!(g.prev.Phase == grayapi.PhaseComplete && g.prev.Revision == g.st.Revision)
 
+	// The stable mark moves before the status says Complete: a controller stopped in between
+	// leaves a mark no older than the status, and the mark is what wins (gray_record.go).
+	if g.st.Phase == grayapi.PhaseComplete && g.newRS != nil {
+		if err := g.dc.markStable(ctx, d, g.newRS, g.oldRSs); err != nil {
+			return err
+		}
+	}
 	updated := d.DeepCopy()
 	updated.Status = newStatus
 	if err := g.setStatusAnnotation(updated); err != nil {
@@ -953,11 +960,6 @@ func (g *graySync) finish(ctx context.Context) error {
 	}
 	if completed {
 		g.dc.eventRecorder.Eventf(d, corev1.EventTypeNormal, grayapi.ReasonGrayComplete, "Revision %d complete: all %d replicas updated", g.st.Revision, *d.Spec.Replicas)
-	}
-	if g.st.Phase == grayapi.PhaseComplete && g.newRS != nil {
-		if err := g.dc.markStable(ctx, d, g.newRS, g.oldRSs); err != nil {
-			return err
-		}
 	}
 	metrics.SetGrayPhase(g.key, g.st.Phase)
 	return nil

@@ -1,9 +1,12 @@
 package deployment
 
 import (
+	"errors"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
@@ -222,4 +225,40 @@ func TestGrayUndoInterruptedAfterTheRenumberingStillRollsBack(t *testing.T) {
 	w.settle()
 	w.wantSizes(sz("v1", 10, "v2", 0))
 	w.wantState(grayapi.PhaseComplete, false)
+}
+
+// The stable mark moves before the status reports Complete: a controller that stops between
+// the two writes must not leave a Complete status next to a mark on the previous revision,
+// which the next rollout would take as its stable one.
+func TestGrayStableMarkedBeforeCompleteIsReported(t *testing.T) {
+	w := startGray(t, grayDeployment(10, "20"))
+	w.cap = 2
+	w.setImage("v2")
+	w.settle()
+	w.cap = 10
+	w.setAnnotation(grayapi.ResumeAnnotation, "2:full")
+	failed := false
+	w.f.client.PrependReactor("update", "deployments", func(action clienttesting.Action) (bool, runtime.Object, error) {
+		d := action.(clienttesting.UpdateAction).GetObject().(*appsv1.Deployment)
+		st, err := grayapi.ParseStatus(d.Annotations[grayapi.StatusAnnotation])
+		if action.GetSubresource() == "status" && err == nil && st.Phase == grayapi.PhaseComplete && !failed {
+			failed = true
+			return true, nil, errors.New("controller stopped")
+		}
+		return false, nil, nil
+	})
+	for range 20 {
+		w.refreshCaches()
+		_ = w.f.dc.syncDeployment(w.f.ctx, grayKey)
+		w.ready()
+		if failed {
+			break
+		}
+	}
+	if !failed {
+		t.Fatal("the rollout never reported Complete")
+	}
+	if got := w.stableMarks(); !got["v2"] || len(got) != 1 {
+		t.Fatalf("stable marks %v when Complete was about to be reported, want v2 alone", got)
+	}
 }
