@@ -299,8 +299,10 @@ type builtinTransient struct {
 }
 
 // maxBuiltinTransient bounds how long an overshoot by the built-in controller may stand
-// before gray-controller has restored the hold; one sync takes milliseconds.
-const maxBuiltinTransient = 10 * time.Second
+// before gray-controller has restored the hold: one sync takes milliseconds, but the
+// randomized tests kill the leading replica at random instants, and a standby takes over only
+// once the lease (3s there) has expired and its caches have synced, on a loaded 2-core machine.
+const maxBuiltinTransient = 30 * time.Second
 
 // reportTransients logs every built-in transient on one greppable line (BENCHMARKS.md adds
 // them up) and fails on one that stood too long.
