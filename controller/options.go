@@ -21,7 +21,7 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// Modes of operation (DESIGN §3).
+// Modes of operation (docs/design.md: modes).
 const (
 	// ModeInstead replaces the built-in deployment controller, which must be
 	// disabled in kube-controller-manager.

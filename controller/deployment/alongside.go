@@ -1,12 +1,13 @@
 package deployment
 
-// Alongside mode (DESIGN.md §3): the built-in deployment controller keeps running, so only
+// Alongside mode (docs/design.md): the built-in deployment controller keeps running, so only
 // Deployments carrying kubegray.io/percent, or taken over, are ours; every other Deployment is
 // never written, not even its ReplicaSets' owner references.
 //
 // While a gray rollout is in flight the Deployment is taken over: spec.paused=true and
 // strategy Recreate on the server (the built-in controller then creates and scales no
-// ReplicaSet, upstream spec §5.3/§5.4), the original strategy saved in kubegray.io/strategy.
+// ReplicaSet: upstream sync.go: sync and scale), the original strategy saved in
+// kubegray.io/strategy (and the user's own pause in kubegray.io/paused).
 // The admission policy or `kubectl gray set --image` take over in the write that changes the
 // template; with --takeover=eager we do it as soon as a Deployment is annotated.
 //
@@ -18,10 +19,11 @@ package deployment
 // GrayHeld condition, sent as a strategic merge patch of the status subresource (conditions
 // merge by type) rather than an UpdateStatus that would carry a copy of its fields.
 //
-// The built-in controller's paused sync still resizes a ReplicaSet in one case (upstream spec
-// §5.3 step 1): when at most one ReplicaSet is active (spec > 0) and it is not at
-// spec.replicas, it scales that one (or, with none active, the new one) to spec.replicas.
-// With two or more active it does nothing on Recreate. A plain gray step can leave such a
+// The built-in controller's paused sync still resizes ReplicaSets in two cases (upstream
+// sync.go: scale): when at most one ReplicaSet is active (spec > 0) and it is not at
+// spec.replicas, it scales that one (or, with none active, the new one) to spec.replicas; and
+// next to a saturated new ReplicaSet it scales every old one to 0. Otherwise it does nothing
+// on Recreate. A plain gray step can leave such a
 // lone ReplicaSet: with maxSurge 0 the old ReplicaSet shrinks 10→9 before the new one has a
 // pod, and at the end of a rollout the last old pod goes while the new ReplicaSet is at 9 of
 // 10; the built-in controller then writes it back and the two controllers fight.
@@ -44,7 +46,9 @@ package deployment
 // guard policy is taken over again, and one whose kubegray.io/strategy was lost or is
 // unreadable is released to RollingUpdate with the API defaults, so no Deployment is ever
 // left on Recreate. Instead mode releases a taken-over Deployment it meets through the same
-// patch (releaseTakenOver in gray.go): there nothing else would ever take it off Recreate.
+// patch (takeover.go): there nothing else would ever take it off Recreate. A hold the built-in
+// controller took apart anyway (a lone canary of a held single-replica Deployment that is
+// scaled up) is restored in one sync (gray_scale.go: restore, unsaturate).
 
 import (
 	"context"
@@ -55,8 +59,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/klog/v2"
 
 	"github.com/kubegray/kubectl-gray/controller/metrics"
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
@@ -74,36 +76,6 @@ const (
 	// while annotated, for clusters without the admission policies.
 	TakeoverEager Takeover = "eager"
 )
-
-// defaultStrategy is what the API server defaults a Deployment's strategy to; a Deployment
-// whose saved strategy is lost or unreadable goes back to it.
-func defaultStrategy() appsv1.DeploymentStrategy {
-	quarter := intstr.FromString("25%")
-	return appsv1.DeploymentStrategy{
-		Type:          appsv1.RollingUpdateDeploymentStrategyType,
-		RollingUpdate: &appsv1.RollingUpdateDeployment{MaxSurge: &quarter, MaxUnavailable: &quarter},
-	}
-}
-
-// withStrategyDefaults fills in what the API server would for a RollingUpdate strategy saved
-// without some of its fields ("RollingUpdate" alone means 25%/25%).
-func withStrategyDefaults(s appsv1.DeploymentStrategy) appsv1.DeploymentStrategy {
-	s = *s.DeepCopy()
-	if s.Type != appsv1.RollingUpdateDeploymentStrategyType {
-		return s
-	}
-	def := defaultStrategy().RollingUpdate
-	if s.RollingUpdate == nil {
-		s.RollingUpdate = &appsv1.RollingUpdateDeployment{}
-	}
-	if s.RollingUpdate.MaxSurge == nil {
-		s.RollingUpdate.MaxSurge = def.MaxSurge
-	}
-	if s.RollingUpdate.MaxUnavailable == nil {
-		s.RollingUpdate.MaxUnavailable = def.MaxUnavailable
-	}
-	return s
-}
 
 // isAlongsideManaged reports whether an alongside controller has anything to do with d: it is
 // annotated, taken over, or carries gray leftovers (our status or GrayHeld condition) to clean.
@@ -208,154 +180,6 @@ func (dc *DeploymentController) syncAlongside(ctx context.Context, key string, d
 		fmt.Sprintf("revision %d complete: restored strategy %s", st.Revision, savedValue))
 }
 
-// describeStrategy renders a strategy in the kubegray.io/strategy format for messages.
-func describeStrategy(s appsv1.DeploymentStrategy) string {
-	value, err := grayapi.FormatStrategy(s)
-	if err != nil {
-		return string(s.Type)
-	}
-	return value
-}
-
-// takeOver is the eager takeover: paused, Recreate and the strategy saved, in one patch.
-func (dc *DeploymentController) takeOver(ctx context.Context, d *appsv1.Deployment) error {
-	value, err := grayapi.FormatStrategy(d.Spec.Strategy)
-	if err != nil {
-		return fmt.Errorf("deployment %s/%s: %w", d.Namespace, d.Name, err)
-	}
-	annotations := map[string]any{grayapi.StrategyAnnotation: value}
-	if d.Spec.Paused {
-		annotations[grayapi.PausedAnnotation] = "true" // the user's pause, handed back at release
-	}
-	patch := map[string]any{
-		"metadata": map[string]any{"resourceVersion": d.ResourceVersion, "annotations": annotations},
-		"spec":     takenOverSpec(),
-	}
-	if _, err := dc.patchDeployment(ctx, d, patch); err != nil {
-		return fmt.Errorf("deployment %s/%s: taking it over (saving strategy %s): %w", d.Namespace, d.Name, value, err)
-	}
-	dc.eventRecorder.Eventf(d, corev1.EventTypeNormal, grayapi.ReasonGrayTakeover,
-		"Taken over for gray rollouts: paused with strategy Recreate, strategy %s saved in %s", value, grayapi.StrategyAnnotation)
-	klog.FromContext(ctx).V(2).Info("Took deployment over", "deployment", klog.KObj(d), "strategy", value)
-	return nil
-}
-
-// retakeOver pauses a taken-over Deployment again and puts it back on Recreate after someone
-// unpaused it or changed its strategy (possible only without the guard policy): left so, the
-// built-in controller would roll it out with no hold. A Deployment found on RollingUpdate has
-// its strategy saved afresh: either someone changed it behind the guard, or the annotation is
-// a copy that `kubectl rollout undo` brought back from a ReplicaSet of an earlier rollout and
-// the strategy the user set since then is the one to restore.
-func (dc *DeploymentController) retakeOver(ctx context.Context, d *appsv1.Deployment) error {
-	annotations := map[string]any{}
-	saved := d.Annotations[grayapi.StrategyAnnotation]
-	if d.Spec.Strategy.Type == appsv1.RollingUpdateDeploymentStrategyType {
-		value, err := grayapi.FormatStrategy(d.Spec.Strategy)
-		if err != nil {
-			return fmt.Errorf("deployment %s/%s: %w", d.Namespace, d.Name, err)
-		}
-		saved = value
-		annotations[grayapi.StrategyAnnotation] = value
-	}
-	// Unpausing a Deployment its user paused is `kubectl rollout resume` (the guard policy lets
-	// it through): the user's pause ends, the takeover's comes back.
-	resumedByUser := !d.Spec.Paused && userPaused(d)
-	if resumedByUser {
-		annotations[grayapi.PausedAnnotation] = nil
-	}
-	patch := map[string]any{
-		"metadata": map[string]any{"resourceVersion": d.ResourceVersion, "annotations": annotations},
-		"spec":     takenOverSpec(),
-	}
-	if _, err := dc.patchDeployment(ctx, d, patch); err != nil {
-		return fmt.Errorf("deployment %s/%s: pausing it again for its gray rollout: %w", d.Namespace, d.Name, err)
-	}
-	if resumedByUser && d.Spec.Strategy.Type == appsv1.RecreateDeploymentStrategyType {
-		dc.eventRecorder.Eventf(d, corev1.EventTypeNormal, grayapi.ReasonGrayResumed,
-			"Resumed by its user: the gray rollout goes on (gray-controller keeps it paused on Recreate while it runs)")
-		return nil
-	}
-	dc.eventRecorder.Eventf(d, corev1.EventTypeWarning, grayapi.ReasonGrayTakeover,
-		"Paused again with strategy Recreate (saved strategy %s): the gray rollout runs it until it ends; use kubectl gray resume, kubectl gray undo, or remove %s to release it",
-		saved, grayapi.PercentAnnotation)
-	return nil
-}
-
-// takenOverSpec is the spec part of a takeover patch (rollingUpdate removed: Recreate forbids it).
-func takenOverSpec() map[string]any {
-	return map[string]any{
-		"paused":   true,
-		"strategy": map[string]any{"type": string(appsv1.RecreateDeploymentStrategyType), "rollingUpdate": nil},
-	}
-}
-
-// release hands d back to the built-in controller: releaseTakeover with our hold gone and the
-// event saying who runs the Deployment now.
-func (dc *DeploymentController) release(ctx context.Context, d *appsv1.Deployment, strategy appsv1.DeploymentStrategy, st *grayapi.Status, eventType, message string) error {
-	return dc.releaseTakeover(ctx, d, takeoverRelease{
-		strategy: strategy, status: st, eventType: eventType,
-		title: "Released to the built-in deployment controller", message: message,
-	})
-}
-
-// takeoverRelease is what releasing a taken-over Deployment writes and reports.
-type takeoverRelease struct {
-	// strategy is restored in place of Recreate.
-	strategy appsv1.DeploymentStrategy
-	// status replaces kubegray.io/status; nil drops it, and the GrayHeld condition after it.
-	status *grayapi.Status
-	// held keeps spec.paused and any resume request: in instead mode a gray hold is the pause
-	// itself, and the request is for that hold. Otherwise the Deployment is unpaused and the
-	// request, left with no hold to leave, is dropped.
-	held bool
-	// eventType, title and message make the GrayRelease event "<title>: <message>".
-	eventType, title, message string
-}
-
-// releaseTakeover releases a taken-over Deployment in one patch: strategy restored, unpaused
-// (unless r.held), kubegray.io/strategy dropped and kubegray.io/status set to r.status. Both
-// modes release through it: alongside mode when a rollout ends, instead mode as soon as it
-// meets a taken-over Deployment (gray.go).
-func (dc *DeploymentController) releaseTakeover(ctx context.Context, d *appsv1.Deployment, r takeoverRelease) error {
-	var rollingUpdate any
-	if r.strategy.RollingUpdate != nil {
-		rollingUpdate = r.strategy.RollingUpdate
-	}
-	annotations := map[string]any{
-		grayapi.StrategyAnnotation: nil,
-		grayapi.StatusAnnotation:   nil,
-		grayapi.PausedAnnotation:   nil, // handed back as spec.paused below
-	}
-	paused := r.held || userPaused(d)
-	if !r.held {
-		annotations[grayapi.ResumeAnnotation] = nil
-	}
-	if r.status != nil {
-		value, err := grayapi.FormatStatus(*r.status)
-		if err != nil {
-			return fmt.Errorf("deployment %s/%s: %w", d.Namespace, d.Name, err)
-		}
-		annotations[grayapi.StatusAnnotation] = value
-	}
-	patch := map[string]any{
-		"metadata": map[string]any{"resourceVersion": d.ResourceVersion, "annotations": annotations},
-		"spec": map[string]any{
-			"paused":   paused,
-			"strategy": map[string]any{"type": string(r.strategy.Type), "rollingUpdate": rollingUpdate},
-		},
-	}
-	written, err := dc.patchDeployment(ctx, d, patch)
-	if err != nil {
-		return fmt.Errorf("deployment %s/%s: releasing it (%s): %w", d.Namespace, d.Name, r.message, err)
-	}
-	dc.eventRecorder.Eventf(d, r.eventType, grayapi.ReasonGrayRelease, "%s: %s", r.title, r.message)
-	klog.FromContext(ctx).V(2).Info("Released deployment", "deployment", klog.KObj(d), "reason", r.message, "paused", paused)
-	if r.status != nil {
-		return nil
-	}
-	return dc.removeGrayLeftovers(ctx, written)
-}
-
 // removeGrayLeftovers drops our status annotation and GrayHeld condition from a Deployment
 // that is no longer gray, without touching the rest of its status.
 func (dc *DeploymentController) removeGrayLeftovers(ctx context.Context, d *appsv1.Deployment) error {
@@ -423,7 +247,7 @@ func (dc *DeploymentController) trackNotTakenOver(ctx context.Context, d *appsv1
 	return nil
 }
 
-// updateAlongside is updateDeployment in alongside mode: the hold lives in kubegray.io/status
+// updateAlongside is writeHold in alongside mode: the hold lives in kubegray.io/status
 // only (the Deployment stays paused on the server), so taking or leaving it writes the status;
 // a consumed resume request goes in the same main-resource patch, so that the step it asked
 // for and its removal land together.

@@ -1,5 +1,5 @@
 // Package deployment is a from-scratch Deployment controller that behaves like the upstream
-// Kubernetes v1.37 one (see /work/shared/design/upstream-deployment-controller.md). The file split
+// Kubernetes v1.37 one (k8s.io/kubernetes pkg/controller/deployment). The file split
 // and the function names follow upstream's pkg/controller/deployment so that a reader who knows
 // upstream finds their way: deployment_controller.go (watches, queue, syncDeployment), sync.go
 // (new ReplicaSet, scaling, status, cleanup), rolling.go, recreate.go, rollback.go, progress.go,

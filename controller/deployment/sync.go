@@ -91,7 +91,8 @@ func (dc *DeploymentController) getAllReplicaSetsAndSyncRevision(ctx context.Con
 
 // getNewReplicaSet returns the ReplicaSet running d's template, or nil if there is none and
 // createIfNotExisted is false. An existing one gets d's annotations and minReadySeconds and a
-// bumped revision; a created one gets the hash-named identity of §3.2 of the spec. Both paths
+// bumped revision; a created one gets upstream's hash-named identity (sync.go: getNewReplicaSet,
+// name from the template hash and collisionCount). Both paths
 // may write d's status (revision annotation, Progressing condition).
 func (dc *DeploymentController) getNewReplicaSet(ctx context.Context, d *appsv1.Deployment, rsList, oldRSs []*appsv1.ReplicaSet, createIfNotExisted bool) (*appsv1.ReplicaSet, error) {
 	return dc.getNewReplicaSetWith(ctx, d, rsList, oldRSs, newReplicaSetOptions{create: createIfNotExisted})

@@ -203,7 +203,7 @@ type ReplicaSetScale struct {
 // ScalePlan returns the ReplicaSet writes of upstream scale() for d (paused
 // Deployments and scaling events), in the order they must be issued; the
 // controller stops at the first failed write. It is rollout.PlanScale fed
-// from the objects, so the spec §5.6 tables in package rollout cover it.
+// from the objects, so the worked tables of package rollout cover it.
 // Neither the Deployment nor the ReplicaSets are modified.
 func ScalePlan(ctx context.Context, d *appsv1.Deployment, newRS *appsv1.ReplicaSet, oldRSs []*appsv1.ReplicaSet) []ReplicaSetScale {
 	all := make([]*appsv1.ReplicaSet, 0, len(oldRSs)+1)

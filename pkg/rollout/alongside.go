@@ -30,7 +30,7 @@ type GrayWritesInput struct {
 
 // BuiltInRescales reports whether the built-in deployment controller would
 // resize one of these ReplicaSets of a paused Deployment of R replicas on the
-// Recreate strategy (upstream spec §5.3 step 1): it does when at most one of
+// Recreate strategy (upstream sync.go: scale, FindActiveOrLatest): it does when at most one of
 // them is active (spec > 0) and that one (or, with none active, an empty one)
 // is not at R. Worked rows (R=10):
 //

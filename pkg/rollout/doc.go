@@ -5,7 +5,7 @@
 //
 // Every function takes plain integers (plus intstr for the user-facing
 // fenceposts) and returns plain integers, so the numbers can be checked by
-// hand against the worked examples of the upstream v1.37.2 controller
-// specification (/work/shared/design/upstream-deployment-controller.md).
+// hand against the behaviour of the upstream v1.37.2 controller
+// (k8s.io/kubernetes pkg/controller/deployment: rolling.go, sync.go: scale).
 // Package deployutil adapts these functions to API objects.
 package rollout

@@ -139,7 +139,7 @@ type ScaleStep struct {
 //     also gets the leftover toAdd − added, clamped at 0. Every active
 //     ReplicaSet gets a forced step.
 //
-// Worked rows (spec §5.6; R=10→20, surge 3→5, old 8 / new 5, both annotated
+// Worked rows (upstream sync.go: scale; R=10→20, surge 3→5, old 8 / new 5, both annotated
 // max 13): toAdd = 25 − 13 = 12; old round(8·25/13)=15 → +7; new
 // round(5·25/13)=10 → +5 (allowed 5); leftover 0 → old 15 / new 10.
 // R=3→4, surge 0, three RSs of 1 (max 3): fractions round(4/3)−1 = 0 each,

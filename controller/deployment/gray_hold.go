@@ -1,0 +1,215 @@
+package deployment
+
+// Leaving and taking holds: a resume request or a plain unpause moves the rollout to its next
+// step, the target follows the step and the replica count, and the sync in which the new
+// ReplicaSet reaches its target pauses it (docs/design.md: gray semantics).
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/kubegray/kubectl-gray/controller/metrics"
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+	"github.com/kubegray/kubectl-gray/pkg/rollout"
+)
+
+// takeResume handles kubegray.io/resume and a plain unpause of our hold (both mean "leave
+// this hold") and reports whether the rollout moved on. A request that cannot be honoured is
+// dropped with a Warning event naming why.
+func (g *graySync) takeResume(ctx context.Context) bool {
+	d := g.d
+	// Held by us: heldAt recorded for this revision, whether still paused or just unpaused by
+	// the same write that asked to resume.
+	heldByUs := (g.hasPrev && g.prev.HeldAt != nil && !g.newRollout) || g.rederivedHold
+	value, requested := d.Annotations[grayapi.ResumeAnnotation]
+	if !requested {
+		if !d.Spec.Paused && heldByUs {
+			from := g.st.Percent
+			g.st.Step++
+			g.resumed(ctx, fmt.Sprintf("Revision %d unpaused at %d%%: moving on to %s", g.st.Revision, from, g.nextShare()))
+			return true
+		}
+		return false
+	}
+
+	g.removeResume = true
+	ignore := func(format string, args ...any) bool {
+		g.dc.eventRecorder.Eventf(d, corev1.EventTypeWarning, grayapi.ReasonGrayResumeIgnored, "Ignored %s=%q: "+format,
+			append([]any{grayapi.ResumeAnnotation, value}, args...)...)
+		return false
+	}
+	req, err := grayapi.ParseResume(value)
+	switch {
+	case err != nil:
+		return ignore("%v", err)
+	case req.Revision != g.st.Revision:
+		return ignore("revision %d is not the rollout in flight (revision %d)", req.Revision, g.st.Revision)
+	case !heldByUs:
+		return ignore("revision %d is not held (phase %s)", req.Revision, g.st.Phase)
+	case !g.holdInPlace():
+		// The hold point was reached, but a scaling event (or a restore after someone else
+		// resized a ReplicaSet) is still being absorbed: the request stays until the hold
+		// stands again, so that the next step starts from the settled share.
+		g.removeResume = false
+		klog.FromContext(ctx).V(2).Info("Gray resume waits for the hold to settle", "deployment", klog.KObj(d),
+			"revision", g.st.Revision, "target", g.st.Target)
+		return false
+	}
+	from := g.st.Percent
+	if req.Full {
+		g.st.Step = int32(len(g.points))
+	} else {
+		g.st.Step++
+	}
+	g.resumed(ctx, fmt.Sprintf("Revision %d resumed at %d%%: moving on to %s", g.st.Revision, from, g.nextShare()))
+	return true
+}
+
+// resumed records that the hold was left.
+func (g *graySync) resumed(ctx context.Context, message string) {
+	g.st.HeldAt = nil
+	g.st.Phase = grayapi.PhaseProgressing
+	g.dc.eventRecorder.Eventf(g.d, corev1.EventTypeNormal, grayapi.ReasonGrayResumed, "%s", message)
+	klog.FromContext(ctx).V(2).Info("Gray rollout resumed", "deployment", klog.KObj(g.d), "revision", g.st.Revision, "step", g.st.Step)
+}
+
+// nextShare names where the rollout goes after st.Step moved on.
+func (g *graySync) nextShare() string {
+	if int(g.st.Step) >= len(g.points) {
+		return "all replicas"
+	}
+	return fmt.Sprintf("%d%%", g.points[g.st.Step])
+}
+
+// retarget sets percent and target for the current step and replica count.
+func (g *graySync) retarget() {
+	g.st.Step = min(g.st.Step, int32(len(g.points)))
+	g.st.Percent, g.st.Target = rollout.GrayStepTarget(*g.d.Spec.Replicas, g.points, g.st.Step)
+}
+
+// settleHold decides before any ReplicaSet is written whether our pause stays: it goes for a
+// new rollout, after the last hold point, or when the target moved above the new ReplicaSet
+// (resume, edited hold points) other than by a scaling event, which keeps the hold and its
+// share; a resume that lands on a target the new ReplicaSet already has is a new hold right
+// away. The decision, the consumed resume request and the status go in one main-resource
+// Update.
+func (g *graySync) settleHold(ctx context.Context, resumed bool) error {
+	unpause, newHold := false, false
+	if g.pausedByUs {
+		keep := !g.newRollout && g.newRS != nil && int(g.st.Step) < len(g.points) &&
+			(*g.newRS.Spec.Replicas >= g.st.Target || (!resumed && replicasChanged(ctx, g.d, withNewRS(g.oldRSs, g.newRS))))
+		switch {
+		case !keep:
+			unpause = true
+			g.st.HeldAt = nil
+			g.st.Phase = grayapi.PhaseProgressing
+		case resumed:
+			newHold = true
+			g.st.HeldAt = ptrTime(g.dc.metaNow())
+		}
+	}
+	if !unpause && !newHold && !g.removeResume {
+		return nil
+	}
+	if err := g.writeHold(ctx, g.d.Spec.Paused && !unpause); err != nil {
+		return err
+	}
+	if newHold {
+		g.heldEvent(ctx)
+	}
+	return nil
+}
+
+// writeHold writes spec.paused, the consumed resume request and the status in one
+// main-resource Update (the only way to change spec.paused; it bumps the generation).
+func (g *graySync) writeHold(ctx context.Context, paused bool) error {
+	if g.view != nil {
+		return g.updateAlongside(ctx, paused)
+	}
+	d := g.d.DeepCopy()
+	d.Spec.Paused = paused
+	if g.removeResume {
+		delete(d.Annotations, grayapi.ResumeAnnotation)
+	}
+	if err := g.setStatusAnnotation(d); err != nil {
+		return err
+	}
+	written, err := g.dc.client.AppsV1().Deployments(d.Namespace).Update(ctx, d, metav1.UpdateOptions{FieldManager: g.dc.fieldManager})
+	if err != nil {
+		return fmt.Errorf("deployment %s/%s: setting paused=%t for the gray rollout: %w", d.Namespace, d.Name, paused, err)
+	}
+	g.adopt(written)
+	g.removeResume = false
+	g.stored, g.hasStored = g.st, true
+	return nil
+}
+
+// holdIfReached pauses the rollout in the same sync in which the new ReplicaSet reached the
+// target of a hold point (or is found there): one Update carrying spec.paused and heldAt.
+func (g *graySync) holdIfReached(ctx context.Context) error {
+	if g.d.Spec.Paused || g.newRS == nil || int(g.st.Step) >= len(g.points) || *g.newRS.Spec.Replicas < g.st.Target {
+		return nil
+	}
+	g.st.HeldAt = ptrTime(g.dc.metaNow())
+	g.st.Phase = grayapi.PhaseProgressing
+	if err := g.writeHold(ctx, true); err != nil {
+		return err
+	}
+	g.heldEvent(ctx)
+	return nil
+}
+
+// heldEvent reports a hold point reached: event, log and metrics. Only the first hold point of
+// a rollout feeds the time-to-hold histogram; later ones include the time people took to
+// resume.
+func (g *graySync) heldEvent(ctx context.Context) {
+	replicas := *g.d.Spec.Replicas
+	g.dc.eventRecorder.Eventf(g.d, corev1.EventTypeNormal, grayapi.ReasonGrayHeld, "%s holds %d/%d (%d%%)",
+		g.newRS.Name, g.st.Target, replicas, g.st.Percent)
+	klog.FromContext(ctx).V(2).Info("Gray rollout held", "deployment", klog.KObj(g.d), "replicaSet", klog.KObj(g.newRS),
+		"target", g.st.Target, "replicas", replicas, "percent", g.st.Percent)
+	sinceStart := time.Duration(-1)
+	if g.st.Step == 0 && !g.newRS.CreationTimestamp.IsZero() {
+		sinceStart = max(g.dc.now().Sub(g.newRS.CreationTimestamp.Time), 0)
+	}
+	metrics.RecordGrayHold(sinceStart)
+}
+
+// holdInPlace reports whether the ReplicaSets are sized for the current hold point and
+// replica count (new = T, old = R − T in total) and the ReplicaSet controller has observed
+// every one of those sizes. Availability is not asked: a canary whose pods are not ready is
+// still where the hold put it.
+func (g *graySync) holdInPlace() bool {
+	if g.newRS == nil || !statusObserved(g.newRS) || *g.newRS.Spec.Replicas != g.st.Target {
+		return false
+	}
+	var old int32
+	for _, rs := range g.oldRSs {
+		if !statusObserved(rs) {
+			return false
+		}
+		old += *rs.Spec.Replicas
+	}
+	return old == *g.d.Spec.Replicas-g.st.Target
+}
+
+// heldThisGeneration reports whether our status already reported this hold as Held for the
+// Deployment's current generation: within one generation Held is final (docs/design.md), so that
+// whoever waited for it can act on it; a pod lost under a settled hold does not make it
+// Progressing again. A scaling event, a resume or an edit is a new generation and is settled
+// afresh.
+func (g *graySync) heldThisGeneration() bool {
+	return g.hasPrev && g.prev.Phase == grayapi.PhaseHeld && g.prev.ObservedGeneration == g.d.Generation &&
+		g.prev.Revision == g.st.Revision && g.prev.Step == g.st.Step && g.prev.Target == g.st.Target
+}
+
+// statusObserved reports whether rs's status describes its latest spec.
+func statusObserved(rs *appsv1.ReplicaSet) bool {
+	return rs.Status.ObservedGeneration >= rs.Generation
+}

@@ -1,0 +1,275 @@
+package deployment
+
+// Reporting a gray sync: upstream's status counts and conditions, the gray phase and message
+// in kubegray.io/status, and the GrayHeld condition, written once per sync when anything
+// changed; and the frozen report of an invalid kubegray.io/percent.
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/kubegray/kubectl-gray/controller/metrics"
+	"github.com/kubegray/kubectl-gray/pkg/deployutil"
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+)
+
+// finish computes and writes the Deployment status: upstream's counts and conditions (the
+// paused form while paused, the rolling form otherwise), the gray phase in kubegray.io/status
+// and the GrayHeld condition, all in one UpdateStatus when anything changed.
+func (g *graySync) finish(ctx context.Context) error {
+	d := g.d
+	allRSs := withNewRS(g.oldRSs, g.newRS)
+	var newStatus appsv1.DeploymentStatus
+	if d.Spec.Paused {
+		newStatus = g.dc.calculateStatus(allRSs, g.newRS, d)
+		g.dc.setPausedCondition(&newStatus, d)
+	} else {
+		g.dc.setResumedCondition(d)
+		newStatus = g.dc.calculateRolloutStatus(ctx, allRSs, g.newRS, d)
+	}
+
+	g.setPhase(&newStatus)
+	setGrayHeldCondition(&newStatus, g.st, *d.Spec.Replicas, g.dc.metaNow())
+	// A Deployment first seen complete has completed nothing under our watch.
+	completed := g.st.Phase == grayapi.PhaseComplete && g.prevRead &&
+		!(g.prev.Phase == grayapi.PhaseComplete && g.prev.Revision == g.st.Revision)
+
+	// The stable mark moves before the status says Complete: a controller stopped in between
+	// leaves a mark no older than the status, and the mark is what wins (gray_record.go).
+	if g.st.Phase == grayapi.PhaseComplete && g.newRS != nil {
+		if err := g.dc.markStable(ctx, d, g.newRS, g.oldRSs); err != nil {
+			return err
+		}
+	}
+	updated := d.DeepCopy()
+	updated.Status = newStatus
+	if err := g.setStatusAnnotation(updated); err != nil {
+		return err
+	}
+	if g.view == nil || !g.view.releaseOnComplete || g.st.Phase != grayapi.PhaseComplete {
+		if err := g.writeStatus(ctx, updated); err != nil {
+			return err
+		}
+	}
+	if completed {
+		g.dc.eventRecorder.Eventf(d, corev1.EventTypeNormal, grayapi.ReasonGrayComplete, "Revision %d complete: all %d replicas updated", g.st.Revision, *d.Spec.Replicas)
+	}
+	metrics.SetGrayPhase(g.key, g.st.Phase)
+	return nil
+}
+
+// writeStatus writes updated through /status unless it equals what we have; an unchanged
+// rolling Deployment gets its progress-deadline check scheduled instead, as upstream does.
+func (g *graySync) writeStatus(ctx context.Context, updated *appsv1.Deployment) error {
+	d := g.d
+	if g.statusUnchanged(updated) {
+		if !d.Spec.Paused {
+			g.dc.requeueStuckDeployment(ctx, d, updated.Status)
+		}
+		return nil
+	}
+	written, err := g.persistStatus(ctx, updated)
+	if err != nil {
+		return fmt.Errorf("deployment %s/%s: writing status (gray phase %s): %w", d.Namespace, d.Name, g.st.Phase, err)
+	}
+	d.Status = updated.Status
+	g.adopt(written)
+	g.stored, g.hasStored = g.st, true
+	return nil
+}
+
+// statusUnchanged is statusUnchanged for this sync's mode: in alongside mode only our
+// annotation, the mirrored revision and the GrayHeld condition are ours to write.
+func (g *graySync) statusUnchanged(updated *appsv1.Deployment) bool {
+	if g.view != nil {
+		return alongsideStatusUnchanged(g.server, updated)
+	}
+	return statusUnchanged(g.server, updated)
+}
+
+// persistStatus writes the status side of updated: all of it through UpdateStatus in instead
+// mode, only what is ours through a merge patch in alongside mode.
+func (g *graySync) persistStatus(ctx context.Context, updated *appsv1.Deployment) (*appsv1.Deployment, error) {
+	if g.view != nil {
+		return g.dc.patchGrayStatus(ctx, updated)
+	}
+	return g.dc.client.AppsV1().Deployments(updated.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: g.dc.fieldManager})
+}
+
+// statusUnchanged reports whether writing updated would change nothing a status write owns
+// (status, our annotation, the mirrored revision) compared with what the server has.
+func statusUnchanged(server, updated *appsv1.Deployment) bool {
+	return reflect.DeepEqual(server.Status, updated.Status) &&
+		server.Annotations[grayapi.StatusAnnotation] == updated.Annotations[grayapi.StatusAnnotation] &&
+		server.Annotations[deployutil.RevisionAnnotation] == updated.Annotations[deployutil.RevisionAnnotation]
+}
+
+// setPhase decides the phase and message of st from the status about to be written.
+func (g *graySync) setPhase(newStatus *appsv1.DeploymentStatus) {
+	d := g.d
+	replicas := *d.Spec.Replicas
+	st := &g.st
+	last := int(st.Step) >= len(g.points)
+	held := d.Spec.Paused && st.HeldAt != nil
+	progressing := deployutil.GetDeploymentCondition(*newStatus, appsv1.DeploymentProgressing)
+	switch {
+	case last && deployutil.DeploymentComplete(d, newStatus):
+		st.Phase = grayapi.PhaseComplete
+		st.Message = fmt.Sprintf("all %d replicas run revision %d", replicas, st.Revision)
+		st.StableRevision = st.Revision
+		st.HeldAt = nil
+	case held && (g.settled() || g.heldThisGeneration()):
+		st.Phase = grayapi.PhaseHeld
+		st.Message = fmt.Sprintf("held at %d of %d replicas (%d%%) on revision %d; run kubectl gray resume", st.Target, replicas, st.Percent, st.Revision)
+	case g.isRollingBack():
+		st.Phase = grayapi.PhaseRolledBack
+		st.Message = fmt.Sprintf("rolling back to stable revision %d", st.StableRevision)
+	case progressing != nil && progressing.Reason == deployutil.TimedOutReason:
+		st.Phase = grayapi.PhaseDegraded
+		st.Message = fmt.Sprintf("revision %d exceeded its progress deadline", st.Revision)
+	default:
+		st.Phase = grayapi.PhaseProgressing
+		switch {
+		case held:
+			st.Message = fmt.Sprintf("holding revision %d at %d of %d replicas (%d%%); waiting for the old replicas to settle at %d",
+				st.Revision, st.Target, replicas, st.Percent, replicas-st.Target)
+		case d.Spec.Paused:
+			st.Message = fmt.Sprintf("paused by the user while rolling revision %d to %d of %d replicas (%d%%)", st.Revision, st.Target, replicas, st.Percent)
+		case last:
+			st.Message = fmt.Sprintf("rolling revision %d to all %d replicas", st.Revision, replicas)
+		default:
+			st.Message = fmt.Sprintf("rolling revision %d to %d of %d replicas (%d%%)", st.Revision, st.Target, replicas, st.Percent)
+		}
+	}
+}
+
+// settled reports whether a held rollout has reached its hold point for the current replica
+// count: the ReplicaSets stand there (holdInPlace), T new replicas are available and R − T old
+// pods are left. Every count comes from a ReplicaSet status that has observed its latest spec:
+// right after a resize the status still describes the old size, and a hold reported from it
+// would be taken back by the next sync.
+func (g *graySync) settled() bool {
+	if !g.holdInPlace() {
+		return false
+	}
+	var oldPods int32
+	for _, rs := range g.oldRSs {
+		oldPods += rs.Status.Replicas
+	}
+	return g.newRS.Status.AvailableReplicas == g.st.Target && oldPods == *g.d.Spec.Replicas-g.st.Target
+}
+
+// setGrayHeldCondition keeps GrayHeld True while the rollout is Held and False otherwise, with
+// the phase as reason.
+func setGrayHeldCondition(status *appsv1.DeploymentStatus, st grayapi.Status, replicas int32, now metav1.Time) {
+	if st.Phase == grayapi.PhaseHeld {
+		msg := fmt.Sprintf("%d of %d replicas (%d%%) on revision %d; run kubectl gray resume", st.Target, replicas, st.Percent, st.Revision)
+		deployutil.SetDeploymentCondition(status, *deployutil.NewDeploymentCondition(grayapi.ConditionGrayHeld, corev1.ConditionTrue, grayapi.ReasonHoldPointReached, msg, now))
+		return
+	}
+	deployutil.SetDeploymentCondition(status, *deployutil.NewDeploymentCondition(grayapi.ConditionGrayHeld, corev1.ConditionFalse, string(st.Phase), st.Message, now))
+}
+
+// setPausedCondition is checkPausedConditions' paused half applied to a status being built:
+// Progressing Unknown/DeploymentPaused, unless there is no deadline or it already timed out.
+func (dc *DeploymentController) setPausedCondition(status *appsv1.DeploymentStatus, d *appsv1.Deployment) {
+	if !deployutil.HasProgressDeadline(d) {
+		return
+	}
+	cond := deployutil.GetDeploymentCondition(*status, appsv1.DeploymentProgressing)
+	if cond != nil && (cond.Reason == deployutil.TimedOutReason || cond.Reason == deployutil.PausedDeployReason) {
+		return
+	}
+	deployutil.SetDeploymentCondition(status, *deployutil.NewDeploymentCondition(appsv1.DeploymentProgressing, corev1.ConditionUnknown,
+		deployutil.PausedDeployReason, "Deployment is paused", dc.metaNow()))
+}
+
+// setResumedCondition is checkPausedConditions' resumed half, applied to d's status in memory
+// so that the rolling status built from it starts from Unknown/DeploymentResumed.
+func (dc *DeploymentController) setResumedCondition(d *appsv1.Deployment) {
+	if !deployutil.HasProgressDeadline(d) {
+		return
+	}
+	cond := deployutil.GetDeploymentCondition(d.Status, appsv1.DeploymentProgressing)
+	if cond == nil || cond.Reason != deployutil.PausedDeployReason {
+		return
+	}
+	deployutil.SetDeploymentCondition(&d.Status, *deployutil.NewDeploymentCondition(appsv1.DeploymentProgressing, corev1.ConditionUnknown,
+		deployutil.ResumedDeployReason, "Deployment is resumed", dc.metaNow()))
+}
+
+// setStatusAnnotation writes st into d's annotations.
+func (g *graySync) setStatusAnnotation(d *appsv1.Deployment) error {
+	g.st.Mode = grayapi.ModeInstead
+	if g.view != nil {
+		g.st.Mode = grayapi.ModeAlongside
+		g.st.TakenOver = true
+	}
+	g.st.ObservedGeneration = d.Generation
+	value, err := grayapi.FormatStatus(g.st)
+	if err != nil {
+		return fmt.Errorf("deployment %s/%s: %w", d.Namespace, d.Name, err)
+	}
+	d.Annotations[grayapi.StatusAnnotation] = value
+	return nil
+}
+
+// adopt takes metadata and spec of a Deployment we just wrote; the status stays ours, because
+// a main-resource Update answers with the server's old status.
+func (g *graySync) adopt(written *appsv1.Deployment) {
+	g.d.ObjectMeta = *written.ObjectMeta.DeepCopy()
+	g.d.Spec = *written.Spec.DeepCopy()
+	g.server = written.DeepCopy()
+	if g.view != nil {
+		g.view.reapply(g.d)
+	}
+}
+
+// freeze handles an unparsable kubegray.io/percent: nothing is created or scaled, the phase is
+// Invalid with the parse error (which quotes the value and the rule) as message, and a Warning
+// event is emitted once per distinct bad value. Our hold, if any, stays recorded, so that
+// fixing the value finds it again.
+func (g *graySync) freeze(ctx context.Context, perr error) error {
+	d := g.d
+	// Found, not synced: a frozen rollout does not even copy annotations to its ReplicaSets.
+	_, g.oldRSs = deployutil.FindOldReplicaSets(d, g.rsList)
+	g.newRS = deployutil.FindNewReplicaSet(d, g.rsList)
+	msg := perr.Error()
+	if g.prev.Phase != grayapi.PhaseInvalid || g.prev.Message != msg {
+		g.dc.eventRecorder.Eventf(d, corev1.EventTypeWarning, grayapi.ReasonGrayInvalid, "%s; the rollout is frozen until it is fixed or removed", msg)
+	}
+	if g.hasPrev {
+		g.st = g.prev
+	} else {
+		g.st = grayapi.Status{}
+	}
+	g.st.Phase = grayapi.PhaseInvalid
+	g.st.Message = msg
+	klog.FromContext(ctx).V(2).Info("Gray rollout frozen", "deployment", klog.KObj(d), "err", perr)
+
+	newStatus := g.dc.calculateStatus(withNewRS(g.oldRSs, g.newRS), g.newRS, d)
+	if d.Spec.Paused {
+		g.dc.setPausedCondition(&newStatus, d)
+	}
+	setGrayHeldCondition(&newStatus, g.st, *d.Spec.Replicas, g.dc.metaNow())
+	updated := d.DeepCopy()
+	updated.Status = newStatus
+	if err := g.setStatusAnnotation(updated); err != nil {
+		return err
+	}
+	if g.statusUnchanged(updated) {
+		metrics.SetGrayPhase(g.key, g.st.Phase)
+		return nil
+	}
+	if _, err := g.persistStatus(ctx, updated); err != nil {
+		return fmt.Errorf("deployment %s/%s: writing status (gray phase Invalid): %w", d.Namespace, d.Name, err)
+	}
+	metrics.SetGrayPhase(g.key, g.st.Phase)
+	return nil
+}
