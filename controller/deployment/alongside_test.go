@@ -613,3 +613,47 @@ func TestAlongsideRespectsTheUsersPause(t *testing.T) {
 			grayapi.PausedAnnotation, d.Annotations[grayapi.PausedAnnotation], grayapi.StrategyAnnotation, d.Annotations[grayapi.StrategyAnnotation], d.Spec.Strategy.Type)
 	}
 }
+
+// Issue 11 case 7: every gray status patch in alongside mode is conditional on the Deployment
+// the sync read, so a percent lowered after the live read fails the sync's first write
+// instead of being acted on one sync late.
+func TestAlongsideStatusPatchesAreConditional(t *testing.T) {
+	w := newAlongsideWorld(t, grayDeployment(10, "50"), TakeoverAdmission)
+	w.step()
+	w.cap = 5
+	w.takeOverAsPolicy("v2", savedDefault)
+	w.settle()
+	w.wantSizes(sz("v1", 5, "v2", 5))
+
+	// The next sync decides on 10 → 20 replicas at 50%; right after its live read someone
+	// lowers the percent to 20.
+	w.cap = 10
+	twenty := int32(20)
+	w.edit(func(d *appsv1.Deployment) { d.Spec.Replicas = &twenty })
+	lowered := false
+	w.f.client.PrependReactor("get", "deployments", func(action clienttesting.Action) (bool, runtime.Object, error) {
+		if lowered {
+			return false, nil, nil
+		}
+		lowered = true
+		live := w.deployment().DeepCopy()
+		d := live.DeepCopy()
+		d.Annotations[grayapi.PercentAnnotation] = "20"
+		d.Generation++
+		w.put(d)
+		return true, live, nil
+	})
+	w.allowConflicts = true
+	actions := w.sync()
+	if !lowered {
+		t.Fatal("the sync made no live read")
+	}
+	if n := len(updatedReplicaSets(actions)); n != 0 {
+		t.Fatalf("the sync decided on the percent it read and wrote %d ReplicaSets after it changed", n)
+	}
+	// The next sync sees 20% of 20: T = 4, the canary never grows past it.
+	w.cap = 5
+	w.allowConflicts = false
+	w.settle()
+	w.wantSizes(sz("v1", 16, "v2", 4))
+}
