@@ -1,0 +1,182 @@
+package deployment
+
+// What the built-in controller and people do to a taken-over Deployment: resize its
+// ReplicaSets, pause it themselves, change it between a sync's read and its writes.
+
+import (
+	"reflect"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clienttesting "k8s.io/client-go/testing"
+
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+)
+
+// builtInScaled is what the built-in controller's paused sync does to a lone active
+// ReplicaSet of a Deployment scaled to replicas: spec and desired annotation set to it, by
+// its own field manager.
+func (w *grayWorld) builtInScaled(image string, replicas int32) {
+	w.t.Helper()
+	for _, rs := range w.replicaSets() {
+		if rs.Spec.Template.Spec.Containers[0].Image != image {
+			continue
+		}
+		rs.Spec.Replicas = &replicas
+		rs.Generation++
+		rs.Annotations["deployment.kubernetes.io/desired-replicas"] = itoa(replicas)
+		rs.ManagedFields = []metav1.ManagedFieldsEntry{{
+			Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, FieldsType: "FieldsV1",
+			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:replicas":{}}}`)},
+		}}
+		w.put(rs)
+	}
+}
+
+// Issue 10 case 2: R=1 held at 83% (the canary is the lone active ReplicaSet), scaled to 6;
+// the built-in controller scales the canary to 6 before we see the scale. The hold is restored
+// in one sync, the empty old ReplicaSet first (so that the built-in controller never sees a
+// lone canary again), then the canary back to T(6) = 5.
+func TestAlongsideRestoresAHoldTheBuiltInControllerResized(t *testing.T) {
+	w := newAlongsideWorld(t, grayDeployment(1, "83"), TakeoverAdmission)
+	w.step()
+	w.cap = 1
+	w.takeOverAsPolicy("v2", savedDefault)
+	w.settle()
+	w.wantSizes(sz("v1", 0, "v2", 1))
+
+	six := int32(6)
+	w.edit(func(d *appsv1.Deployment) { d.Spec.Replicas = &six })
+	w.builtInScaled("v2", 6)
+	actions := w.sync()
+	var got []string
+	for _, rs := range updatedReplicaSets(actions) {
+		got = append(got, rs.Spec.Template.Spec.Containers[0].Image+"="+itoa(*rs.Spec.Replicas)+
+			" desired "+rs.Annotations["deployment.kubernetes.io/desired-replicas"])
+	}
+	// The canary, a whole Deployment of 6 by now, is first marked as sized for 5 so that the
+	// built-in controller does not empty the old ReplicaSet as it comes back.
+	if want := []string{"v2=6 desired 5", "v1=1 desired 6", "v2=5 desired 6"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("restore wrote %v, want %v", got, want)
+	}
+	w.wantSizes(sz("v1", 1, "v2", 5))
+	w.ready()
+	w.settle()
+	w.wantSizes(sz("v1", 1, "v2", 5))
+	if st := w.status(); st.Phase != grayapi.PhaseHeld || st.Target != 5 {
+		t.Fatalf("status %+v, want Held at 5", st)
+	}
+}
+
+// Issue 11 case 6: alongside mode respects the user's own pause (saved as kubegray.io/paused
+// by the takeover, since the takeover's own pause would hide it), takes `kubectl rollout
+// resume` as the user's resume, and hands the pause back at release.
+func TestAlongsideRespectsTheUsersPause(t *testing.T) {
+	w := newAlongsideWorld(t, grayDeployment(10, "20"), TakeoverAdmission)
+	w.step()
+	w.edit(func(d *appsv1.Deployment) { d.Spec.Paused = true }) // kubectl rollout pause
+	w.step()
+	w.cap = 0
+	w.edit(func(d *appsv1.Deployment) { // kubectl set image, taken over by the policy
+		d.Spec.Template.Spec.Containers[0].Image = "v2"
+		d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+		d.Annotations[grayapi.StrategyAnnotation] = savedDefault
+		d.Annotations[grayapi.PausedAnnotation] = "true"
+	})
+	w.settle()
+	if s := w.sizes(); s["v2"] != 0 || s["v1"] != 10 {
+		t.Fatalf("sizes %v while the user's pause stands, want v1 10 and no v2 pod", s)
+	}
+	if st := w.status(); st.Phase != grayapi.PhaseProgressing || st.HeldAt != nil {
+		t.Fatalf("status %+v, want Progressing (paused by the user)", st)
+	}
+
+	// kubectl rollout resume: the guard lets the unpause through, gray-controller pauses the
+	// takeover again and the rollout goes on to its hold.
+	w.cap = 2
+	w.edit(func(d *appsv1.Deployment) { d.Spec.Paused = false })
+	w.sync()
+	w.wantTakenOver(savedDefault)
+	if userPaused(w.deployment()) {
+		t.Fatal("the user's pause is still recorded after kubectl rollout resume")
+	}
+	w.settle()
+	w.wantSizes(sz("v1", 8, "v2", 2))
+	if st := w.status(); st.Phase != grayapi.PhaseHeld {
+		t.Fatalf("phase %s, want Held", st.Phase)
+	}
+
+	// Paused again by its user while held (the annotation is how, under the takeover), then
+	// resumed to the end: the rollout waits for the user, and the release hands the pause back.
+	w.setAnnotation(grayapi.PausedAnnotation, "true")
+	w.cap = 10
+	w.setAnnotation(grayapi.ResumeAnnotation, "2:full")
+	w.settle()
+	w.wantSizes(sz("v1", 8, "v2", 2))
+	w.edit(func(d *appsv1.Deployment) { delete(d.Annotations, grayapi.PausedAnnotation) })
+	w.settle()
+	w.wantSizes(sz("v1", 0, "v2", 10))
+	w.wantReleased(quarterStrategy())
+
+	// Released while its user's pause stands (here: it leaves gray), it stays paused.
+	w2 := newAlongsideWorld(t, grayDeployment(10, "20"), TakeoverAdmission)
+	w2.step()
+	w2.cap = 2
+	w2.takeOverAsPolicy("v2", savedDefault)
+	w2.settle()
+	w2.setAnnotation(grayapi.PausedAnnotation, "true")
+	w2.cap = -1
+	w2.edit(func(d *appsv1.Deployment) { delete(d.Annotations, grayapi.PercentAnnotation) })
+	w2.sync()
+	d := w2.deployment()
+	if !d.Spec.Paused || userPaused(d) || d.Annotations[grayapi.StrategyAnnotation] != "" || d.Spec.Strategy.Type != appsv1.RollingUpdateDeploymentStrategyType {
+		t.Fatalf("after the release: paused %t, %s=%q, %s=%q, strategy %s; want released on RollingUpdate and paused by its user", d.Spec.Paused,
+			grayapi.PausedAnnotation, d.Annotations[grayapi.PausedAnnotation], grayapi.StrategyAnnotation, d.Annotations[grayapi.StrategyAnnotation], d.Spec.Strategy.Type)
+	}
+}
+
+// Issue 11 case 7: every gray status patch in alongside mode is conditional on the Deployment
+// the sync read, so a percent lowered after the live read fails the sync's first write
+// instead of being acted on one sync late.
+func TestAlongsideStatusPatchesAreConditional(t *testing.T) {
+	w := newAlongsideWorld(t, grayDeployment(10, "50"), TakeoverAdmission)
+	w.step()
+	w.cap = 5
+	w.takeOverAsPolicy("v2", savedDefault)
+	w.settle()
+	w.wantSizes(sz("v1", 5, "v2", 5))
+
+	// The next sync decides on 10 → 20 replicas at 50%; right after its live read someone
+	// lowers the percent to 20.
+	w.cap = 10
+	twenty := int32(20)
+	w.edit(func(d *appsv1.Deployment) { d.Spec.Replicas = &twenty })
+	lowered := false
+	w.f.client.PrependReactor("get", "deployments", func(action clienttesting.Action) (bool, runtime.Object, error) {
+		if lowered {
+			return false, nil, nil
+		}
+		lowered = true
+		live := w.deployment().DeepCopy()
+		d := live.DeepCopy()
+		d.Annotations[grayapi.PercentAnnotation] = "20"
+		d.Generation++
+		w.put(d)
+		return true, live, nil
+	})
+	w.allowConflicts = true
+	actions := w.sync()
+	if !lowered {
+		t.Fatal("the sync made no live read")
+	}
+	if n := len(updatedReplicaSets(actions)); n != 0 {
+		t.Fatalf("the sync decided on the percent it read and wrote %d ReplicaSets after it changed", n)
+	}
+	// The next sync sees 20% of 20: T = 4, the canary never grows past it.
+	w.cap = 5
+	w.allowConflicts = false
+	w.settle()
+	w.wantSizes(sz("v1", 16, "v2", 4))
+}
