@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
@@ -43,7 +44,7 @@ const (
 
 // FieldManager is the field manager of every write the controller makes, and
 // the event source of its events.
-const FieldManager = "gray-controller"
+const FieldManager = grayapi.ControllerFieldManager
 
 // disabledAddress turns an HTTP endpoint off, as in kube-controller-manager
 // and controller-runtime.

@@ -257,10 +257,6 @@ func (o *SetOptions) takeOver(d *appsv1.Deployment) (bool, error) {
 	return true, nil
 }
 
-// controllerFieldManager is the field manager of gray-controller's writes
-// (controller.FieldManager, which the plugin may not import).
-const controllerFieldManager = "gray-controller"
-
 // runInsteadMode reports whether gray-controller in instead mode runs d: its
 // kubegray.io/status says so or, for a Deployment that was never gray and so
 // has none, gray-controller owns status.observedGeneration. That field belongs
@@ -273,7 +269,7 @@ func runInsteadMode(d *appsv1.Deployment) bool {
 		st, err := grayapi.ParseStatus(value)
 		return err == nil && st.Mode == grayapi.ModeInstead
 	}
-	return observedGenerationOwner(d) == controllerFieldManager
+	return observedGenerationOwner(d) == grayapi.ControllerFieldManager
 }
 
 // observedGenerationOwner is the field manager that owns status.observedGeneration

@@ -40,7 +40,7 @@ import (
 const (
 	// DefaultFieldManager is the field manager used for every write when Options.FieldManager is
 	// empty, and the event source component of the default recorder.
-	DefaultFieldManager = "gray-controller"
+	DefaultFieldManager = grayapi.ControllerFieldManager
 
 	// maxRetries bounds how often a failing key is requeued with backoff before it is dropped.
 	// With the default controller rate limiter (5ms·2^n) the 15th retry waits about 82s; after

@@ -68,8 +68,7 @@ func (dc *DeploymentController) reconcileNewReplicaSet(ctx context.Context, allR
 
 // newReplicaSetTargetForRolling is the size the new ReplicaSet may grow to in this step:
 // new + min(R + surge − Σspec(all), R − new), unchanged when the total is already at R + surge.
-// Example: R=10, surge 3, old 10, new 0 → 3; old 8, new 3 → 5. Kept separate so that a gray
-// rollout can cap it.
+// Example: R=10, surge 3, old 10, new 0 → 3; old 8, new 3 → 5.
 func newReplicaSetTargetForRolling(d *appsv1.Deployment, allRSs []*appsv1.ReplicaSet, newRS *appsv1.ReplicaSet) (int32, error) {
 	target, err := deployutil.NewRSNewReplicas(d, allRSs, newRS)
 	if err != nil {
@@ -117,7 +116,7 @@ func (dc *DeploymentController) reconcileOldReplicaSets(ctx context.Context, all
 // ReplicaSet's unavailable pods pushing availability below R − maxUnavailable:
 // Σspec(all) − (R − maxUnavailable) − (new.spec − new.available). Example: R=10, surge 3,
 // unavailable 2, all 13, new 5 with 0 available → 13 − 8 − 5 = 0; rollover with a fresh new
-// ReplicaSet of 0 → 13 − 8 − 0 = 5. Kept separate so that a gray rollout can cap it.
+// ReplicaSet of 0 → 13 − 8 − 0 = 5.
 func maxScaledDownForRolling(d *appsv1.Deployment, allRSs []*appsv1.ReplicaSet, newRS *appsv1.ReplicaSet) int32 {
 	allPods := deployutil.GetReplicaCountForReplicaSets(allRSs)
 	minAvailable := *d.Spec.Replicas - deployutil.MaxUnavailable(*d)
@@ -198,7 +197,7 @@ func (dc *DeploymentController) scaleDownOldReplicaSetsForRollingUpdate(ctx cont
 
 // oldReplicaSetsScaleDownBudget is how many available replicas exceed the minimum:
 // Σavailable(all) − (R − maxUnavailable), ≤ 0 meaning none may go. Example: R=10, unavailable
-// 2, 13 available → 5; 8 available → 0. Kept separate so that a gray rollout can cap it.
+// 2, 13 available → 5; 8 available → 0.
 func oldReplicaSetsScaleDownBudget(d *appsv1.Deployment, allRSs []*appsv1.ReplicaSet) int32 {
 	minAvailable := *d.Spec.Replicas - deployutil.MaxUnavailable(*d)
 	return deployutil.GetAvailableReplicaCountForReplicaSets(allRSs) - minAvailable

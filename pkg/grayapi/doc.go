@@ -63,6 +63,11 @@ const (
 	StableLabelValue = "true"
 )
 
+// ControllerFieldManager is the field manager of every write gray-controller
+// makes, and the source of its events. It is API: the plugin reads
+// managedFields to tell which controller runs a Deployment.
+const ControllerFieldManager = "gray-controller"
+
 // IsGrayAnnotation reports whether key belongs to this API. Tools that copy
 // annotations between a Deployment and its ReplicaSets (rollback, for one)
 // use it to leave the gray bookkeeping of the live Deployment alone.
