@@ -17,6 +17,26 @@ DIST     := $(CURDIR)/dist
 # The version goreleaser gave the build in dist/, e.g. 0.0.1-snapshot or 1.2.0.
 DIST_VERSION = sed -n 's/.*"version":"\([^"]*\)".*/\1/p' $(DIST)/metadata.json
 E2E_TIMEOUT ?= 75m
+# ko and helm each pin their own k8s.io/* versions, so each has a tools module
+# of its own (test/tools/ko, test/tools/helm), apart from test/tools.
+KO       := go tool -modfile=$(CURDIR)/test/tools/ko/go.mod ko
+HELM     := go tool -modfile=$(CURDIR)/test/tools/helm/go.mod helm
+# Where `make image` keeps the image it built locally: oci/ (an OCI image
+# layout, index and SBOMs) and bin/ (gray-controller taken out of the image,
+# plus kubectl-gray: the binaries the e2e suites run).
+IMAGE_DIR := $(BIN)/image
+# Set it to build and push your own image, e.g. ghcr.io/you/gray-controller.
+KO_DOCKER_REPO ?=
+IMAGE_TAG ?= $(VERSION)
+# What ko takes only as flags (see .ko.yaml): the user, the OCI labels, the SBOM.
+KO_FLAGS = --bare --tags=$(IMAGE_TAG) --image-user=65532 --sbom=spdx \
+	--image-label=org.opencontainers.image.source=https://github.com/kubegray/kubectl-gray \
+	--image-label=org.opencontainers.image.version=$(VERSION) \
+	--image-label=org.opencontainers.image.revision=$(shell git rev-parse HEAD 2>/dev/null || echo unknown) \
+	--image-label=org.opencontainers.image.licenses=Apache-2.0
+# The image `make render` and `make deploy` put in the overlay instead of the
+# release's (kubebuilder's IMG=): NAME:TAG or NAME@sha256:...; empty keeps it.
+IMG ?=
 
 .PHONY: help
 help: ## Show this help.
@@ -65,10 +85,70 @@ test-unit: ## Unit tests, plus a short run of every fuzz target.
 	go test -run '^$$' -fuzz '^FuzzParsePercent$$' -fuzztime $(FUZZTIME) ./pkg/grayapi
 	go test -run '^$$' -fuzz '^FuzzGrayRollout$$' -fuzztime $(FUZZTIME) ./pkg/rollout
 
-.PHONY: test-e2e
-test-e2e: build ## Real-cluster tests (builds the control plane first when needed).
+.PHONY: image
+image: build ## Build gray-controller's image with ko: into a local registry and bin/image, or KO_DOCKER_REPO when set.
+ifeq ($(KO_DOCKER_REPO),)
+	go build -C test -o $(BIN)/image-builder ./cmd/image
+	VERSION=$(VERSION) COMMIT=$(COMMIT) DATE=$(DATE) \
+		$(BIN)/image-builder build -out $(IMAGE_DIR) -- $(KO) build $(KO_FLAGS) ./cmd/gray-controller
+	cp $(BIN)/kubectl-gray $(IMAGE_DIR)/bin/kubectl-gray
+else
+	VERSION=$(VERSION) COMMIT=$(COMMIT) DATE=$(DATE) KO_DOCKER_REPO=$(KO_DOCKER_REPO) \
+		$(KO) build $(KO_FLAGS) ./cmd/gray-controller
+endif
+
+.PHONY: image-check
+image-check: image ## TestImage: the image's platforms, user, labels, no shell; its controller runs chrooted against a real control plane.
 	export KUBEGRAY_CONTROLPLANE="$$(test/hack/build-controlplane.sh | tail -n1)"; \
-	export KUBEGRAY_BIN="$(BIN)"; \
+	export KUBEGRAY_IMAGE="$(IMAGE_DIR)/oci" KUBEGRAY_BIN="$(IMAGE_DIR)/bin"; \
+	cd test && go test -count=1 -run '^TestImage$$' -v ./e2e/
+
+.PHONY: helm-lint
+helm-lint: ## helm lint --strict the chart in both modes.
+	$(HELM) lint --strict charts/gray-controller
+	$(HELM) lint --strict charts/gray-controller --set mode=instead
+
+.PHONY: helm-check
+helm-check: helm-lint image ## TestHelm: helm template diffed against the kustomize overlays, helm install and uninstall on a real control plane.
+	export KUBEGRAY_CONTROLPLANE="$$(test/hack/build-controlplane.sh | tail -n1)"; \
+	export KUBEGRAY_IMAGE="$(IMAGE_DIR)/oci" KUBEGRAY_BIN="$(IMAGE_DIR)/bin"; \
+	export KUBEGRAY_HELM="$$(go tool -modfile=$(CURDIR)/test/tools/helm/go.mod -n helm)"; \
+	cd test && go test -count=1 -run '^TestHelm' -v ./e2e/
+
+# The overlay `make render` and `make deploy` use.
+MODE ?= alongside
+
+.PHONY: render
+render: ## Print manifests/$(MODE) with the image set to IMG (kustomize images:, as `kustomize edit set image` writes it).
+	@tmp="$$(mktemp -d)"; trap 'rm -rf "$$tmp"' EXIT; img="$(IMG)"; \
+	if [[ -z $$img ]]; then kubectl kustomize $(CURDIR)/manifests/$(MODE); exit; fi; \
+	if [[ $$img == *@* ]]; then pin="    digest: $${img#*@}"; name="$${img%%@*}"; \
+	elif [[ $${img##*/} == *:* ]]; then pin="    newTag: $${img##*:}"; name="$${img%:*}"; \
+	else pin=""; name="$$img"; fi; \
+	mkdir "$$tmp/overlay"; cp -r $(CURDIR)/manifests/. "$$tmp/"; \
+	printf 'resources:\n  - ../%s\nimages:\n  - name: ghcr.io/kubegray/gray-controller\n    newName: %s\n%s\n' \
+		"$(MODE)" "$$name" "$$pin" > "$$tmp/overlay/kustomization.yaml"; \
+	kubectl kustomize "$$tmp/overlay"
+
+.PHONY: deploy
+deploy: ## Apply manifests/$(MODE) to the current kubectl context with the image IMG (e.g. IMG=ghcr.io/you/gray-controller:dev).
+	$(MAKE) -s render | kubectl apply --server-side -f -
+
+.PHONY: render-check
+render-check: ## `make render IMG=...` sets the image in both overlays, by tag and by digest.
+	@for mode in alongside instead; do \
+		for img in registry.example/me/gray:dev registry.example/me/gray@sha256:$$(printf '%064d' 0); do \
+			out="$$($(MAKE) -s render MODE=$$mode IMG=$$img)"; \
+			grep -qF "image: $$img" <<<"$$out" || { echo "render MODE=$$mode IMG=$$img: image not set" >&2; exit 1; }; \
+			! grep -q 'ghcr.io/kubegray' <<<"$$out" || { echo "render MODE=$$mode: default image left" >&2; exit 1; }; \
+		done; \
+	done; echo "render-check: IMG= sets the image in both overlays"
+
+.PHONY: test-e2e
+test-e2e: image ## Real-cluster tests; the controller under test is the binary taken out of the image.
+	export KUBEGRAY_CONTROLPLANE="$$(test/hack/build-controlplane.sh | tail -n1)"; \
+	export KUBEGRAY_BIN="$(IMAGE_DIR)/bin" KUBEGRAY_IMAGE="$(IMAGE_DIR)/oci"; \
+	export KUBEGRAY_HELM="$$(go tool -modfile=$(CURDIR)/test/tools/helm/go.mod -n helm)"; \
 	cd test && go test -count=1 -timeout $(E2E_TIMEOUT) $(E2E_FLAGS) ./...
 
 .PHONY: goreleaser-check
@@ -76,8 +156,8 @@ goreleaser-check: ## Validate .goreleaser.yaml with the pinned goreleaser.
 	$(GOTOOLS) goreleaser check
 
 .PHONY: release-snapshot
-release-snapshot: ## Build every release archive and checksums.txt into dist/ (nothing is published).
-	$(GOTOOLS) goreleaser release --snapshot --clean --skip=publish
+release-snapshot: ## Build every release archive and checksums.txt into dist/ (nothing is published; the image is `make image`).
+	$(GOTOOLS) goreleaser release --snapshot --clean --skip=publish,ko
 
 .PHONY: krew-manifest
 krew-manifest: ## Render krew/gray.yaml from the build in dist/ (make release-snapshot, or a release, first).
@@ -107,7 +187,7 @@ krew-check: release-snapshot ## krew's validator accepts the manifest; krew inst
 	grep -qF -- "$$version" <<<"$$out" || { echo "kubectl gray version does not report $$version" >&2; exit 1; }
 
 .PHONY: test
-test: vet lint version-check test-unit goreleaser-check krew-check test-e2e ## Every test: vet, lint, unit, fuzz, release plumbing, and real-cluster.
+test: vet lint version-check test-unit goreleaser-check krew-check helm-lint render-check test-e2e ## Every test: vet, lint, unit, fuzz, release plumbing, the image and chart, and real-cluster.
 
 .PHONY: bench-rollout
 bench-rollout: build ## Benchmark: 100 Deployments x 10 replicas rolled by the built-in controller vs ours.

@@ -1,0 +1,283 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+	"github.com/kubegray/kubectl-gray/test/cluster"
+	"github.com/kubegray/kubectl-gray/test/image"
+)
+
+// The chart installs as this release, in this namespace, in every test: the
+// names manifests/ uses, so that the two render the same objects.
+const (
+	chartPath           = "../../charts/gray-controller"
+	releaseName         = "gray-controller"
+	releaseNS           = "gray-system"
+	chartServiceAccount = "gray-controller"
+)
+
+// helmLabels are the labels Helm charts conventionally add; the chart has
+// them and the kustomize overlays do not. They are the one difference in
+// objects both render.
+var helmLabels = []string{"helm.sh/chart", "app.kubernetes.io/instance", "app.kubernetes.io/version", "app.kubernetes.io/managed-by"}
+
+// helmCmd runs the pinned helm ($KUBEGRAY_HELM, set by the Makefile from
+// test/tools/helm) and returns its standard output.
+func helmCmd(t *testing.T, args ...string) string {
+	t.Helper()
+	bin := os.Getenv("KUBEGRAY_HELM")
+	if bin == "" {
+		t.Skip("KUBEGRAY_HELM is not set: run `make helm-check`")
+	}
+	cmd := exec.Command(bin, args...)
+	// Keep helm's cache, config and data out of the home folder.
+	home := t.TempDir()
+	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+home+"/cache", "HELM_CONFIG_HOME="+home+"/config", "HELM_DATA_HOME="+home+"/data")
+	out, err := cmd.Output()
+	if err != nil {
+		stderr := ""
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			stderr = string(ee.Stderr)
+		}
+		t.Fatalf("helm %s: %v\n%s", strings.Join(args, " "), err, stderr)
+	}
+	return string(out)
+}
+
+// objects parses a multi-document YAML stream into objects keyed by
+// kind/namespace/name.
+func objects(t *testing.T, stream string) map[string]map[string]any {
+	t.Helper()
+	out := map[string]map[string]any{}
+	for _, doc := range strings.Split(stream, "\n---") {
+		var obj map[string]any
+		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+			t.Fatalf("parse %q: %v", doc, err)
+		}
+		if len(obj) == 0 {
+			continue
+		}
+		u := unstructured.Unstructured{Object: obj}
+		out[u.GetKind()+"/"+u.GetNamespace()+"/"+u.GetName()] = obj
+	}
+	return out
+}
+
+func sortedKeys(m map[string]map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// TestHelmMatchesKustomize renders the chart with its defaults (and
+// mode=instead) and the matching kustomize overlay, and wants the same
+// objects. The differences it explains, and nothing else:
+//   - the Namespace: kustomize makes gray-system with the restricted Pod
+//     Security label; Helm installs into a namespace that exists or that
+//     `helm install --create-namespace` makes;
+//   - Helm's standard labels (helmLabels) on the chart's objects (all but
+//     the admission policies, which the chart takes verbatim from
+//     manifests/alongside through the links in its files/ folder).
+func TestHelmMatchesKustomize(t *testing.T) {
+	for _, mode := range []string{"alongside", "instead"} {
+		t.Run(mode, func(t *testing.T) {
+			chart := objects(t, helmCmd(t, "template", releaseName, chartPath, "--namespace", releaseNS, "--set", "mode="+mode))
+			out, err := exec.Command("kubectl", "kustomize", "../../manifests/"+mode).Output()
+			if err != nil {
+				t.Fatalf("kubectl kustomize manifests/%s: %v", mode, err)
+			}
+			kust := objects(t, string(out))
+			delete(kust, "Namespace//"+releaseNS)
+			for key, obj := range chart {
+				u := unstructured.Unstructured{Object: obj}
+				labels := u.GetLabels()
+				for _, l := range helmLabels {
+					// The policies come verbatim from manifests/alongside,
+					// without labels; every other object has Helm's.
+					if _, ok := labels[l]; !ok && labels["app.kubernetes.io/name"] != "" {
+						t.Errorf("%s: no Helm label %s", key, l)
+					}
+					delete(labels, l)
+				}
+				u.SetLabels(labels)
+				if len(labels) == 0 {
+					unstructured.RemoveNestedField(obj, "metadata", "labels")
+				}
+			}
+			if diff := cmp.Diff(sortedKeys(kust), sortedKeys(chart)); diff != "" {
+				t.Fatalf("objects differ (-kustomize +helm):\n%s", diff)
+			}
+			for _, key := range sortedKeys(kust) {
+				if diff := cmp.Diff(kust[key], chart[key]); diff != "" {
+					t.Errorf("%s differs (-kustomize +helm):\n%s", key, diff)
+				}
+			}
+			t.Logf("mode %s: helm template renders %d objects, the kustomize overlay %d (with its Namespace)", mode, len(chart), len(kust)+1)
+		})
+	}
+}
+
+// TestHelmInstall installs the chart with helm into a real control plane in
+// alongside mode (the built-in deployment controller running), runs the
+// controller from the image with the chart's ServiceAccount, RBAC and
+// arguments, holds a gray rollout, and checks that `helm uninstall` leaves
+// none of the chart's objects behind.
+func TestHelmInstall(t *testing.T) {
+	if os.Getenv("KUBEGRAY_HELM") == "" {
+		t.Skip("KUBEGRAY_HELM is not set: run `make helm-check`")
+	}
+	_, idx := servedImage(t)
+	amd64, err := image.PlatformImage(idx, image.Platforms[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cluster.StartForTest(t, cluster.Options{})
+	kc := "--kubeconfig=" + c.Kubeconfig
+	// --wait: kwok's fake nodes make the chart's pods Running and Ready, so
+	// this also proves the Deployment, its pod security and its scheduling
+	// are acceptable to the API server.
+	helmCmd(t, "install", releaseName, chartPath, kc, "--namespace", releaseNS, "--create-namespace", "--wait", "--timeout", "2m")
+	manifest := objects(t, helmCmd(t, "get", "manifest", releaseName, kc, "--namespace", releaseNS))
+	waitTakeoverPolicy(t, c)
+
+	ctx := context.Background()
+	d, err := c.Client.AppsV1().Deployments(releaseNS).Get(ctx, "gray-controller", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := d.Spec.Template.Spec
+	if pod.ServiceAccountName != chartServiceAccount || len(pod.Containers) != 1 {
+		t.Fatalf("chart Deployment: serviceAccount %q, %d containers", pod.ServiceAccountName, len(pod.Containers))
+	}
+	// The chart's image tag is a release not published from here; the
+	// image built by `make image` stands in for it.
+	t.Logf("chart image %s, run from the local build instead", pod.Containers[0].Image)
+	var args []string
+	for _, a := range pod.Containers[0].Args {
+		// The process runs on the host's network: loopback ports of its own.
+		if strings.HasPrefix(a, "--metrics-bind-address=") || strings.HasPrefix(a, "--health-probe-bind-address=") {
+			continue
+		}
+		args = append(args, a)
+	}
+	ctrl := runFromImage(t, c, amd64, releaseNS, chartServiceAccount, args...)
+
+	e := newGrayEnv(t, c, "helm")
+	e.startStable(grayDeployment("web", 10, "20"))
+	e.do(setImage("web", "nginx:1.26"))
+	e.expect("web", grayState{phase: grayapi.PhaseHeld, newSpec: 2, oldTotal: 8, paused: true})
+	e.finish("web", 10)
+	ctrl.terminate(t)
+
+	helmCmd(t, "uninstall", releaseName, kc, "--namespace", releaseNS, "--wait", "--timeout", "2m")
+	dyn, err := dynamic.NewForConfig(c.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range sortedKeys(manifest) {
+		u := unstructured.Unstructured{Object: manifest[key]}
+		gvr, err := resourceOf(c, u.GroupVersionKind().GroupVersion().String(), u.GetKind())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = dyn.Resource(gvr).Namespace(u.GetNamespace()).Get(ctx, u.GetName(), metav1.GetOptions{})
+		if !apierrors.IsNotFound(err) {
+			t.Errorf("%s still there after helm uninstall (%v)", key, err)
+		}
+	}
+	leftovers(t, c, dyn)
+}
+
+// resourceOf maps a kind to its resource through discovery.
+func resourceOf(c *cluster.Cluster, groupVersion, kind string) (schema.GroupVersionResource, error) {
+	list, err := c.Client.Discovery().ServerResourcesForGroupVersion(groupVersion)
+	if err != nil {
+		return schema.GroupVersionResource{}, err
+	}
+	gv, err := schema.ParseGroupVersion(groupVersion)
+	if err != nil {
+		return schema.GroupVersionResource{}, err
+	}
+	for _, r := range list.APIResources {
+		if r.Kind == kind && !strings.Contains(r.Name, "/") {
+			return gv.WithResource(r.Name), nil
+		}
+	}
+	return schema.GroupVersionResource{}, fmt.Errorf("no resource for %s %s", groupVersion, kind)
+}
+
+// leftovers lists what is left in the release namespace and the admission
+// policies of the cluster. What the namespace itself makes (ServiceAccount
+// default, ConfigMap kube-root-ca.crt), the controller's leader-election
+// Lease and events are not the chart's: they go with the namespace.
+func leftovers(t *testing.T, c *cluster.Cluster, dyn dynamic.Interface) {
+	t.Helper()
+	ctx := context.Background()
+	notChart := map[string]bool{
+		"serviceaccounts/default": true, "configmaps/kube-root-ca.crt": true, "leases/gray-controller": true,
+	}
+	namespaced := []schema.GroupVersionResource{
+		{Version: "v1", Resource: "serviceaccounts"}, {Version: "v1", Resource: "configmaps"},
+		{Version: "v1", Resource: "secrets"}, {Version: "v1", Resource: "services"},
+		{Group: "apps", Version: "v1", Resource: "deployments"}, {Group: "apps", Version: "v1", Resource: "replicasets"},
+		{Version: "v1", Resource: "pods"}, {Group: "policy", Version: "v1", Resource: "poddisruptionbudgets"},
+		{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"},
+		{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
+		{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"},
+	}
+	var kept []string
+	for _, gvr := range namespaced {
+		list, err := dyn.Resource(gvr).Namespace(releaseNS).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, item := range list.Items {
+			key := gvr.Resource + "/" + item.GetName()
+			if notChart[key] {
+				kept = append(kept, key)
+				continue
+			}
+			// Pods of the uninstalled Deployment may still be terminating.
+			if gvr.Resource == "pods" && item.GetDeletionTimestamp() != nil {
+				continue
+			}
+			t.Errorf("%s/%s left in namespace %s after helm uninstall", gvr.Resource, item.GetName(), releaseNS)
+		}
+	}
+	t.Logf("left in namespace %s, none of them the chart's: %v", releaseNS, kept)
+	for _, res := range []string{"mutatingadmissionpolicies", "mutatingadmissionpolicybindings", "validatingadmissionpolicies", "validatingadmissionpolicybindings"} {
+		list, err := dyn.Resource(schema.GroupVersionResource{Group: "admissionregistration.k8s.io", Version: "v1", Resource: res}).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, item := range list.Items {
+			t.Errorf("%s %s left after helm uninstall", res, item.GetName())
+		}
+	}
+	for _, res := range []string{"clusterroles", "clusterrolebindings"} {
+		_, err := dyn.Resource(schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: res}).Get(ctx, "gray-controller", metav1.GetOptions{})
+		if !apierrors.IsNotFound(err) {
+			t.Errorf("%s gray-controller left after helm uninstall (%v)", res, err)
+		}
+	}
+}
