@@ -180,3 +180,35 @@ func TestAlongsideStatusPatchesAreConditional(t *testing.T) {
 	w.settle()
 	w.wantSizes(sz("v1", 16, "v2", 4))
 }
+
+// The built-in controller rewrites the new ReplicaSet's annotations after each of our status
+// writes (it copies every Deployment annotation); a ReplicaSet write that conflicts only
+// because of that is retried in the same sync from a live read, instead of waiting for a
+// rate-limited requeue while the hold stays broken.
+func TestAlongsideRetriesAnAnnotationOnlyConflict(t *testing.T) {
+	w := newAlongsideWorld(t, grayDeployment(1, "83"), TakeoverAdmission)
+	w.step()
+	w.cap = 1
+	w.takeOverAsPolicy("v2", savedDefault)
+	w.settle()
+
+	six := int32(6)
+	w.edit(func(d *appsv1.Deployment) { d.Spec.Replicas = &six })
+	w.builtInScaled("v2", 6)
+	copied := false
+	w.f.client.PrependReactor("update", "replicasets", func(action clienttesting.Action) (bool, runtime.Object, error) {
+		rs := action.(clienttesting.UpdateAction).GetObject().(*appsv1.ReplicaSet)
+		if !copied && rs.Spec.Template.Spec.Containers[0].Image == "v2" {
+			copied = true
+			stored := w.replicaSet(rs.Name).DeepCopy()
+			stored.Annotations[grayapi.StatusAnnotation] = "copied by the built-in controller"
+			w.put(stored) // a new resourceVersion: the update in flight conflicts
+		}
+		return false, nil, nil
+	})
+	w.sync()
+	if !copied {
+		t.Fatal("no write of the canary")
+	}
+	w.wantSizes(sz("v1", 1, "v2", 5))
+}

@@ -13,6 +13,7 @@ import (
 	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
@@ -160,9 +161,18 @@ func (g *graySync) unsaturate(ctx context.Context) error {
 	if *g.newRS.Spec.Replicas != replicas || !ok || desired != replicas || replicas == g.st.Target {
 		return nil
 	}
-	rs := g.newRS.DeepCopy()
-	rs.Annotations[deployutil.DesiredReplicasAnnotation] = strconv.Itoa(int(g.st.Target))
-	written, err := g.dc.client.AppsV1().ReplicaSets(rs.Namespace).Update(ctx, rs, metav1.UpdateOptions{FieldManager: g.dc.fieldManager})
+	update := func(from *appsv1.ReplicaSet) (*appsv1.ReplicaSet, error) {
+		rs := from.DeepCopy()
+		rs.Annotations[deployutil.DesiredReplicasAnnotation] = strconv.Itoa(int(g.st.Target))
+		return g.dc.client.AppsV1().ReplicaSets(rs.Namespace).Update(ctx, rs, metav1.UpdateOptions{FieldManager: g.dc.fieldManager})
+	}
+	rs := g.newRS
+	written, err := update(rs)
+	if apierrors.IsConflict(err) {
+		if live, ok := g.unresizedLive(ctx, rs); ok {
+			written, err = update(live)
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("deployment %s/%s: marking replica set %s unsaturated before restoring the hold: %w", g.d.Namespace, g.d.Name, rs.Name, err)
 	}
@@ -259,6 +269,9 @@ func (g *graySync) apply(ctx context.Context, newSize int32, old []*appsv1.Repli
 			return nil, err
 		}
 		scaled, written, err := g.dc.scaleReplicaSet(ctx, rs, size, g.d, force)
+		if apierrors.IsConflict(err) && g.view != nil {
+			scaled, written, err = g.rescaleAfterConflict(ctx, rs, size, force, err)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -378,4 +391,30 @@ func specsOf(rss []*appsv1.ReplicaSet) []int32 {
 		out[i] = *rs.Spec.Replicas
 	}
 	return out
+}
+
+// rescaleAfterConflict retries a ReplicaSet write of alongside mode that conflicted only
+// because the built-in controller rewrote the ReplicaSet's annotations (see unresizedLive).
+func (g *graySync) rescaleAfterConflict(ctx context.Context, rs *appsv1.ReplicaSet, size int32, force bool, conflict error) (bool, *appsv1.ReplicaSet, error) {
+	live, ok := g.unresizedLive(ctx, rs)
+	if !ok {
+		return false, nil, conflict
+	}
+	return g.dc.scaleReplicaSet(ctx, live, size, g.d, force)
+}
+
+// unresizedLive reads rs live after one of our writes of it conflicted, and returns it when it
+// has the size and generation the write was planned from. In alongside mode the built-in
+// controller copies every Deployment annotation onto the new ReplicaSet, kubegray.io/status
+// included, so each of our status writes is followed by one of its ReplicaSet writes; waiting
+// for the informer and a rate-limited requeue would stretch a restore to seconds, while the
+// same write on the live object is as safe as the planned one. Any other change means the
+// next sync must plan again.
+func (g *graySync) unresizedLive(ctx context.Context, rs *appsv1.ReplicaSet) (*appsv1.ReplicaSet, bool) {
+	live, err := g.dc.client.AppsV1().ReplicaSets(rs.Namespace).Get(ctx, rs.Name, metav1.GetOptions{})
+	if err != nil || live.UID != rs.UID || live.Generation != rs.Generation || *live.Spec.Replicas != *rs.Spec.Replicas {
+		return nil, false
+	}
+	klog.FromContext(ctx).V(4).Info("Retrying a ReplicaSet write after an annotation-only conflict", "replicaSet", klog.KObj(rs))
+	return live, true
 }
