@@ -198,7 +198,7 @@ func TestAlongsideRetriesAnAnnotationOnlyConflict(t *testing.T) {
 	copied := false
 	w.f.client.PrependReactor("update", "replicasets", func(action clienttesting.Action) (bool, runtime.Object, error) {
 		rs := action.(clienttesting.UpdateAction).GetObject().(*appsv1.ReplicaSet)
-		if !copied && rs.Spec.Template.Spec.Containers[0].Image == "v2" {
+		if !copied && rs.Spec.Template.Spec.Containers[0].Image == "v2" && *rs.Spec.Replicas == 5 {
 			copied = true
 			stored := w.replicaSet(rs.Name).DeepCopy()
 			stored.Annotations[grayapi.StatusAnnotation] = "copied by the built-in controller"
