@@ -24,8 +24,8 @@ import (
 )
 
 // kubectlTimeout bounds one kubectl run; the longest wait a test asks of
-// `kubectl gray status --until` is 60s.
-const kubectlTimeout = 90 * time.Second
+// `kubectl gray status --until` is 150s (the randomized suite).
+const kubectlTimeout = 180 * time.Second
 
 // pluginUser runs the real kubectl the way a user of kubectl gray does: the
 // built kubectl-gray and the repository's kubectl_complete-gray on PATH, and

@@ -27,9 +27,10 @@ import (
 const (
 	defaultScenarios = 14
 	defaultParallel  = 4
-	// untilTimeout bounds one `kubectl gray status --until`, below the 90s
-	// the plugin user allows any kubectl run.
-	untilTimeout = "75s"
+	// untilTimeout bounds one `kubectl gray status --until`, below the
+	// kubectlTimeout the plugin user allows any kubectl run: a maxSurge-1
+	// rollout of 20 replicas on a loaded 2-core machine needs over a minute.
+	untilTimeout = "150s"
 )
 
 // randomMode is one way of running gray-controller for the randomized test.
