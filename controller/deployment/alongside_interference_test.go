@@ -29,7 +29,7 @@ func (w *grayWorld) builtInScaled(image string, replicas int32) {
 		rs.Annotations["deployment.kubernetes.io/desired-replicas"] = itoa(replicas)
 		rs.ManagedFields = []metav1.ManagedFieldsEntry{{
 			Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate, FieldsType: "FieldsV1",
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:replicas":{}}}`)},
+			FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:replicas":{}}}`),
 		}}
 		w.put(rs)
 	}

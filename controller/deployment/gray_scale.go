@@ -208,7 +208,7 @@ func (dc *DeploymentController) resizedByOther(rs *appsv1.ReplicaSet) bool {
 		var fields struct {
 			Spec map[string]json.RawMessage `json:"f:spec"`
 		}
-		if json.Unmarshal(entry.FieldsV1.Raw, &fields) != nil {
+		if json.Unmarshal(entry.FieldsV1.GetRawBytes(), &fields) != nil {
 			continue
 		}
 		if _, owns := fields.Spec["f:replicas"]; owns {
