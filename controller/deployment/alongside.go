@@ -57,6 +57,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -310,17 +311,32 @@ func (dc *DeploymentController) patchGrayStatus(ctx context.Context, updated *ap
 	if c := deployutil.GetDeploymentCondition(updated.Status, grayapi.ConditionGrayHeld); c != nil {
 		condition = c
 	}
+	patch := func(resourceVersion string) (*appsv1.Deployment, error) {
+		body, err := json.Marshal(map[string]any{
+			"metadata": map[string]any{"annotations": annotations, "resourceVersion": resourceVersion},
+			"status":   map[string]any{"conditions": []any{condition}},
+		})
+		if err != nil {
+			return nil, err
+		}
+		return dc.client.AppsV1().Deployments(updated.Namespace).Patch(ctx, updated.Name, types.StrategicMergePatchType, body,
+			metav1.PatchOptions{FieldManager: dc.fieldManager}, "status")
+	}
 	// The resourceVersion makes the patch conditional on the Deployment this sync read: a
-	// percent or resume written in between fails it, and the next sync decides again.
-	body, err := json.Marshal(map[string]any{
-		"metadata": map[string]any{"annotations": annotations, "resourceVersion": updated.ResourceVersion},
-		"status":   map[string]any{"conditions": []any{condition}},
-	})
-	if err != nil {
+	// percent or resume written in between fails it, and the next sync decides again. The
+	// built-in controller writes the status after every ReplicaSet change, though, and a patch
+	// that lost only to that is sent again at once: the generation moves with every change of
+	// spec or annotations (the API server bumps it for both on Deployments), so an unchanged
+	// generation means nothing this sync decided from has changed.
+	written, err := patch(updated.ResourceVersion)
+	if !apierrors.IsConflict(err) {
+		return written, err
+	}
+	live, getErr := dc.client.AppsV1().Deployments(updated.Namespace).Get(ctx, updated.Name, metav1.GetOptions{})
+	if getErr != nil || live.UID != updated.UID || live.Generation != updated.Generation {
 		return nil, err
 	}
-	return dc.client.AppsV1().Deployments(updated.Namespace).Patch(ctx, updated.Name, types.StrategicMergePatchType, body,
-		metav1.PatchOptions{FieldManager: dc.fieldManager}, "status")
+	return patch(live.ResourceVersion)
 }
 
 // alongsideStatusUnchanged reports whether patchGrayStatus(updated) would change nothing on

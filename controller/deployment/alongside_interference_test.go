@@ -212,3 +212,32 @@ func TestAlongsideRetriesAnAnnotationOnlyConflict(t *testing.T) {
 	}
 	w.wantSizes(sz("v1", 1, "v2", 5))
 }
+
+// A status patch that lost only to the built-in controller's own status write (same
+// generation) is sent again at once: waiting for a rate-limited requeue every time would
+// stretch each step by the built-in controller's write rate.
+func TestAlongsideStatusPatchRetriesAfterABuiltInStatusWrite(t *testing.T) {
+	w := newAlongsideWorld(t, grayDeployment(10, "50"), TakeoverAdmission)
+	w.step()
+	w.cap = 5
+	w.takeOverAsPolicy("v2", savedDefault)
+	w.settle()
+
+	w.cap = 10
+	twenty := int32(20)
+	w.edit(func(d *appsv1.Deployment) { d.Spec.Replicas = &twenty })
+	wrote := false
+	w.f.client.PrependReactor("get", "deployments", func(action clienttesting.Action) (bool, runtime.Object, error) {
+		if wrote {
+			return false, nil, nil
+		}
+		wrote = true
+		live := w.deployment().DeepCopy()
+		d := live.DeepCopy()
+		d.Status.ObservedGeneration = d.Generation // the built-in controller's status write
+		w.put(d)
+		return true, live, nil
+	})
+	w.sync()
+	w.wantSizes(sz("v1", 10, "v2", 10))
+}
