@@ -2,7 +2,6 @@ package plugin
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -16,6 +15,7 @@ import (
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 	"k8s.io/kubectl/pkg/util/templates"
 
+	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
@@ -275,21 +275,7 @@ func runInsteadMode(d *appsv1.Deployment) bool {
 // observedGenerationOwner is the field manager that owns status.observedGeneration
 // in d's managedFields, "" if none does.
 func observedGenerationOwner(d *appsv1.Deployment) string {
-	for _, m := range d.ManagedFields {
-		if m.Subresource != "status" || m.FieldsV1 == nil {
-			continue
-		}
-		var fields struct {
-			Status map[string]json.RawMessage `json:"f:status"`
-		}
-		if err := json.Unmarshal(m.FieldsV1.GetRawBytes(), &fields); err != nil {
-			continue
-		}
-		if _, ok := fields.Status["f:observedGeneration"]; ok {
-			return m.Manager
-		}
-	}
-	return ""
+	return deployutil.FieldOwner(d.ManagedFields, "f:status", "f:observedGeneration")
 }
 
 func (o *SetOptions) setHoldPoints(d *appsv1.Deployment) error {

@@ -7,7 +7,6 @@ package deployment
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -199,23 +198,10 @@ func (g *graySync) builtInTookHoldApart() bool {
 }
 
 // resizedByOther reports whether rs's spec.replicas was last written by a field manager
-// other than ours (an update hands the field to its writer).
+// other than ours.
 func (dc *DeploymentController) resizedByOther(rs *appsv1.ReplicaSet) bool {
-	for _, entry := range rs.ManagedFields {
-		if entry.FieldsV1 == nil {
-			continue
-		}
-		var fields struct {
-			Spec map[string]json.RawMessage `json:"f:spec"`
-		}
-		if json.Unmarshal(entry.FieldsV1.GetRawBytes(), &fields) != nil {
-			continue
-		}
-		if _, owns := fields.Spec["f:replicas"]; owns {
-			return entry.Manager != dc.fieldManager
-		}
-	}
-	return false
+	owner := deployutil.FieldOwner(rs.ManagedFields, "f:spec", "f:replicas")
+	return owner != "" && owner != dc.fieldManager
 }
 
 // grayReplicaSet is what PlanGrayStep sees of rs. Its availability is only

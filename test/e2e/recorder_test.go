@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -551,18 +550,8 @@ func imageOf(t *corev1.PodTemplateSpec) string {
 // replicasManager names the field manager that owns rs's spec.replicas, that
 // is the last writer of it (an Update moves field ownership to its manager).
 func replicasManager(rs *appsv1.ReplicaSet) string {
-	for _, entry := range rs.ManagedFields {
-		if entry.FieldsV1 == nil {
-			continue
-		}
-		var fields struct {
-			Spec map[string]json.RawMessage `json:"f:spec"`
-		}
-		if json.Unmarshal(entry.FieldsV1.GetRawBytes(), &fields) == nil {
-			if _, ok := fields.Spec["f:replicas"]; ok {
-				return entry.Manager
-			}
-		}
+	if owner := deployutil.FieldOwner(rs.ManagedFields, "f:spec", "f:replicas"); owner != "" {
+		return owner
 	}
 	return "unknown"
 }
