@@ -128,7 +128,7 @@ func (dc *DeploymentController) syncAlongside(ctx context.Context, key string, d
 	prev, _ := readGrayStatus(ctx, d)
 	if !annotated {
 		// No longer gray: a rollback must not bring the opt-in back (gray_record.go).
-		if err := dc.mirrorPercent(ctx, d, rsList); err != nil {
+		if err := dc.mirrorRecord(ctx, d, rsList); err != nil {
 			return err
 		}
 	}
@@ -213,7 +213,7 @@ func (dc *DeploymentController) trackNotTakenOver(ctx context.Context, d *appsv1
 	if err := dc.markStable(ctx, d, newRS, rsList); err != nil {
 		return err
 	}
-	if err := dc.mirrorPercent(ctx, d, rsList); err != nil {
+	if err := dc.mirrorRecord(ctx, d, rsList); err != nil {
 		return err
 	}
 	prev, _ := readGrayStatus(ctx, d)

@@ -468,7 +468,7 @@ func (dc *DeploymentController) syncDeployment(ctx context.Context, key string) 
 	}
 	// No longer gray: a rollback must not bring the opt-in back (gray_record.go). Plain
 	// Deployments never carry it, so upstream's behaviour is untouched.
-	if err := dc.mirrorPercent(ctx, d, rsList); err != nil {
+	if err := dc.mirrorRecord(ctx, d, rsList); err != nil {
 		return err
 	}
 

@@ -83,6 +83,8 @@ type graySync struct {
 	rsList []*appsv1.ReplicaSet
 
 	points []int32
+	// policy is kubegray.io/on-failure and kubegray.io/hold-for.
+	policy grayapi.Policy
 	// prev is the status read at the start; stored is the one on the server now.
 	prev, stored       grayapi.Status
 	hasPrev, hasStored bool
@@ -153,6 +155,9 @@ func (g *graySync) run(ctx context.Context) error {
 		return g.freeze(ctx, err)
 	}
 	g.points = points
+	if g.policy, err = grayapi.ParsePolicy(d.Annotations); err != nil {
+		return g.freeze(ctx, err)
+	}
 
 	_, g.oldRSs = deployutil.FindOldReplicaSets(d, rsList)
 	if g.newRS, err = dc.getNewReplicaSetWith(ctx, d, rsList, g.oldRSs, newReplicaSetOptions{deferStatus: true}); err != nil {
@@ -191,7 +196,7 @@ func (g *graySync) run(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := dc.mirrorPercent(ctx, g.d, withNewRS(g.oldRSs, g.newRS)); err != nil {
+	if err := dc.mirrorRecord(ctx, g.d, withNewRS(g.oldRSs, g.newRS)); err != nil {
 		return err
 	}
 	return g.finish(ctx)
@@ -301,8 +306,13 @@ func (g *graySync) identify(ctx context.Context) {
 		st.Step = last
 	case g.isStableComingBack(st.StableRevision):
 		st.Step = last
+		why := ""
+		if st.Failure = g.carriedRollbackFailure(); st.Failure != nil {
+			why = fmt.Sprintf(" after revision %d failed (%s=%s): %s", st.Failure.RolledBackFrom,
+				grayapi.OnFailureAnnotation, grayapi.OnFailureRollback, st.Failure.Message)
+		}
 		g.dc.eventRecorder.Eventf(g.d, corev1.EventTypeNormal, grayapi.ReasonGrayRolledBack,
-			"Rolling back to stable revision %d (replica set %s): hold points skipped", st.StableRevision, g.newRS.Name)
+			"Rolling back to stable revision %d (replica set %s): hold points skipped%s", st.StableRevision, g.newRS.Name, why)
 	case !g.hasPrev && g.newRS != nil:
 		// Annotated in the middle of a rollout, or the status was lost: hold at the first
 		// point not yet passed rather than shrink the new ReplicaSet; a Deployment paused with

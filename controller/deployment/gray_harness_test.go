@@ -418,13 +418,17 @@ func (w *grayWorld) wantState(phase grayapi.Phase, paused bool) {
 		w.t.Fatalf("generation %d observed %d by status and %d by %s", d.Generation, d.Status.ObservedGeneration, st.ObservedGeneration, grayapi.StatusAnnotation)
 	}
 	held := deployutilCondition(d, grayapi.ConditionGrayHeld)
+	falseReason := string(phase)
+	if phase == grayapi.PhaseDegraded {
+		falseReason = "ProgressDeadlineExceeded"
+	}
 	switch {
 	case held == nil:
 		w.t.Fatalf("no GrayHeld condition")
 	case phase == grayapi.PhaseHeld && (held.Status != corev1.ConditionTrue || held.Reason != grayapi.ReasonHoldPointReached):
 		w.t.Fatalf("GrayHeld = %s/%s, want True/HoldPointReached", held.Status, held.Reason)
-	case phase != grayapi.PhaseHeld && (held.Status != corev1.ConditionFalse || held.Reason != string(phase)):
-		w.t.Fatalf("GrayHeld = %s/%s, want False/%s", held.Status, held.Reason, phase)
+	case phase != grayapi.PhaseHeld && (held.Status != corev1.ConditionFalse || held.Reason != falseReason):
+		w.t.Fatalf("GrayHeld = %s/%s, want False/%s", held.Status, held.Reason, falseReason)
 	}
 }
 

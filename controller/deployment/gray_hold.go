@@ -35,6 +35,13 @@ func (g *graySync) takeResume(ctx context.Context) bool {
 			g.resumed(ctx, fmt.Sprintf("Revision %d unpaused at %d%%: moving on to %s", g.st.Revision, from, g.nextShare()))
 			return true
 		}
+		if heldByUs && g.timedHoldDue() {
+			from := g.st.Percent
+			g.st.Step++
+			g.resumed(ctx, fmt.Sprintf("Revision %d held at %d%% for %s (%s): moving on to %s", g.st.Revision, from,
+				g.policy.HoldFor, grayapi.HoldForAnnotation, g.nextShare()))
+			return true
+		}
 		return false
 	}
 
@@ -69,6 +76,31 @@ func (g *graySync) takeResume(ctx context.Context) bool {
 	}
 	g.resumed(ctx, fmt.Sprintf("Revision %d resumed at %d%%: moving on to %s", g.st.Revision, from, g.nextShare()))
 	return true
+}
+
+// timedHoldDue reports whether kubegray.io/hold-for has run out on a hold that was reported
+// Held (settled) and still stands: counted from the first time this step was Held, so that
+// scaling events under the hold do not postpone it. A hold the user paused is not resumed.
+func (g *graySync) timedHoldDue() bool {
+	if g.policy.HoldFor <= 0 || (g.view != nil && g.view.userPaused) || !g.d.Spec.Paused {
+		return false
+	}
+	settledAt := g.prev.SettledAt
+	if g.prev.Phase != grayapi.PhaseHeld || settledAt == nil || g.prev.Revision != g.st.Revision || g.prev.Step != g.st.Step ||
+		int(g.st.Step) >= len(g.points) || !g.holdInPlace() {
+		return false
+	}
+	return !g.dc.now().Before(settledAt.Add(g.policy.HoldFor))
+}
+
+// scheduleTimedHold queues the sync that ends a timed hold about to be reported Held.
+func (g *graySync) scheduleTimedHold() {
+	if g.st.Phase != grayapi.PhaseHeld || g.policy.HoldFor <= 0 || g.st.SettledAt == nil || (g.view != nil && g.view.userPaused) {
+		return
+	}
+	left := g.st.SettledAt.Add(g.policy.HoldFor).Sub(g.dc.now())
+	// One second late rather than early: the stored time has whole seconds.
+	g.dc.enqueueAfter(g.d, max(left, 0)+time.Second)
 }
 
 // resumed records that the hold was left.

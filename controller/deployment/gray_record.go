@@ -15,10 +15,11 @@ package deployment
 //     its labels, and no Deployment controller edits ReplicaSet labels, so the label outlives
 //     any loss or copy of the status. It wins over the status whenever they disagree, and it
 //     is what a rollback is recognised by when the status is gone.
-//   - Every owned ReplicaSet carries the Deployment's current kubegray.io/percent, so that a
-//     rollback to any revision, even one from before the Deployment became gray, brings the
-//     opt-in back with the annotations instead of silently leaving gray. A Deployment that is
-//     no longer gray has it removed from its ReplicaSets again.
+//   - Every owned ReplicaSet carries the Deployment's current kubegray.io/percent (and its
+//     kubegray.io/on-failure and kubegray.io/hold-for), so that a rollback to any revision,
+//     even one from before the Deployment became gray, brings the opt-in and its policy back
+//     with the annotations instead of silently leaving gray or dropping automatic rollback.
+//     A Deployment that is no longer gray has them removed from its ReplicaSets again.
 //
 // The step and the hold are re-derived when the status is missing or unreadable: the step from
 // the new ReplicaSet's size (GrayFirstStepNotPassed), the hold from spec.paused with the new
@@ -61,7 +62,7 @@ func stableReplicaSet(rsList []*appsv1.ReplicaSet) *appsv1.ReplicaSet {
 // markStable puts the stable label on stable and takes it off every other ReplicaSet.
 func (dc *DeploymentController) markStable(ctx context.Context, d *appsv1.Deployment, stable *appsv1.ReplicaSet, rsList []*appsv1.ReplicaSet) error {
 	if stable.Labels[grayapi.StableLabel] != grayapi.StableLabelValue {
-		if err := dc.patchReplicaSetMeta(ctx, stable, "labels", grayapi.StableLabel, grayapi.StableLabelValue); err != nil {
+		if err := dc.patchReplicaSetMeta(ctx, stable, "labels", map[string]any{grayapi.StableLabel: grayapi.StableLabelValue}); err != nil {
 			return fmt.Errorf("deployment %s/%s: marking replica set %s stable: %w", d.Namespace, d.Name, stable.Name, err)
 		}
 		klog.FromContext(ctx).V(2).Info("Marked stable replica set", "deployment", klog.KObj(d), "replicaSet", klog.KObj(stable))
@@ -71,7 +72,7 @@ func (dc *DeploymentController) markStable(ctx context.Context, d *appsv1.Deploy
 			continue
 		}
 		if _, marked := rs.Labels[grayapi.StableLabel]; marked {
-			if err := dc.patchReplicaSetMeta(ctx, rs, "labels", grayapi.StableLabel, nil); err != nil {
+			if err := dc.patchReplicaSetMeta(ctx, rs, "labels", map[string]any{grayapi.StableLabel: nil}); err != nil {
 				return fmt.Errorf("deployment %s/%s: unmarking replica set %s: %w", d.Namespace, d.Name, rs.Name, err)
 			}
 		}
@@ -79,31 +80,39 @@ func (dc *DeploymentController) markStable(ctx context.Context, d *appsv1.Deploy
 	return nil
 }
 
-// mirrorPercent makes every ReplicaSet carry the Deployment's kubegray.io/percent (or none, for
-// a Deployment that is no longer gray): see the file comment.
-func (dc *DeploymentController) mirrorPercent(ctx context.Context, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) error {
-	value, gray := d.Annotations[grayapi.PercentAnnotation]
+// mirrorRecord makes every ReplicaSet carry the Deployment's recorded annotations
+// (grayapi.RecordedAnnotations: the hold points and the failure and timed-hold policy), each
+// removed where the Deployment has none, and all of them for a Deployment that is no longer
+// gray: see the file comment.
+func (dc *DeploymentController) mirrorRecord(ctx context.Context, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) error {
+	_, gray := d.Annotations[grayapi.PercentAnnotation]
 	for _, rs := range rsList {
-		current, has := rs.Annotations[grayapi.PercentAnnotation]
-		if has == gray && current == value {
+		changes := map[string]any{}
+		for _, key := range grayapi.RecordedAnnotations {
+			value, want := d.Annotations[key]
+			want = want && gray
+			current, has := rs.Annotations[key]
+			switch {
+			case want && (!has || current != value):
+				changes[key] = value
+			case !want && has:
+				changes[key] = nil
+			}
+		}
+		if len(changes) == 0 {
 			continue
 		}
-		var patched any
-		if gray {
-			patched = value
-		}
-		if err := dc.patchReplicaSetMeta(ctx, rs, "annotations", grayapi.PercentAnnotation, patched); err != nil {
-			return fmt.Errorf("deployment %s/%s: recording %s=%q on replica set %s: %w", d.Namespace, d.Name,
-				grayapi.PercentAnnotation, value, rs.Name, err)
+		if err := dc.patchReplicaSetMeta(ctx, rs, "annotations", changes); err != nil {
+			return fmt.Errorf("deployment %s/%s: recording %v on replica set %s: %w", d.Namespace, d.Name, changes, rs.Name, err)
 		}
 	}
 	return nil
 }
 
-// patchReplicaSetMeta sets (or, with a nil value, removes) one label or annotation of rs with
-// a merge patch: metadata only, so it never conflicts with a resize and bumps no generation.
-func (dc *DeploymentController) patchReplicaSetMeta(ctx context.Context, rs *appsv1.ReplicaSet, field, key string, value any) error {
-	body, err := json.Marshal(map[string]any{"metadata": map[string]any{field: map[string]any{key: value}}})
+// patchReplicaSetMeta sets (or, for a nil value, removes) labels or annotations of rs with a
+// merge patch: metadata only, so it never conflicts with a resize and bumps no generation.
+func (dc *DeploymentController) patchReplicaSetMeta(ctx context.Context, rs *appsv1.ReplicaSet, field string, values map[string]any) error {
+	body, err := json.Marshal(map[string]any{"metadata": map[string]any{field: values}})
 	if err != nil {
 		return err
 	}

@@ -35,6 +35,15 @@ func (g *graySync) finish(ctx context.Context) error {
 	}
 
 	g.setPhase(&newStatus)
+	g.trackDeadline(ctx)
+	if g.st.Phase == grayapi.PhaseDegraded && g.policy.OnFailure == grayapi.OnFailureRollback {
+		// The template write starts the rollback rollout, whose sync writes the status.
+		if wrote, err := g.rollBackOnFailure(ctx); wrote || err != nil {
+			return err
+		}
+	}
+	g.reportDeadlineCondition(&newStatus)
+	g.scheduleTimedHold()
 	setGrayHeldCondition(&newStatus, g.st, *d.Spec.Replicas, g.dc.metaNow())
 	// A Deployment first seen complete has completed nothing under our watch.
 	completed := g.st.Phase == grayapi.PhaseComplete && g.prevRead &&
@@ -117,7 +126,6 @@ func (g *graySync) setPhase(newStatus *appsv1.DeploymentStatus) {
 	st := &g.st
 	last := int(st.Step) >= len(g.points)
 	held := d.Spec.Paused && st.HeldAt != nil
-	progressing := deployutil.GetDeploymentCondition(*newStatus, appsv1.DeploymentProgressing)
 	switch {
 	case last && deployutil.DeploymentComplete(d, newStatus):
 		st.Phase = grayapi.PhaseComplete
@@ -130,12 +138,14 @@ func (g *graySync) setPhase(newStatus *appsv1.DeploymentStatus) {
 	case g.isRollingBack():
 		st.Phase = grayapi.PhaseRolledBack
 		st.Message = fmt.Sprintf("rolling back to stable revision %d", st.StableRevision)
-	case progressing != nil && progressing.Reason == deployutil.TimedOutReason:
-		st.Phase = grayapi.PhaseDegraded
-		st.Message = fmt.Sprintf("revision %d exceeded its progress deadline", st.Revision)
 	default:
+		// Degraded is decided after this, by the step's own deadline (gray_deadline.go):
+		// upstream's Progressing condition never times out while our hold pauses the rollout.
 		st.Phase = grayapi.PhaseProgressing
 		switch {
+		case held && g.newRS != nil && g.newRS.Status.AvailableReplicas < st.Target:
+			st.Message = fmt.Sprintf("holding revision %d at %d of %d replicas (%d%%); waiting for its replicas to become available: %d of %d are",
+				st.Revision, st.Target, replicas, st.Percent, g.newRS.Status.AvailableReplicas, st.Target)
 		case held:
 			st.Message = fmt.Sprintf("holding revision %d at %d of %d replicas (%d%%); waiting for the old replicas to settle at %d",
 				st.Revision, st.Target, replicas, st.Percent, replicas-st.Target)
@@ -166,14 +176,18 @@ func (g *graySync) settled() bool {
 }
 
 // setGrayHeldCondition keeps GrayHeld True while the rollout is Held and False otherwise, with
-// the phase as reason.
+// the phase as reason (the failure's reason, ProgressDeadlineExceeded, while Degraded).
 func setGrayHeldCondition(status *appsv1.DeploymentStatus, st grayapi.Status, replicas int32, now metav1.Time) {
 	if st.Phase == grayapi.PhaseHeld {
 		msg := fmt.Sprintf("%d of %d replicas (%d%%) on revision %d; run kubectl gray resume", st.Target, replicas, st.Percent, st.Revision)
 		deployutil.SetDeploymentCondition(status, *deployutil.NewDeploymentCondition(grayapi.ConditionGrayHeld, corev1.ConditionTrue, grayapi.ReasonHoldPointReached, msg, now))
 		return
 	}
-	deployutil.SetDeploymentCondition(status, *deployutil.NewDeploymentCondition(grayapi.ConditionGrayHeld, corev1.ConditionFalse, string(st.Phase), st.Message, now))
+	reason := string(st.Phase)
+	if st.Phase == grayapi.PhaseDegraded && st.Failure != nil {
+		reason = st.Failure.Reason
+	}
+	deployutil.SetDeploymentCondition(status, *deployutil.NewDeploymentCondition(grayapi.ConditionGrayHeld, corev1.ConditionFalse, reason, st.Message, now))
 }
 
 // setPausedCondition is checkPausedConditions' paused half applied to a status being built:

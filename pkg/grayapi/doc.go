@@ -14,6 +14,8 @@
 //	kubegray.io/status    controller only  JSON, see Status
 //	kubegray.io/strategy  takeover only    saved strategy, "RollingUpdate;maxSurge=25%;maxUnavailable=25%"
 //	kubegray.io/paused    takeover or user the user's own pause while taken over, "true"
+//	kubegray.io/on-failure user or plugin  "hold" (default) or "rollback" when Degraded
+//	kubegray.io/hold-for  user or plugin   a settled hold resumes by itself after it, "10m"
 //
 // And on the ReplicaSets the controller owns (the durable record, which the
 // tools that rewrite a Deployment's annotations never touch):
@@ -21,6 +23,8 @@
 //	kubegray.io/stable=true  label, controller only: the stable ReplicaSet
 //	kubegray.io/percent      the Deployment's current hold points, so that a
 //	                         rollback to any revision keeps the opt-in
+//	kubegray.io/on-failure   likewise, the Deployment's current values
+//	kubegray.io/hold-for
 package grayapi
 
 import (
@@ -52,7 +56,19 @@ const (
 	// rollout, and removing it, or `kubectl rollout resume`, resumes it. The
 	// release hands it back as spec.paused.
 	PausedAnnotation = Prefix + "paused"
+	// OnFailureAnnotation says what a Degraded rollout does: "hold" (the
+	// default) or "rollback" (see ParseOnFailure).
+	OnFailureAnnotation = Prefix + "on-failure"
+	// HoldForAnnotation makes a settled hold resume by itself after the
+	// duration it holds (see ParseHoldFor).
+	HoldForAnnotation = Prefix + "hold-for"
 )
+
+// RecordedAnnotations are the annotations the controller mirrors on every
+// ReplicaSet of a gray Deployment, so that `kubectl rollout undo`, which sets
+// a Deployment's annotations to a ReplicaSet's, keeps the opt-in and its
+// policy.
+var RecordedAnnotations = []string{PercentAnnotation, OnFailureAnnotation, HoldForAnnotation}
 
 // StableLabel marks the stable ReplicaSet of a gray Deployment (the last one
 // fully rolled out) with StableLabelValue. It is a label because `kubectl
@@ -89,6 +105,9 @@ const (
 	ReasonGrayRelease    = "GrayRelease"
 	ReasonGrayRolledBack = "GrayRolledBack"
 	ReasonGrayComplete   = "GrayComplete"
+	// ReasonGrayDegraded is the Warning emitted when a step misses its
+	// progress deadline.
+	ReasonGrayDegraded = "GrayDegraded"
 	// ReasonGrayResumeIgnored is the Warning emitted when a kubegray.io/resume
 	// request is dropped (unparsable, stale revision, or nothing held).
 	ReasonGrayResumeIgnored = "GrayResumeIgnored"
@@ -98,13 +117,18 @@ const (
 // the rollout is not held the condition is False and its reason is the phase.
 const ReasonHoldPointReached = "HoldPointReached"
 
+// ReasonProgressDeadlineExceeded is the reason of a False GrayHeld condition,
+// and of Failure, when a step missed the Deployment's progress deadline
+// (upstream's Progressing condition uses the same word).
+const ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
+
 // IsEventReason reports whether reason is one of the gray event reasons
 // above; status views use it to pick gray events out of a Deployment's
 // events.
 func IsEventReason(reason string) bool {
 	switch reason {
 	case ReasonGrayHeld, ReasonGrayResumed, ReasonGrayInvalid, ReasonGrayTakeover,
-		ReasonGrayRelease, ReasonGrayRolledBack, ReasonGrayComplete, ReasonGrayResumeIgnored:
+		ReasonGrayRelease, ReasonGrayRolledBack, ReasonGrayComplete, ReasonGrayResumeIgnored, ReasonGrayDegraded:
 		return true
 	}
 	return false

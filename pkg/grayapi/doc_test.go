@@ -24,7 +24,7 @@ func TestIsGrayAnnotation(t *testing.T) {
 }
 
 func TestIsEventReason(t *testing.T) {
-	for _, r := range []string{"GrayHeld", "GrayResumed", "GrayInvalid", "GrayTakeover", "GrayRelease", "GrayRolledBack", "GrayComplete", "GrayResumeIgnored"} {
+	for _, r := range []string{"GrayHeld", "GrayResumed", "GrayInvalid", "GrayTakeover", "GrayRelease", "GrayRolledBack", "GrayComplete", "GrayResumeIgnored", "GrayDegraded"} {
 		if !IsEventReason(r) {
 			t.Errorf("IsEventReason(%q) = false", r)
 		}

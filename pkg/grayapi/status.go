@@ -21,7 +21,8 @@ const (
 	// PhaseRolledBack: the template went back to the stable revision; the
 	// rollout to it skips every hold point and then becomes Complete.
 	PhaseRolledBack Phase = "RolledBack"
-	// PhaseDegraded: the progress deadline was exceeded.
+	// PhaseDegraded: the step missed its progress deadline (see Progress);
+	// nothing is widened or shrunk unless kubegray.io/on-failure says rollback.
 	PhaseDegraded Phase = "Degraded"
 	// PhaseInvalid: kubegray.io/percent cannot be parsed; the rollout is
 	// frozen where it is until the value is fixed or removed.
@@ -86,6 +87,40 @@ type Status struct {
 	// kubegray.io/strategy). It lets the controller repair a Deployment whose
 	// saved strategy was lost, which would otherwise stay on Recreate.
 	TakenOver bool `json:"takenOver,omitempty"`
+	// Progress is when the current step last made progress: when it began
+	// (rollout start, resume, new template, a scaling event that moved the
+	// target) or when the new ReplicaSet last gained an available replica.
+	// The step is Degraded once progressDeadlineSeconds pass after it with
+	// fewer than Target available. Nil while Held or Complete: holding is
+	// intentional, and no deadline runs.
+	Progress *Progress `json:"progress,omitempty"`
+	// SettledAt is when the current hold point was first reported Held; a
+	// scaling event under it keeps the time. kubegray.io/hold-for counts from
+	// it. Nil unless the step has been Held.
+	SettledAt *metav1.Time `json:"settledAt,omitempty"`
+	// Failure explains a Degraded rollout, and is kept after on-failure
+	// rolled it back, until the next rollout begins.
+	Failure *Failure `json:"failure,omitempty"`
+}
+
+// Progress is the last progress of a step.
+type Progress struct {
+	// At is when it happened.
+	At metav1.Time `json:"at"`
+	// Available is how many replicas of the new ReplicaSet were available then.
+	Available int32 `json:"available"`
+}
+
+// Failure is why a rollout failed.
+type Failure struct {
+	// Reason is ReasonProgressDeadlineExceeded.
+	Reason string `json:"reason"`
+	// Message names the ReplicaSet, its target, how many were available and
+	// the most common reason its pods were not ready.
+	Message string `json:"message"`
+	// RolledBackFrom is the revision that kubegray.io/on-failure rolled back;
+	// 0 when nothing was rolled back.
+	RolledBackFrom int64 `json:"rolledBackFrom,omitempty"`
 }
 
 const statusRule = `must be the JSON object gray-controller writes, with a known phase and no negative numbers`
@@ -98,8 +133,9 @@ func (s Status) Validate() error {
 		return fmt.Errorf("phase %q is not one of Progressing, Held, Complete, RolledBack, Degraded, Invalid", s.Phase)
 	case s.Mode != "" && s.Mode != ModeInstead && s.Mode != ModeAlongside:
 		return fmt.Errorf("mode %q is neither %q nor %q", s.Mode, ModeInstead, ModeAlongside)
-	case s.Revision < 0, s.StableRevision < 0, s.Step < 0, s.Target < 0, s.ObservedGeneration < 0:
-		return fmt.Errorf("revision, stableRevision, step, target and observedGeneration must not be negative")
+	case s.Revision < 0, s.StableRevision < 0, s.Step < 0, s.Target < 0, s.ObservedGeneration < 0,
+		s.Progress != nil && s.Progress.Available < 0, s.Failure != nil && s.Failure.RolledBackFrom < 0:
+		return fmt.Errorf("revision, stableRevision, step, target, observedGeneration, progress.available and failure.rolledBackFrom must not be negative")
 	case s.Percent < 0 || s.Percent > FullPercent:
 		return fmt.Errorf("percent %d is not within 0-100", s.Percent)
 	}

@@ -1,0 +1,286 @@
+package deployment
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+)
+
+// at sets the controller clock to testNow plus seconds.
+func (w *grayWorld) at(seconds int) {
+	w.f.dc.now = func() time.Time { return testNow.Add(time.Duration(seconds) * time.Second) }
+}
+
+// replicaSetOf returns the ReplicaSet whose template runs image.
+func (w *grayWorld) replicaSetOf(image string) *appsv1.ReplicaSet {
+	w.t.Helper()
+	for _, rs := range w.replicaSets() {
+		if rs.Spec.Template.Spec.Containers[0].Image == image {
+			return rs
+		}
+	}
+	w.t.Fatalf("no ReplicaSet runs %s; sizes %v", image, w.sizes())
+	return nil
+}
+
+// readyBut makes every ReplicaSet's pods available except those of image, which exist and
+// have `available` available.
+func (w *grayWorld) readyBut(image string, available int32) {
+	w.t.Helper()
+	w.ready()
+	rs := w.replicaSetOf(image)
+	rs.Status.ReadyReplicas, rs.Status.AvailableReplicas = available, available
+	w.put(rs)
+}
+
+// holdNotReady rolls image out to its first hold point with none of its pods ever ready.
+func (w *grayWorld) holdNotReady(image string) {
+	w.t.Helper()
+	w.setImage(image)
+	for range 20 {
+		w.sync()
+		w.readyBut(image, 0)
+		if w.deployment().Spec.Paused {
+			return
+		}
+	}
+	w.t.Fatalf("never held; sizes %v", w.sizes())
+}
+
+// crashLooping adds n pods of rs whose container waits in CrashLoopBackOff after restarts.
+func (w *grayWorld) crashLooping(rs *appsv1.ReplicaSet, n int, restarts int32) {
+	w.t.Helper()
+	for i := range n {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{
+				Name: rs.Name + "-" + string(rune('a'+i)), Namespace: rs.Namespace,
+				Labels:          map[string]string{appsv1.DefaultDeploymentUniqueLabelKey: rs.Labels[appsv1.DefaultDeploymentUniqueLabelKey]},
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID, Controller: ptr.To(true)}},
+			},
+			Status: corev1.PodStatus{
+				Phase:      corev1.PodRunning,
+				Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "ContainersNotReady"}},
+				ContainerStatuses: []corev1.ContainerStatus{{
+					Name: "app", RestartCount: restarts,
+					State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 40s restarting failed container"}},
+				}},
+			},
+		}
+		if err := w.f.client.Tracker().Add(pod); err != nil {
+			w.t.Fatal(err)
+		}
+	}
+}
+
+func TestGrayDeadlineDegradesAHeldCanaryWhosePodsNeverBecomeReady(t *testing.T) {
+	w := startGray(t, grayDeployment(10, "20", withProgressDeadline(10)))
+	w.holdNotReady("v2")
+	w.wantSizes(sz("v1", 8, "v2", 2))
+	w.crashLooping(w.replicaSetOf("v2"), 2, 3)
+	w.takeEvents()
+
+	w.at(9)
+	w.sync()
+	w.wantState(grayapi.PhaseProgressing, true)
+	if msg := w.status().Message; !strings.Contains(msg, "waiting for its replicas to become available: 0 of 2") {
+		t.Fatalf("message %q does not say the canary is not available", msg)
+	}
+
+	w.at(11)
+	w.sync()
+	w.wantState(grayapi.PhaseDegraded, true)
+	w.wantSizes(sz("v1", 8, "v2", 2))
+	st := w.status()
+	rsName := w.replicaSetOf("v2").Name
+	wantFailure := "replica set " + rsName + " has 0 of 2 replicas available, 10s after the step last progressed (progressDeadlineSeconds): " +
+		"2 pods CrashLoopBackOff (back-off 40s restarting failed container), 6 restarts"
+	if st.Failure == nil || st.Failure.Reason != "ProgressDeadlineExceeded" || st.Failure.Message != wantFailure {
+		t.Fatalf("failure %+v, want ProgressDeadlineExceeded %q", st.Failure, wantFailure)
+	}
+	if c := deployutilCondition(w.deployment(), appsv1.DeploymentProgressing); c == nil || c.Status != corev1.ConditionFalse || c.Reason != "ProgressDeadlineExceeded" {
+		t.Fatalf("Progressing = %+v, want False/ProgressDeadlineExceeded while the hold pauses it", c)
+	}
+	w.wantEvents("GrayDegraded", rsName, "0 of 2", "CrashLoopBackOff")
+
+	// Once per step: a later sync neither warns again nor moves anything.
+	w.at(60)
+	w.sync()
+	w.wantState(grayapi.PhaseDegraded, true)
+	for _, e := range w.takeEvents() {
+		if strings.Contains(e, "GrayDegraded") {
+			t.Fatalf("second GrayDegraded event %q", e)
+		}
+	}
+
+	// The canary recovers: the hold settles and upstream's paused condition comes back.
+	w.ready()
+	w.sync()
+	w.wantState(grayapi.PhaseHeld, true)
+	if st := w.status(); st.Failure != nil || st.Progress != nil || st.SettledAt == nil {
+		t.Fatalf("held status keeps failure %+v / progress %+v, or has no settledAt", st.Failure, st.Progress)
+	}
+	if c := deployutilCondition(w.deployment(), appsv1.DeploymentProgressing); c == nil || c.Reason != "DeploymentPaused" {
+		t.Fatalf("Progressing = %+v, want Unknown/DeploymentPaused once held", c)
+	}
+}
+
+func TestGrayDeadlineRestartsOnProgress(t *testing.T) {
+	w := startGray(t, grayDeployment(10, "50", withProgressDeadline(10)))
+	w.holdNotReady("v2")
+	// The old side cannot drain below minAvailable while no canary pod is available.
+	w.wantSizes(sz("v1", 8, "v2", 5))
+	w.at(8)
+	w.readyBut("v2", 3)
+	w.sync()
+	w.at(17) // 9 s after the last progress
+	w.sync()
+	w.wantState(grayapi.PhaseProgressing, true)
+	// Losing a ready pod and getting it back is no progress: the clock keeps the high-water mark.
+	w.readyBut("v2", 2)
+	w.sync()
+	w.readyBut("v2", 3)
+	w.at(19)
+	w.sync()
+	w.wantState(grayapi.PhaseDegraded, true)
+	if got := w.status().Failure.Message; !strings.Contains(got, "3 of 5 replicas available") {
+		t.Fatalf("failure %q, want 3 of 5 available", got)
+	}
+}
+
+func TestGraySettledHoldIsNeverDegraded(t *testing.T) {
+	w := startGray(t, grayDeployment(10, "20", withProgressDeadline(10)))
+	w.setImage("v2")
+	w.settle()
+	w.wantState(grayapi.PhaseHeld, true)
+	w.at(3600)
+	w.sync()
+	w.wantState(grayapi.PhaseHeld, true)
+}
+
+func TestGrayUserPauseStopsTheDeadline(t *testing.T) {
+	w := startGray(t, grayDeployment(10, "50", withProgressDeadline(10),
+		withFenceposts(intstr.FromInt32(1), intstr.FromInt32(0))))
+	w.setImage("v2")
+	w.sync()
+	w.readyBut("v2", 0)
+	w.edit(func(d *appsv1.Deployment) { d.Spec.Paused = true })
+	w.at(3600)
+	w.sync()
+	w.wantState(grayapi.PhaseProgressing, true)
+	if st := w.status(); st.Progress != nil {
+		t.Fatalf("a user-paused step keeps a progress clock: %+v", st.Progress)
+	}
+}
+
+func TestGrayOnFailureRollback(t *testing.T) {
+	d := grayDeployment(10, "20", withProgressDeadline(10))
+	d.Annotations[grayapi.OnFailureAnnotation] = "rollback"
+	w := startGray(t, d)
+	w.holdNotReady("v2")
+	w.takeEvents()
+	w.at(11)
+	w.sync()
+	if image := w.deployment().Spec.Template.Spec.Containers[0].Image; image != "v1" {
+		t.Fatalf("template runs %s after a rollback on failure, want v1", image)
+	}
+	st := w.status()
+	if st.Phase != grayapi.PhaseRolledBack || st.Failure == nil || st.Failure.RolledBackFrom != 2 || w.deployment().Spec.Paused {
+		t.Fatalf("after the rollback write: phase %s failure %+v paused %t, want RolledBack from 2, unpaused",
+			st.Phase, st.Failure, w.deployment().Spec.Paused)
+	}
+	w.settle()
+	w.wantState(grayapi.PhaseComplete, false)
+	w.wantSizes(sz("v1", 10, "v2", 0))
+	if st := w.status(); st.Failure == nil || st.Failure.RolledBackFrom != 2 || st.Revision != 3 {
+		t.Fatalf("complete status %+v: want revision 3 with the failure of revision 2 kept", st)
+	}
+	w.wantEvents("GrayRolledBack", "after revision 2 failed", "GrayComplete")
+
+	// The next rollout starts clean.
+	w.setImage("v3")
+	w.settle()
+	if st := w.status(); st.Phase != grayapi.PhaseHeld || st.Failure != nil {
+		t.Fatalf("next rollout: phase %s failure %+v, want Held and no failure", st.Phase, st.Failure)
+	}
+}
+
+func TestGrayTimedHold(t *testing.T) {
+	d := grayDeployment(10, "20,50", withProgressDeadline(10))
+	d.Annotations[grayapi.HoldForAnnotation] = "5s"
+	w := startGray(t, d)
+	w.setImage("v2")
+	w.settle()
+	w.wantState(grayapi.PhaseHeld, true)
+	w.wantSizes(sz("v1", 8, "v2", 2))
+
+	w.at(4)
+	w.settle()
+	w.wantSizes(sz("v1", 8, "v2", 2))
+	w.at(5)
+	w.settle()
+	w.wantState(grayapi.PhaseHeld, true)
+	w.wantSizes(sz("v1", 5, "v2", 5))
+	w.wantEvents("for 5s (kubegray.io/hold-for): moving on to 50%")
+	w.at(10)
+	w.settle()
+	w.wantState(grayapi.PhaseComplete, false)
+	w.wantSizes(sz("v1", 0, "v2", 10))
+}
+
+func TestGrayTimedHoldDoesNotAdvanceADegradedStep(t *testing.T) {
+	d := grayDeployment(10, "20,50", withProgressDeadline(10))
+	d.Annotations[grayapi.HoldForAnnotation] = "5s"
+	w := startGray(t, d)
+	w.holdNotReady("v2")
+	for _, s := range []int{11, 60, 3600} {
+		w.at(s)
+		w.sync()
+		w.readyBut("v2", 0)
+		w.wantState(grayapi.PhaseDegraded, true)
+		w.wantSizes(sz("v1", 8, "v2", 2))
+	}
+}
+
+func TestGrayInvalidPolicyFreezes(t *testing.T) {
+	for key, value := range map[string]string{grayapi.OnFailureAnnotation: "Rollback", grayapi.HoldForAnnotation: "10"} {
+		t.Run(key, func(t *testing.T) {
+			w := startGray(t, grayDeployment(10, "20"))
+			w.setAnnotation(key, value)
+			w.setImage("v2")
+			w.sync()
+			w.wantSizes(sz("v1", 10))
+			st := w.status()
+			if st.Phase != grayapi.PhaseInvalid || !strings.Contains(st.Message, key) || !strings.Contains(st.Message, `"`+value+`"`) {
+				t.Fatalf("phase %s message %q, want Invalid naming %s and %q", st.Phase, st.Message, key, value)
+			}
+		})
+	}
+}
+
+func TestGrayPolicyIsRecordedOnReplicaSets(t *testing.T) {
+	d := grayDeployment(10, "20")
+	d.Annotations[grayapi.OnFailureAnnotation] = "rollback"
+	w := startGray(t, d)
+	w.setImage("v2")
+	w.settle()
+	for _, rs := range w.replicaSets() {
+		if rs.Annotations[grayapi.OnFailureAnnotation] != "rollback" || rs.Annotations[grayapi.PercentAnnotation] != "20" {
+			t.Fatalf("replica set %s annotations %v do not record percent and on-failure", rs.Name, rs.Annotations)
+		}
+	}
+	w.edit(func(d *appsv1.Deployment) { delete(d.Annotations, grayapi.OnFailureAnnotation) })
+	w.sync()
+	for _, rs := range w.replicaSets() {
+		if _, has := rs.Annotations[grayapi.OnFailureAnnotation]; has {
+			t.Fatalf("replica set %s keeps %s after the Deployment dropped it", rs.Name, grayapi.OnFailureAnnotation)
+		}
+	}
+}

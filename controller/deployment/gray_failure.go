@@ -1,0 +1,98 @@
+package deployment
+
+// What a failing canary leads to: the reason its pods are not ready, read once when the step
+// becomes Degraded, and the rollback that kubegray.io/on-failure: rollback asks for.
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/klog/v2"
+
+	"github.com/kubegray/kubectl-gray/pkg/deployutil"
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+	"github.com/kubegray/kubectl-gray/pkg/podhealth"
+)
+
+// whyNewPodsNotReady names the most common reason the pods of rs are not ready. The pod cache
+// keeps no pod status (it dominates the controller's memory, see NewDeploymentController), so
+// the pods are listed live here, once per Degraded step; a failed list only costs the reason.
+func (dc *DeploymentController) whyNewPodsNotReady(ctx context.Context, rs *appsv1.ReplicaSet) string {
+	if rs == nil {
+		return ""
+	}
+	selector := labels.Set{appsv1.DefaultDeploymentUniqueLabelKey: rs.Labels[appsv1.DefaultDeploymentUniqueLabelKey]}.AsSelector()
+	pods, err := dc.client.CoreV1().Pods(rs.Namespace).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
+	if err != nil {
+		klog.FromContext(ctx).V(2).Info("Could not list the pods of a degraded replica set", "replicaSet", klog.KObj(rs), "err", err)
+		return podhealth.Summarize(rs, nil).Top()
+	}
+	return podhealth.Summarize(rs, pods.Items).Top()
+}
+
+// rollBackOnFailure puts the stable revision's template back on a Degraded rollout whose
+// kubegray.io/on-failure says rollback, in one main-resource Update that also leaves our hold
+// and records the rollback in the status; the next sync rolls the stable ReplicaSet back up
+// with every hold point skipped (identify). It reports whether it wrote; without a stable
+// ReplicaSet to go back to, the rollout stays Degraded with a Warning.
+func (g *graySync) rollBackOnFailure(ctx context.Context) (bool, error) {
+	d := g.d
+	stable := g.stableForRollback()
+	if stable == nil {
+		if g.prev.Phase != grayapi.PhaseDegraded {
+			g.dc.eventRecorder.Eventf(d, corev1.EventTypeWarning, grayapi.ReasonGrayDegraded,
+				"%s=%s cannot roll revision %d back: no replica set of stable revision %d is left",
+				grayapi.OnFailureAnnotation, grayapi.OnFailureRollback, g.st.Revision, g.st.StableRevision)
+		}
+		return false, nil
+	}
+	g.st.Failure.RolledBackFrom = g.st.Revision
+	g.st.HeldAt = nil
+	g.st.Phase = grayapi.PhaseRolledBack
+	g.st.Message = fmt.Sprintf("rolling revision %d back to stable revision %d: %s", g.st.Revision, g.st.StableRevision, g.st.Failure.Message)
+
+	updated := g.server.DeepCopy()
+	deployutil.SetFromReplicaSetTemplate(updated, stable.Spec.Template)
+	if g.view == nil {
+		// In instead mode spec.paused is our hold; in alongside mode it is the takeover's, and
+		// the status alone says the hold is gone.
+		updated.Spec.Paused = false
+	}
+	if err := g.setStatusAnnotation(updated); err != nil {
+		return false, err
+	}
+	if _, err := g.dc.client.AppsV1().Deployments(d.Namespace).Update(ctx, updated, metav1.UpdateOptions{FieldManager: g.dc.fieldManager}); err != nil {
+		return false, fmt.Errorf("deployment %s/%s: rolling revision %d back to stable revision %d (%s=%s): %w", d.Namespace, d.Name,
+			g.st.Revision, g.st.StableRevision, grayapi.OnFailureAnnotation, grayapi.OnFailureRollback, err)
+	}
+	klog.FromContext(ctx).V(2).Info("Gray rollout rolled back on failure", "deployment", klog.KObj(d), "revision", g.st.Revision,
+		"stableRevision", g.st.StableRevision, "replicaSet", klog.KObj(stable))
+	return true, nil
+}
+
+// stableForRollback is the ReplicaSet to roll back to: the one carrying the stable label, or
+// the one with the stable revision; never the failing new one.
+func (g *graySync) stableForRollback() *appsv1.ReplicaSet {
+	if rs := stableReplicaSet(g.oldRSs); rs != nil {
+		return rs
+	}
+	for _, rs := range g.oldRSs {
+		if g.st.StableRevision > 0 && revisionOf(rs) == g.st.StableRevision {
+			return rs
+		}
+	}
+	return nil
+}
+
+// carriedRollbackFailure is the Failure a rollback made by on-failure recorded, for the rollout
+// that brings the stable revision back: nil for any other new rollout.
+func (g *graySync) carriedRollbackFailure() *grayapi.Failure {
+	if !g.hasPrev || g.prev.Failure == nil || g.prev.Failure.RolledBackFrom != g.prev.Revision {
+		return nil
+	}
+	return g.prev.Failure
+}

@@ -1,0 +1,94 @@
+package grayapi
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// OnFailure is what the controller does when a gray rollout becomes
+// Degraded (kubegray.io/on-failure).
+type OnFailure string
+
+// OnFailure values.
+const (
+	// OnFailureHold, the default: report Degraded and change nothing, so that
+	// a person can look at the failing canary.
+	OnFailureHold OnFailure = "hold"
+	// OnFailureRollback: put the stable revision's template back, skipping
+	// every hold point, as `kubectl gray undo` does.
+	OnFailureRollback OnFailure = "rollback"
+)
+
+const onFailureRule = `must be "hold" or "rollback"`
+
+// ParseOnFailure parses a kubegray.io/on-failure value; present reports
+// whether the annotation is set at all (absent means OnFailureHold).
+// Surrounding spaces are tolerated, nothing else: "Rollback", "yes" and ""
+// are errors, so that a typo never silently turns automatic rollback off.
+func ParseOnFailure(value string, present bool) (OnFailure, error) {
+	if !present {
+		return OnFailureHold, nil
+	}
+	switch v := OnFailure(strings.TrimSpace(value)); v {
+	case OnFailureHold, OnFailureRollback:
+		return v, nil
+	}
+	return "", &InvalidValueError{Key: OnFailureAnnotation, Value: value, Rule: onFailureRule}
+}
+
+// MinHoldFor and MaxHoldFor bound kubegray.io/hold-for: below a second the
+// hold is no hold, and a month is longer than anybody means to wait.
+const (
+	MinHoldFor = time.Second
+	MaxHoldFor = 31 * 24 * time.Hour
+)
+
+const holdForRule = `must be a Go duration from 1s to 744h, e.g. "10m" or "1h30m"`
+
+// ParseHoldFor parses a kubegray.io/hold-for value: how long a settled hold
+// lasts before the controller resumes it to the next step by itself.
+// Surrounding spaces are tolerated:
+//
+//	"10m" → 10m0s, "1h30m" → 1h30m0s
+//	"", "10", "-5m", "500ms", "800h", "10 m" → *InvalidValueError
+func ParseHoldFor(value string) (time.Duration, error) {
+	fail := func(detail string) (time.Duration, error) {
+		return 0, &InvalidValueError{Key: HoldForAnnotation, Value: value, Rule: holdForRule, Detail: detail}
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(value))
+	switch {
+	case err != nil:
+		return fail(strings.TrimPrefix(err.Error(), "time: "))
+	case d < MinHoldFor:
+		return fail(fmt.Sprintf("%s is shorter than %s", d, MinHoldFor))
+	case d > MaxHoldFor:
+		return fail(fmt.Sprintf("%s is longer than %s", d, MaxHoldFor))
+	}
+	return d, nil
+}
+
+// Policy is the opt-in automation of a gray Deployment: what a failure
+// does, and how long a hold lasts on its own.
+type Policy struct {
+	OnFailure OnFailure
+	// HoldFor is 0 when holds last until a resume.
+	HoldFor time.Duration
+}
+
+// ParsePolicy reads kubegray.io/on-failure and kubegray.io/hold-for from a
+// Deployment's annotations; the error names the first bad value.
+func ParsePolicy(annotations map[string]string) (Policy, error) {
+	var p Policy
+	var err error
+	onFailure, present := annotations[OnFailureAnnotation]
+	if p.OnFailure, err = ParseOnFailure(onFailure, present); err != nil {
+		return Policy{}, err
+	}
+	if holdFor, ok := annotations[HoldForAnnotation]; ok {
+		if p.HoldFor, err = ParseHoldFor(holdFor); err != nil {
+			return Policy{}, err
+		}
+	}
+	return p, nil
+}

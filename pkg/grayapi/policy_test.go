@@ -1,0 +1,67 @@
+package grayapi
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseOnFailure(t *testing.T) {
+	tests := []struct {
+		value   string
+		present bool
+		want    OnFailure
+		wantErr string
+	}{
+		{present: false, want: OnFailureHold},
+		{value: "hold", present: true, want: OnFailureHold},
+		{value: " rollback ", present: true, want: OnFailureRollback},
+		{value: "", present: true, wantErr: `invalid kubegray.io/on-failure "": must be "hold" or "rollback"`},
+		{value: "Rollback", present: true, wantErr: `invalid kubegray.io/on-failure "Rollback"`},
+		{value: "yes", present: true, wantErr: `"yes"`},
+	}
+	for _, tt := range tests {
+		got, err := ParseOnFailure(tt.value, tt.present)
+		switch {
+		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+			t.Errorf("ParseOnFailure(%q, %t) error %v, want one containing %q", tt.value, tt.present, err, tt.wantErr)
+		case tt.wantErr == "" && (err != nil || got != tt.want):
+			t.Errorf("ParseOnFailure(%q, %t) = %q, %v; want %q", tt.value, tt.present, got, err, tt.want)
+		}
+	}
+}
+
+func TestParseHoldFor(t *testing.T) {
+	good := map[string]time.Duration{"10m": 10 * time.Minute, " 1h30m ": 90 * time.Minute, "1s": time.Second, "744h": 744 * time.Hour}
+	for value, want := range good {
+		if got, err := ParseHoldFor(value); err != nil || got != want {
+			t.Errorf("ParseHoldFor(%q) = %v, %v; want %v", value, got, err, want)
+		}
+	}
+	bad := map[string]string{
+		"":      `invalid kubegray.io/hold-for "": must be a Go duration from 1s to 744h`,
+		"10":    `missing unit in duration "10"`,
+		"-5m":   "-5m0s is shorter than 1s",
+		"500ms": "500ms is shorter than 1s",
+		"745h":  "745h0m0s is longer than 744h0m0s",
+		"10 m":  `"10 m"`,
+	}
+	for value, want := range bad {
+		if _, err := ParseHoldFor(value); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseHoldFor(%q) error %v, want one containing %q", value, err, want)
+		}
+	}
+}
+
+func TestParsePolicy(t *testing.T) {
+	p, err := ParsePolicy(map[string]string{OnFailureAnnotation: "rollback", HoldForAnnotation: "5s"})
+	if err != nil || p != (Policy{OnFailure: OnFailureRollback, HoldFor: 5 * time.Second}) {
+		t.Fatalf("ParsePolicy = %+v, %v", p, err)
+	}
+	if p, err := ParsePolicy(nil); err != nil || p != (Policy{OnFailure: OnFailureHold}) {
+		t.Fatalf("ParsePolicy(nil) = %+v, %v; want hold and no timed hold", p, err)
+	}
+	if _, err := ParsePolicy(map[string]string{HoldForAnnotation: "soon"}); err == nil || !strings.Contains(err.Error(), HoldForAnnotation) {
+		t.Fatalf("ParsePolicy with a bad hold-for: %v", err)
+	}
+}
