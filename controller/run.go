@@ -60,6 +60,11 @@ func (o *Options) Run(ctx context.Context) error {
 			return err
 		}
 	}
+	if o.Mode == ModeAlongside && o.Takeover == TakeoverAdmission {
+		if err := checkTakeoverPolicies(ctx, client); err != nil {
+			return err
+		}
+	}
 
 	// The broadcaster outlives ctx so that events of the shutdown itself
 	// (the lease changing hands) are still sent; Shutdown ends it.

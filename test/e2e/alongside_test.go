@@ -253,11 +253,35 @@ func TestAlongside(t *testing.T) {
 			alongsideTakenOver(t, d, alongsideSaved)
 			time.Sleep(500 * time.Millisecond)
 		}
+		// Without the takeover policy, --takeover=admission must not start: nothing would take
+		// the next new template over before the built-in controller rolls it out.
+		wantRefusedToStart(t, c, "refusing to start in --mode=alongside --takeover=admission: "+
+			"MutatingAdmissionPolicy kubegray-takeover and MutatingAdmissionPolicyBinding kubegray-takeover not found", "manifests/alongside-eager")
+		applyManifests(t, c, alongsidePolicies(docs))
 		startAlongsideController(t, c)
 		e.expect("web", done)
 		alongsideReleased(t, e, "web")
 		waitRolledOut(t, e.client, e.ns, "web", 60*time.Second)
 	})
+}
+
+// wantRefusedToStart runs gray-controller --mode=alongside (admission takeover) as its
+// ServiceAccount and wants it to exit with an error saying each of want.
+func wantRefusedToStart(t *testing.T, c *cluster.Cluster, want ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, ourBinary(t, "gray-controller"), "--mode=alongside", "--leader-elect=false",
+		"--kubeconfig="+serviceAccountKubeconfig(t, c), "--metrics-bind-address=0", "--health-probe-bind-address=0")
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil || err == nil {
+		t.Fatalf("gray-controller did not refuse to start (err %v, context %v):\n%s", err, ctx.Err(), out)
+	}
+	for _, w := range want {
+		if !strings.Contains(string(out), w) {
+			t.Fatalf("gray-controller refused to start without saying %q:\n%s", w, out)
+		}
+	}
 }
 
 // TestAlongsideEager is alongside mode on a cluster without the admission

@@ -90,8 +90,8 @@ func sortedKeys(m map[string]map[string]any) []string {
 }
 
 // TestHelmMatchesKustomize renders the chart with its defaults (and
-// mode=instead) and the matching kustomize overlay, and wants the same
-// objects. The differences it explains, and nothing else:
+// mode=instead, and installPolicies=false for alongside-eager) and the
+// matching kustomize overlay, and wants the same objects. The differences it explains, and nothing else:
 //   - the Namespace: kustomize makes gray-system with the restricted Pod
 //     Security label; Helm installs into a namespace that exists or that
 //     `helm install --create-namespace` makes;
@@ -99,12 +99,16 @@ func sortedKeys(m map[string]map[string]any) []string {
 //     the admission policies, which the chart takes verbatim from
 //     manifests/alongside through the links in its files/ folder).
 func TestHelmMatchesKustomize(t *testing.T) {
-	for _, mode := range []string{"alongside", "instead"} {
-		t.Run(mode, func(t *testing.T) {
-			chart := objects(t, helmCmd(t, "template", releaseName, chartPath, "--namespace", releaseNS, "--set", "mode="+mode))
-			out, err := exec.Command("kubectl", "kustomize", "../../manifests/"+mode).Output()
+	for overlay, values := range map[string]string{
+		"alongside":       "mode=alongside",
+		"alongside-eager": "mode=alongside,installPolicies=false",
+		"instead":         "mode=instead",
+	} {
+		t.Run(overlay, func(t *testing.T) {
+			chart := objects(t, helmCmd(t, "template", releaseName, chartPath, "--namespace", releaseNS, "--set", values))
+			out, err := exec.Command("kubectl", "kustomize", "../../manifests/"+overlay).Output()
 			if err != nil {
-				t.Fatalf("kubectl kustomize manifests/%s: %v", mode, err)
+				t.Fatalf("kubectl kustomize manifests/%s: %v", overlay, err)
 			}
 			kust := objects(t, string(out))
 			delete(kust, "Namespace//"+releaseNS)
@@ -132,7 +136,7 @@ func TestHelmMatchesKustomize(t *testing.T) {
 					t.Errorf("%s differs (-kustomize +helm):\n%s", key, diff)
 				}
 			}
-			t.Logf("mode %s: helm template renders %d objects, the kustomize overlay %d (with its Namespace)", mode, len(chart), len(kust)+1)
+			t.Logf("%s: helm template renders %d objects, the kustomize overlay %d (with its Namespace)", overlay, len(chart), len(kust)+1)
 		})
 	}
 }
