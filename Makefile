@@ -135,14 +135,14 @@ deploy: ## Apply manifests/$(MODE) to the current kubectl context with the image
 	$(MAKE) -s render | kubectl apply --server-side -f -
 
 .PHONY: render-check
-render-check: ## `make render IMG=...` sets the image in both overlays, by tag and by digest.
-	@for mode in alongside instead; do \
+render-check: ## `make render IMG=...` sets the image in every overlay, by tag and by digest.
+	@for mode in alongside alongside-eager instead; do \
 		for img in registry.example/me/gray:dev registry.example/me/gray@sha256:$$(printf '%064d' 0); do \
 			out="$$($(MAKE) -s render MODE=$$mode IMG=$$img)"; \
 			grep -qF "image: $$img" <<<"$$out" || { echo "render MODE=$$mode IMG=$$img: image not set" >&2; exit 1; }; \
 			! grep -q 'ghcr.io/kubegray' <<<"$$out" || { echo "render MODE=$$mode: default image left" >&2; exit 1; }; \
 		done; \
-	done; echo "render-check: IMG= sets the image in both overlays"
+	done; echo "render-check: IMG= sets the image in every overlay"
 
 .PHONY: test-e2e
 test-e2e: image ## Real-cluster tests; the controller under test is the binary taken out of the image.
