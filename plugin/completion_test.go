@@ -66,6 +66,8 @@ func TestCompleteVerbsAndFlags(t *testing.T) {
 		{name: "dry-run-flag", args: []string{"__complete", "undo", "web", "--dry"}},
 		{name: "dry-run-values", args: []string{"__complete", "set", "web", "20", "--dry-run", ""}},
 		{name: "output-values", args: []string{"__complete", "resume", "web", "-o", ""}},
+		{name: "on-failure-values", args: []string{"__complete", "set", "web", "20", "--on-failure", ""}},
+		{name: "hold-for-values", args: []string{"__complete", "set", "web", "20", "--hold-for", ""}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

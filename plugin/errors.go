@@ -11,7 +11,8 @@ import (
 const (
 	// ExitOK: success, or the phase awaited by `status --until` was reached.
 	ExitOK = 0
-	// ExitFailure: any error, or the rollout is Degraded or Invalid.
+	// ExitFailure: any error, or the rollout awaited by `status --until` is
+	// Degraded or Invalid, or was rolled back by kubegray.io/on-failure.
 	ExitFailure = 1
 	// ExitTimeout: `status --until` ran out of --timeout.
 	ExitTimeout = 2

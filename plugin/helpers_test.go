@@ -184,6 +184,7 @@ func pod(rs *appsv1.ReplicaSet, suffix string, ready bool, restarts int32, creat
 	if ready {
 		status = corev1.ConditionTrue
 	}
+	running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: ago(created)}}
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: rs.Name + "-" + suffix, Namespace: rs.Namespace, Labels: rs.Spec.Template.Labels,
@@ -196,7 +197,7 @@ func pod(rs *appsv1.ReplicaSet, suffix string, ready bool, restarts int32, creat
 		Status: corev1.PodStatus{
 			Phase:             corev1.PodRunning,
 			Conditions:        []corev1.PodCondition{{Type: corev1.PodReady, Status: status}},
-			ContainerStatuses: []corev1.ContainerStatus{{Name: "app", Ready: ready, RestartCount: restarts}},
+			ContainerStatuses: []corev1.ContainerStatus{{Name: "app", Ready: ready, RestartCount: restarts, State: running}},
 		},
 	}
 }

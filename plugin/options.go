@@ -170,3 +170,20 @@ func runE(f cmdutil.Factory, o verb) func(*cobra.Command, []string) error {
 		return o.Run(commandContext(cmd))
 	}
 }
+
+// optionalString is a string flag that remembers whether it was given, for
+// flags where an explicit empty value means something ("remove it") that
+// leaving the flag out does not.
+type optionalString struct {
+	value string
+	set   bool
+}
+
+func (s *optionalString) String() string { return s.value }
+
+func (s *optionalString) Set(value string) error {
+	s.value, s.set = value, true
+	return nil
+}
+
+func (s *optionalString) Type() string { return "string" }

@@ -131,6 +131,10 @@ func renderStatus(w io.Writer, v StatusView, now time.Time, color bool) error {
 	default:
 		line("Hold points", "%s (step %d of %d)", formatHoldPoints(v.HoldPoints), v.Step+1, v.Steps)
 	}
+	if v.Policy != nil {
+		line("On failure", "%s", onFailureText(v.Policy, v.Message))
+		line("Hold for", "%s", holdForText(v.Policy, v.Message, now))
+	}
 	switch {
 	case v.Phase == "" && v.Gray:
 		line("Phase", "Pending (gray-controller has not reported yet)")
@@ -143,6 +147,12 @@ func renderStatus(w io.Writer, v StatusView, now time.Time, color bool) error {
 	}
 	if v.Message != "" {
 		line("Message", "%s", v.Message)
+	}
+	if v.Failure != nil {
+		line("Failure", "%s", failureText(v))
+		if v.Failure.RolledBackFrom > 0 {
+			fmt.Fprintf(&b, "%13s%s\n", "", rolledBackText(v.Failure.RolledBackFrom))
+		}
 	}
 	// An Invalid rollout has no target: it is frozen where it is.
 	if v.Phase != "" && grayapi.Phase(v.Phase) != grayapi.PhaseInvalid && v.NewAvailableReplicas != nil {
@@ -169,6 +179,9 @@ func renderStatus(w io.Writer, v StatusView, now time.Time, color bool) error {
 		}
 	}
 
+	if v.NotReady != nil {
+		renderNotReady(&b, v.NotReady)
+	}
 	if len(v.Conditions) > 0 {
 		b.WriteString("Conditions:\n")
 		tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)

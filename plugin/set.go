@@ -29,7 +29,15 @@ var (
 		They are checked before anything is sent to the cluster.
 
 		With --image the new images go into the same patch as the hold points, so
-		one command starts a gray rollout.`)
+		one command starts a gray rollout.
+
+		--on-failure and --hold-for write the policy annotations in the same patch:
+		kubegray.io/on-failure says whether a rollout that misses its progress
+		deadline (Degraded) is left as it is for a person to look at (hold, the
+		default) or rolled back to the stable revision (rollback), and
+		kubegray.io/hold-for makes each settled hold resume by itself after that
+		long. Together they make a hands-off canary. Their values are
+		checked before anything is sent, too.`)
 
 	setExample = templates.Examples(`
 		# Hold every rollout of web at 20% of its replicas
@@ -39,7 +47,13 @@ var (
 		kubectl gray set deploy/web 10,30,60 --image app=registry.example.com/web:1.27
 
 		# Set hold points on every Deployment labelled tier=frontend, asking the server first
-		kubectl gray set -l tier=frontend 25 --dry-run=server`)
+		kubectl gray set -l tier=frontend 25 --dry-run=server
+
+		# A canary that goes on by itself after 10 minutes at each hold point, and rolls back if it fails
+		kubectl gray set web 10,50 --image app=registry.example.com/web:1.28 --hold-for 10m --on-failure rollback
+
+		# Holds wait for 'kubectl gray resume' again
+		kubectl gray set web 10,50 --hold-for 0`)
 )
 
 // SetOptions holds what `kubectl gray set` needs.
@@ -50,10 +64,15 @@ type SetOptions struct {
 	// Takeover is "auto", "always" or "never": whether a template change
 	// also takes the Deployment over for alongside mode (see takeOver).
 	Takeover string
+	// OnFailure and HoldFor are --on-failure and --hold-for, written to
+	// the policy annotations when given.
+	OnFailure optionalString
+	HoldFor   optionalString
 
 	// Filled in by Complete.
-	HoldPoints   []int32
-	ImageUpdates []ContainerImage
+	HoldPoints    []int32
+	ImageUpdates  []ContainerImage
+	PolicyUpdates []annotationUpdate
 
 	TargetOptions
 	WriteOptions
@@ -80,7 +99,7 @@ const (
 func NewCmdSet(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	o := NewSetOptions(streams)
 	cmd := &cobra.Command{
-		Use:                   "set (DEPLOYMENT | -l SELECTOR) PERCENT[,PERCENT...] [--image CONTAINER=IMAGE ...]",
+		Use:                   "set (DEPLOYMENT | -l SELECTOR) PERCENT[,PERCENT...] [--image CONTAINER=IMAGE ...] [--on-failure hold|rollback] [--hold-for DURATION]",
 		DisableFlagsInUseLine: true,
 		Short:                 "Set the hold points of a Deployment, optionally with new images",
 		Long:                  setLong,
@@ -92,7 +111,13 @@ func NewCmdSet(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Com
 	cmd.Flags().StringArrayVar(&o.Images, "image", o.Images, "CONTAINER=IMAGE to roll out with the hold points in the same patch; repeat for several containers.")
 	cmd.Flags().StringVar(&o.Takeover, "takeover", o.Takeover,
 		`With --image, whether the same patch takes the Deployment over for gray-controller's alongside mode (paused, strategy Recreate, strategy saved in kubegray.io/strategy), so that the built-in deployment controller does not roll the new image out first: "auto" does unless gray-controller runs the Deployment in instead mode (its kubegray.io/status says so, or, without one, gray-controller owns its status.observedGeneration); "always"; "never".`)
+	cmd.Flags().Var(&o.OnFailure, "on-failure",
+		`What gray-controller does when a rollout misses its progress deadline (Degraded), written to kubegray.io/on-failure: "hold" reports it and changes nothing, "rollback" goes back to the stable revision by itself. An empty value removes the annotation (hold then applies).`)
+	cmd.Flags().Var(&o.HoldFor, "hold-for",
+		`How long each settled hold lasts before gray-controller resumes it to the next hold point by itself, written to kubegray.io/hold-for: a Go duration from 1s to 744h, e.g. 10m or 1h30m. 0 or an empty value removes the annotation, so holds wait for 'kubectl gray resume'.`)
 	o.addWriteFlags(cmd)
+	_ = cmd.RegisterFlagCompletionFunc("on-failure", cobra.FixedCompletions([]string{string(grayapi.OnFailureHold), string(grayapi.OnFailureRollback)}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("hold-for", cobra.NoFileCompletions)
 	return cmd
 }
 
@@ -140,7 +165,52 @@ func (o *SetOptions) complete(args []string) error {
 	default:
 		return fmt.Errorf("invalid --takeover %q: must be %q, %q or %q", o.Takeover, takeoverAuto, takeoverAlways, takeoverNever)
 	}
+	if err := o.completePolicy(); err != nil {
+		return err
+	}
 	return o.completeDryRun()
+}
+
+// annotationUpdate is one policy annotation a set writes, or removes.
+type annotationUpdate struct {
+	// Flag names the update in the result line.
+	Flag   string
+	Key    string
+	Value  string
+	Remove bool
+}
+
+// completePolicy checks --on-failure and --hold-for with the annotation
+// API's parsers, so that a bad value is refused before anything is sent.
+// An empty value, and a --hold-for of 0, remove the annotation: the way back
+// to the defaults without kubectl annotate.
+func (o *SetOptions) completePolicy() error {
+	o.PolicyUpdates = nil
+	if o.OnFailure.set {
+		u := annotationUpdate{Flag: "on-failure", Key: grayapi.OnFailureAnnotation}
+		if value := strings.TrimSpace(o.OnFailure.value); value == "" {
+			u.Remove = true
+		} else {
+			onFailure, err := grayapi.ParseOnFailure(value, true)
+			if err != nil {
+				return fmt.Errorf("--on-failure: %w", err)
+			}
+			u.Value = string(onFailure)
+		}
+		o.PolicyUpdates = append(o.PolicyUpdates, u)
+	}
+	if o.HoldFor.set {
+		// Written as given (a valid "10m" stays "10m"), the way it would be
+		// kept in Git.
+		u := annotationUpdate{Flag: "hold-for", Key: grayapi.HoldForAnnotation, Value: strings.TrimSpace(o.HoldFor.value)}
+		if u.Value == "" || u.Value == "0" {
+			u.Value, u.Remove = "", true
+		} else if _, err := grayapi.ParseHoldFor(u.Value); err != nil {
+			return fmt.Errorf("--hold-for: %w", err)
+		}
+		o.PolicyUpdates = append(o.PolicyUpdates, u)
+	}
+	return nil
 }
 
 // Validate checks flag combinations.
@@ -197,7 +267,7 @@ func (o *SetOptions) targets(ctx context.Context) ([]string, error) {
 // change and the takeover reach the API server in one write; took reports
 // whether the last application of the edits took the Deployment over.
 func (o *SetOptions) edits(took *bool) []edit {
-	edits := []edit{o.setHoldPoints}
+	edits := []edit{o.setHoldPoints, o.setPolicy}
 	if len(o.ImageUpdates) > 0 {
 		var before *corev1.PodTemplateSpec
 		edits = append(edits,
@@ -283,6 +353,31 @@ func (o *SetOptions) setHoldPoints(d *appsv1.Deployment) error {
 	return nil
 }
 
+func (o *SetOptions) setPolicy(d *appsv1.Deployment) error {
+	for _, u := range o.PolicyUpdates {
+		if u.Remove {
+			delete(d.Annotations, u.Key)
+		} else {
+			metav1.SetMetaDataAnnotation(&d.ObjectMeta, u.Key, u.Value)
+		}
+	}
+	return nil
+}
+
+// policyText describes the policy updates for the result line, e.g.
+// ", on-failure rollback, hold-for removed".
+func (o *SetOptions) policyText() string {
+	var b strings.Builder
+	for _, u := range o.PolicyUpdates {
+		value := u.Value
+		if u.Remove {
+			value = "removed"
+		}
+		fmt.Fprintf(&b, ", %s %s", u.Flag, value)
+	}
+	return b.String()
+}
+
 // setImages sets the image of each named container, init containers
 // included, as kubectl set image does.
 func (o *SetOptions) setImages(d *appsv1.Deployment) error {
@@ -326,7 +421,7 @@ func (o *SetOptions) setOne(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	points := grayapi.FormatPercent(o.HoldPoints)
+	points := grayapi.FormatPercent(o.HoldPoints) + o.policyText()
 	operation := "gray set to " + points
 	if !res.Changed {
 		operation = "gray unchanged at " + points

@@ -36,9 +36,17 @@ var (
 		and pods. Without one: a table of the gray Deployments of the namespace, or
 		of all namespaces with -A.
 
+		Why pods of the new ReplicaSet are not ready (ImagePullBackOff,
+		CrashLoopBackOff, unschedulable, quota, ...) is listed grouped and counted,
+		and a failed rollout shows gray-controller's reason, and whether
+		kubegray.io/on-failure rolled it back. The policy lines show
+		kubegray.io/on-failure and kubegray.io/hold-for, and how long a timed
+		hold has left.
+
 		-w redraws on every change (the API server's watch, not polling). --until
-		waits for a phase: it exits 0 when the phase is reached, 1 when the
-		rollout is Degraded or Invalid, 2 when --timeout passes first.
+		waits for a phase: it exits 0 when the phase is reached, 1 as soon as the
+		rollout is Degraded or Invalid or was rolled back by
+		kubegray.io/on-failure (printing why), 2 when --timeout passes first.
 
 		-o json|yaml prints a GrayStatus object (apiVersion kubectl-gray/v1) whose
 		fields are documented with the StatusView type of the plugin package.
@@ -108,7 +116,7 @@ func NewCmdStatus(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.
 	}
 	cmd.Flags().BoolVarP(&o.AllNamespaces, "all-namespaces", "A", o.AllNamespaces, "List gray Deployments of all namespaces.")
 	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", o.Watch, "Redraw on every change until interrupted (or until --until is reached).")
-	cmd.Flags().StringVar(&o.Until, "until", o.Until, "Wait until the rollout is held or complete; exit 1 if it is Degraded or Invalid.")
+	cmd.Flags().StringVar(&o.Until, "until", o.Until, "Wait until the rollout is held or complete; exit 1 if it is Degraded or Invalid, or kubegray.io/on-failure rolled it back.")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "Give up after this long (e.g. 5m); with --until the exit code is then 2. 0 waits forever.")
 	addViewOutputFlag(cmd, &o.Output, "Output format: json or yaml (a GrayStatus object). Default: text.")
 	_ = cmd.RegisterFlagCompletionFunc("until", cobra.FixedCompletions([]string{untilHeld, untilComplete}, cobra.ShellCompDirectiveNoFileComp))
@@ -335,8 +343,9 @@ func (o *StatusOptions) renderString(v StatusView) (string, error) {
 }
 
 // untilReached says whether the wait for a phase is over: true when reached,
-// an error when it cannot be reached (Degraded, Invalid, or a rollout that
-// completed without holding).
+// an error when it cannot be reached (Degraded, rolled back by
+// kubegray.io/on-failure, Invalid, or a rollout that completed without
+// holding).
 func untilReached(v StatusView, until string) (bool, error) {
 	obj := fmt.Sprintf("deployment %s/%s", v.Namespace, v.Name)
 	if !v.Gray {
@@ -348,11 +357,12 @@ func untilReached(v StatusView, until string) (bool, error) {
 	if v.Stale {
 		return false, nil
 	}
+	if err := failureError(v); err != nil {
+		return false, err
+	}
 	switch grayapi.Phase(v.Phase) {
-	case grayapi.PhaseDegraded:
-		return false, fmt.Errorf("%s is Degraded: %s; see 'kubectl gray status %s' and roll back with 'kubectl gray undo %s'", obj, orNoMessage(v.Message), v.Name, v.Name)
 	case grayapi.PhaseInvalid:
-		return false, fmt.Errorf("%s is Invalid: %s; fix it with 'kubectl gray set %s PERCENT'", obj, orNoMessage(v.Message), v.Name)
+		return false, fmt.Errorf("%s is Invalid: %s; fix it with '%s'", obj, orNoMessage(v.Message), fixCommand(v))
 	case grayapi.PhaseHeld:
 		return until == untilHeld, nil
 	case grayapi.PhaseComplete:
@@ -362,6 +372,20 @@ func untilReached(v StatusView, until string) (bool, error) {
 		return true, nil
 	}
 	return false, nil
+}
+
+// fixCommand is the set command that rewrites the annotations that may have
+// made a rollout Invalid. set always writes the hold points, so PERCENT is in
+// it even when only the policy is wrong.
+func fixCommand(v StatusView) string {
+	cmd := "kubectl gray set " + v.Name + " PERCENT"
+	if v.Policy != nil && v.Policy.OnFailureError != "" {
+		cmd += " --on-failure hold|rollback"
+	}
+	if v.Policy != nil && v.Policy.HoldForError != "" {
+		cmd += " --hold-for DURATION"
+	}
+	return cmd
 }
 
 // plainRolloutComplete applies kubectl rollout status's test to a Deployment
@@ -400,7 +424,12 @@ func waitingLine(v StatusView, until string) string {
 	if v.NewAvailableReplicas != nil {
 		available = *v.NewAvailableReplicas
 	}
-	return prefix + fmt.Sprintf("%s at %d%% (step %s), %d of %d new replicas available", v.Phase, v.Percent, stepText(v), available, v.Target)
+	line := prefix + fmt.Sprintf("%s at %d%% (step %s), %d of %d new replicas available", v.Phase, v.Percent, stepText(v), available, v.Target)
+	// Why the wait is long shows in a CI log before the progress deadline.
+	if v.NotReady != nil && v.NotReady.Top != "" {
+		line += "; not ready: " + v.NotReady.Top
+	}
+	return line
 }
 
 // reachedLine is the last line of a successful --until.

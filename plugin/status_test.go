@@ -291,28 +291,36 @@ func TestStatusTable(t *testing.T) {
 // every field without omitempty is printed, and every field of the view
 // types has a doc comment.
 func TestStatusJSONSchema(t *testing.T) {
-	cs := fake.NewClientset(heldWeb(t)...)
-	out, _, err := statusRun(context.Background(), cs, []string{"web"}, func(o *StatusOptions) { o.Output = "json" })
-	if err != nil {
-		t.Fatal(err)
+	// degradedWeb fills the failure view, timedHoldWeb the policy.
+	for name, objects := range map[string]func(*testing.T) []runtime.Object{
+		"held": heldWeb, "degraded": degradedWeb, "timed hold": timedHoldWeb("10m", time.Minute),
+	} {
+		t.Run(name, func(t *testing.T) {
+			cs := fake.NewClientset(objects(t)...)
+			out, _, err := statusRun(context.Background(), cs, []string{"web"}, func(o *StatusOptions) { o.Output = "json" })
+			if err != nil {
+				t.Fatal(err)
+			}
+			dec := json.NewDecoder(strings.NewReader(out))
+			dec.DisallowUnknownFields()
+			var v StatusView
+			if err := dec.Decode(&v); err != nil {
+				t.Fatalf("output does not match StatusView: %v", err)
+			}
+			if v.Kind != "GrayStatus" || v.APIVersion != "kubectl-gray/v1" {
+				t.Errorf("kind/apiVersion = %q/%q", v.Kind, v.APIVersion)
+			}
+			var raw map[string]any
+			if err := json.Unmarshal([]byte(out), &raw); err != nil {
+				t.Fatal(err)
+			}
+			checkRequiredKeys(t, "", reflect.TypeOf(StatusView{}), raw)
+		})
 	}
-	dec := json.NewDecoder(strings.NewReader(out))
-	dec.DisallowUnknownFields()
-	var v StatusView
-	if err := dec.Decode(&v); err != nil {
-		t.Fatalf("output does not match StatusView: %v", err)
-	}
-	if v.Kind != "GrayStatus" || v.APIVersion != "kubectl-gray/v1" {
-		t.Errorf("kind/apiVersion = %q/%q", v.Kind, v.APIVersion)
-	}
-	var raw map[string]any
-	if err := json.Unmarshal([]byte(out), &raw); err != nil {
-		t.Fatal(err)
-	}
-	checkRequiredKeys(t, "", reflect.TypeOf(StatusView{}), raw)
 
-	documented := map[string]bool{"StatusView": true, "ConditionView": true, "RevisionView": true, "PodView": true, "EventView": true, "StatusViewList": true, "ContainerImage": true}
-	for _, file := range []string{"statusview.go", "deployments.go"} {
+	documented := map[string]bool{"StatusView": true, "ConditionView": true, "RevisionView": true, "PodView": true, "EventView": true, "StatusViewList": true, "ContainerImage": true,
+		"PolicyView": true, "FailureView": true, "NotReadyView": true, "PodReasonView": true}
+	for _, file := range []string{"statusview.go", "deployments.go", "policy.go", "failure.go"} {
 		f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.ParseComments)
 		if err != nil {
 			t.Fatal(err)
@@ -351,6 +359,11 @@ func checkRequiredKeys(t *testing.T, path string, typ reflect.Type, obj map[stri
 			continue
 		}
 		ft := f.Type
+		if ft.Kind() == reflect.Pointer && ft.Elem().Kind() == reflect.Struct {
+			if m, ok := val.(map[string]any); ok {
+				checkRequiredKeys(t, path+name+".", ft.Elem(), m)
+			}
+		}
 		if ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct {
 			if items, _ := val.([]any); len(items) > 0 {
 				if m, ok := items[0].(map[string]any); ok {
@@ -390,6 +403,12 @@ func TestUntilReached(t *testing.T) {
 		{name: "invalid", view: gray(grayapi.PhaseInvalid, false), until: "held",
 			wantErr: "deployment default/web is Invalid: the message; fix it with 'kubectl gray set web PERCENT'"},
 		{name: "invalid but stale", view: gray(grayapi.PhaseInvalid, true), until: "held"},
+		{name: "invalid policy", view: func() StatusView {
+			v := gray(grayapi.PhaseInvalid, false)
+			v.Policy = &PolicyView{OnFailure: "hold", HoldForError: "bad"}
+			return v
+		}(), until: "complete",
+			wantErr: "deployment default/web is Invalid: the message; fix it with 'kubectl gray set web PERCENT --hold-for DURATION'"},
 		{name: "plain deployment never holds", view: plain(3, 3, 3, 3, false), until: "held",
 			wantErr: "deployment default/web is not a gray Deployment, so it never holds; make it one with 'kubectl gray set web PERCENT'"},
 		{name: "plain deployment complete", view: plain(3, 3, 3, 3, false), until: "complete", wantDone: true},
@@ -442,7 +461,11 @@ func TestStaleReasons(t *testing.T) {
 			st: grayapi.Status{Phase: grayapi.PhaseProgressing, Percent: 10, ObservedGeneration: 4}, points: []int32{20, 30}},
 		{name: "invalid and still invalid", d: deployment("web", withGeneration(4, 4)), st: invalid, points: []int32{}, percentErr: errString("bad")},
 		{name: "invalid then fixed", d: deployment("web", withGeneration(4, 4)), st: invalid, points: []int32{20},
-			want: []string{"hold points were fixed to 20 since gray-controller reported Invalid"}},
+			want: []string{"hold points (20) and policy are valid since gray-controller reported Invalid"}},
+		{name: "invalid, hold points fine, policy still invalid", d: deployment("web", withGeneration(4, 4), withAnnotation(grayapi.OnFailureAnnotation, "yes")),
+			st: invalid, points: []int32{20}},
+		{name: "held then policy broken", d: deployment("web", withGeneration(4, 4), withAnnotation(grayapi.HoldForAnnotation, "10")), st: held, points: []int32{10, 30},
+			want: []string{"the policy became invalid since gray-controller reported"}},
 		{name: "held then broken", d: deployment("web", withGeneration(4, 4)), st: held, points: []int32{}, percentErr: errString("bad"),
 			want: []string{"hold points became invalid since gray-controller reported"}},
 	}
@@ -616,7 +639,7 @@ func TestStatusUntilDegradedExitsOne(t *testing.T) {
 		d.Annotations[grayapi.StatusAnnotation] = s
 	})
 	err := waitFor(t, done, "status to return")
-	want := `deployment default/web is Degraded: ReplicaSet "web-7c9d5f8b6" has timed out progressing.; see 'kubectl gray status web' and roll back with 'kubectl gray undo web'`
+	want := `deployment default/web is Degraded: ReplicaSet "web-7c9d5f8b6" has timed out progressing.; not ready: 1 pod NotReady (container app is running but not ready), 2 restarts; see 'kubectl gray status web' and roll back with 'kubectl gray undo web'`
 	if err == nil || err.Error() != want || ExitCode(err) != ExitFailure {
 		t.Fatalf("err = %v (exit %d), want %q (exit 1)", err, ExitCode(err), want)
 	}

@@ -59,6 +59,12 @@ type StatusView struct {
 	Target int32 `json:"target"`
 	// HeldAt is when the current hold was reached (RFC3339); absent unless held.
 	HeldAt *metav1.Time `json:"heldAt,omitempty"`
+	// Policy is what the Deployment's kubegray.io/on-failure and
+	// kubegray.io/hold-for ask of gray-controller; absent unless Gray.
+	Policy *PolicyView `json:"policy,omitempty"`
+	// Failure is why the rollout failed: set while Degraded and, after
+	// kubegray.io/on-failure rolled it back, until the next rollout begins.
+	Failure *FailureView `json:"failure,omitempty"`
 	// Revision is the Deployment's current revision
 	// (deployment.kubernetes.io/revision).
 	Revision int64 `json:"revision"`
@@ -102,6 +108,9 @@ type StatusView struct {
 	Images []ContainerImage `json:"images"`
 	// Conditions of the Deployment, including GrayHeld.
 	Conditions []ConditionView `json:"conditions"`
+	// NotReady says why pods of the new ReplicaSet are not ready; absent
+	// when they all are. Omitted in a GrayStatusList.
+	NotReady *NotReadyView `json:"notReady,omitempty"`
 	// Revisions are the Deployment's ReplicaSets, newest revision first.
 	// Omitted in a GrayStatusList.
 	Revisions []RevisionView `json:"revisions,omitempty"`
@@ -236,6 +245,7 @@ func newStatusView(d *appsv1.Deployment, rel *related) StatusView {
 		v.Revision = rev
 	}
 
+	var settledAt *metav1.Time
 	if raw, ok := annotations[grayapi.StatusAnnotation]; ok {
 		if st, err := grayapi.ParseStatus(raw); err != nil {
 			v.Warnings = append(v.Warnings, err.Error())
@@ -248,8 +258,15 @@ func newStatusView(d *appsv1.Deployment, rel *related) StatusView {
 			v.Target = st.Target
 			v.HeldAt = st.HeldAt
 			v.StableRevision = st.StableRevision
+			v.Failure = failureView(st.Failure)
 			v.StaleReasons = staleReasons(d, st, v.HoldPoints, percentErr)
+			if st.Phase == grayapi.PhaseHeld {
+				settledAt = st.SettledAt
+			}
 		}
+	}
+	if v.Gray {
+		v.Policy = policyView(annotations, settledAt, v.TakenOver)
 	}
 	// The controller's message usually is this very error; say it once.
 	if percentErr != nil && percentErr.Error() != v.Message {
@@ -270,7 +287,9 @@ func newStatusView(d *appsv1.Deployment, rel *related) StatusView {
 	}
 
 	if rel != nil {
-		v.Revisions = revisionViews(d, rel.replicaSets, rel.pods, v.StableRevision)
+		newRS := newReplicaSet(d, rel.replicaSets)
+		v.NotReady = notReadyView(newRS, rel.pods)
+		v.Revisions = revisionViews(rel.replicaSets, newRS, rel.pods, v.StableRevision)
 		var newAvailable int32
 		for _, r := range v.Revisions {
 			if r.New {
@@ -295,12 +314,16 @@ func staleReasons(d *appsv1.Deployment, st grayapi.Status, points []int32, perce
 		reasons = append(reasons, fmt.Sprintf("resume request %q is not yet consumed", r))
 	}
 	// An annotation edit does not bump the generation, so compare the hold
-	// points with what the status was computed from.
+	// points and the policy with what the status was computed from. Either
+	// can make the phase Invalid.
+	_, policyErr := grayapi.ParsePolicy(d.Annotations)
 	switch {
-	case st.Phase == grayapi.PhaseInvalid && percentErr == nil && len(points) > 0:
-		reasons = append(reasons, fmt.Sprintf("hold points were fixed to %s since gray-controller reported Invalid", grayapi.FormatPercent(points)))
+	case st.Phase == grayapi.PhaseInvalid && percentErr == nil && policyErr == nil && len(points) > 0:
+		reasons = append(reasons, fmt.Sprintf("hold points (%s) and policy are valid since gray-controller reported Invalid", grayapi.FormatPercent(points)))
 	case st.Phase != grayapi.PhaseInvalid && percentErr != nil:
 		reasons = append(reasons, "hold points became invalid since gray-controller reported")
+	case st.Phase != grayapi.PhaseInvalid && policyErr != nil:
+		reasons = append(reasons, "the policy became invalid since gray-controller reported")
 	case st.Phase == grayapi.PhaseHeld && len(points) > 0 && grayapi.StepPercent(points, st.Step) != st.Percent:
 		reasons = append(reasons, fmt.Sprintf("hold points changed to %s since the hold at %d%%", grayapi.FormatPercent(points), st.Percent))
 	}
@@ -315,10 +338,11 @@ func replicasOf(d *appsv1.Deployment) int32 {
 	return *d.Spec.Replicas
 }
 
-func revisionViews(d *appsv1.Deployment, rss []*appsv1.ReplicaSet, pods []*corev1.Pod, stable int64) []RevisionView {
+// revisionViews lists rss, newest revision first; newRS is the one running
+// the Deployment's template, nil if none does.
+func revisionViews(rss []*appsv1.ReplicaSet, newRS *appsv1.ReplicaSet, pods []*corev1.Pod, stable int64) []RevisionView {
 	rss = append([]*appsv1.ReplicaSet(nil), rss...)
 	sortByRevision(rss)
-	newRS := newReplicaSet(d, rss)
 	byOwner := map[types.UID][]PodView{}
 	for _, p := range pods {
 		if ref := metav1.GetControllerOf(p); ref != nil {

@@ -308,7 +308,7 @@ func (g *graySync) identify(ctx context.Context) {
 		st.Step = last
 		why := ""
 		if st.Failure = g.carriedRollbackFailure(); st.Failure != nil {
-			why = fmt.Sprintf(" after revision %d failed (%s=%s): %s", st.Failure.RolledBackFrom,
+			why = fmt.Sprintf(" after revision %d failed (%s: %s): %s", st.Failure.RolledBackFrom,
 				grayapi.OnFailureAnnotation, grayapi.OnFailureRollback, st.Failure.Message)
 		}
 		g.dc.eventRecorder.Eventf(g.d, corev1.EventTypeNormal, grayapi.ReasonGrayRolledBack,

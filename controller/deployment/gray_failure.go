@@ -45,7 +45,7 @@ func (g *graySync) rollBackOnFailure(ctx context.Context) (bool, error) {
 	if stable == nil {
 		if g.prev.Phase != grayapi.PhaseDegraded {
 			g.dc.eventRecorder.Eventf(d, corev1.EventTypeWarning, grayapi.ReasonGrayDegraded,
-				"%s=%s cannot roll revision %d back: no replica set of stable revision %d is left",
+				"%s: %s cannot roll revision %d back: no replica set of stable revision %d is left",
 				grayapi.OnFailureAnnotation, grayapi.OnFailureRollback, g.st.Revision, g.st.StableRevision)
 		}
 		return false, nil
@@ -66,7 +66,7 @@ func (g *graySync) rollBackOnFailure(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	if _, err := g.dc.client.AppsV1().Deployments(d.Namespace).Update(ctx, updated, metav1.UpdateOptions{FieldManager: g.dc.fieldManager}); err != nil {
-		return false, fmt.Errorf("deployment %s/%s: rolling revision %d back to stable revision %d (%s=%s): %w", d.Namespace, d.Name,
+		return false, fmt.Errorf("deployment %s/%s: rolling revision %d back to stable revision %d (%s: %s): %w", d.Namespace, d.Name,
 			g.st.Revision, g.st.StableRevision, grayapi.OnFailureAnnotation, grayapi.OnFailureRollback, err)
 	}
 	klog.FromContext(ctx).V(2).Info("Gray rollout rolled back on failure", "deployment", klog.KObj(d), "revision", g.st.Revision,
