@@ -109,13 +109,21 @@ func renderStatus(w io.Writer, v StatusView, now time.Time, color bool) error {
 
 	line("Name", "%s", p.bold(v.Name))
 	line("Namespace", "%s", v.Namespace)
+	mode := v.Mode
+	if v.Takeover != "" {
+		mode += " (--takeover=" + v.Takeover + ")"
+	}
 	switch {
+	case v.TakenOver && v.Takeover == string(grayapi.TakeoverEager):
+		line("Mode", "%s, taken over while annotated: paused on strategy Recreate (strategy %s saved)", mode, v.SavedStrategy)
 	case v.TakenOver:
-		line("Mode", "%s, taken over: paused on strategy Recreate until the rollout ends (strategy %s saved)", v.Mode, v.SavedStrategy)
+		line("Mode", "%s, taken over: paused on strategy Recreate until the rollout ends (strategy %s saved)", mode, v.SavedStrategy)
+	case v.Takeover == string(grayapi.TakeoverAdmission):
+		line("Mode", "%s, not taken over: the kubegray-takeover policy or 'kubectl gray set --image' takes the next template change over", mode)
 	case v.Mode == string(grayapi.ModeAlongside):
-		line("Mode", "%s, not taken over", v.Mode)
+		line("Mode", "%s, not taken over", mode)
 	case v.Mode != "":
-		line("Mode", "%s", v.Mode)
+		line("Mode", "%s", mode)
 	}
 	switch {
 	case !v.Gray:

@@ -429,8 +429,25 @@ func (o *SetOptions) setOne(ctx context.Context, name string) error {
 	if changes := imageChanges(templateImages(&res.Before.Spec.Template.Spec), templateImages(&res.After.Spec.Template.Spec)); changes != "" {
 		operation += " (" + changes + ")"
 	}
-	if took {
-		operation += ", taken over (strategy " + res.After.Annotations[grayapi.StrategyAnnotation] + " saved)"
-	}
+	operation += takeoverText(took, res.Before, res.After)
 	return o.printResult(operation, res.After, o.Out)
+}
+
+// takeoverText says which takeover path took the Deployment over in this write, if any:
+// this command's own patch, or the kubegray-takeover admission policy acting on it; and for
+// an eager alongside controller, that it keeps the Deployment taken over while annotated.
+func takeoverText(took bool, before, after *appsv1.Deployment) string {
+	saved, taken := after.Annotations[grayapi.StrategyAnnotation]
+	_, wasTaken := before.Annotations[grayapi.StrategyAnnotation]
+	st, err := grayapi.ParseStatus(after.Annotations[grayapi.StatusAnnotation])
+	eager := err == nil && st.Takeover == grayapi.TakeoverEager
+	switch {
+	case took:
+		return ", taken over by kubectl gray (strategy " + saved + " saved)"
+	case taken && !wasTaken:
+		return ", taken over by the kubegray-takeover admission policy (strategy " + saved + " saved)"
+	case taken && eager:
+		return ", taken over by gray-controller --takeover=eager while annotated"
+	}
+	return ""
 }

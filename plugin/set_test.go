@@ -376,7 +376,7 @@ func TestSetImageTakesOver(t *testing.T) {
 		{
 			name: "auto, never run by gray-controller", setup: []func(*appsv1.Deployment){rolling}, image: "app=nginx:1.27",
 			wantSaved: "RollingUpdate;maxSurge=1;maxUnavailable=10%",
-			wantOut:   "deployment.apps/web gray set to 20 (app: nginx:1.26 -> nginx:1.27), taken over (strategy RollingUpdate;maxSurge=1;maxUnavailable=10% saved)\n",
+			wantOut:   "deployment.apps/web gray set to 20 (app: nginx:1.26 -> nginx:1.27), taken over by kubectl gray (strategy RollingUpdate;maxSurge=1;maxUnavailable=10% saved)\n",
 		},
 		{
 			name: "auto, alongside status", setup: []func(*appsv1.Deployment){rolling, status(grayapi.ModeAlongside)}, image: "app=nginx:1.27",

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
@@ -168,3 +169,33 @@ func TestSetPolicyFlags(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func TestTakeoverText(t *testing.T) {
+	deployment := func(annotations map[string]string) *appsv1.Deployment {
+		return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Annotations: annotations}}
+	}
+	const saved = "RollingUpdate;maxSurge=25%;maxUnavailable=25%"
+	eagerStatus := `{"mode":"alongside","takeover":"eager","revision":2,"stableRevision":1,"step":0,"percent":20,"target":2,"phase":"Held","observedGeneration":3}`
+	tests := []struct {
+		name          string
+		took          bool
+		before, after map[string]string
+		want          string
+	}{
+		{name: "our own patch", took: true, before: nil, after: map[string]string{grayapi.StrategyAnnotation: saved},
+			want: ", taken over by kubectl gray (strategy " + saved + " saved)"},
+		{name: "the admission policy in the same write", before: nil, after: map[string]string{grayapi.StrategyAnnotation: saved},
+			want: ", taken over by the kubegray-takeover admission policy (strategy " + saved + " saved)"},
+		{name: "eager controller", before: map[string]string{grayapi.StrategyAnnotation: saved},
+			after: map[string]string{grayapi.StrategyAnnotation: saved, grayapi.StatusAnnotation: eagerStatus},
+			want:  ", taken over by gray-controller --takeover=eager while annotated"},
+		{name: "not taken over", before: nil, after: map[string]string{}, want: ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := takeoverText(tt.took, deployment(tt.before), deployment(tt.after)); got != tt.want {
+				t.Fatalf("takeoverText = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -82,6 +82,10 @@ type StatusView struct {
 	TakenOver bool `json:"takenOver"`
 	// SavedStrategy is kubegray.io/strategy ("" unless taken over).
 	SavedStrategy string `json:"savedStrategy,omitempty"`
+	// Takeover is the alongside controller's takeover path ("admission" or
+	// "eager"), as its last status says; empty in instead mode or before it
+	// reported.
+	Takeover string `json:"takeover,omitempty"`
 	// Stale is true while the reported phase may not yet reflect the latest
 	// change (a new generation or a pending resume request); StaleReasons
 	// says why.
@@ -252,6 +256,7 @@ func newStatusView(d *appsv1.Deployment, rel *related) StatusView {
 		} else {
 			v.Phase = string(st.Phase)
 			v.Mode = string(st.Mode)
+			v.Takeover = string(st.Takeover)
 			v.Message = st.Message
 			v.Step = st.Step
 			v.Percent = st.Percent

@@ -66,16 +66,17 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
-// Takeover is how alongside mode takes a gray Deployment over.
-type Takeover string
+// Takeover is how alongside mode takes a gray Deployment over (grayapi.TakeoverAdmission:
+// the MutatingAdmissionPolicy or `kubectl gray set --image`, in the write that changes the
+// template, Kubernetes ≥ 1.36; grayapi.TakeoverEager: as soon as a Deployment is annotated,
+// and kept while annotated, for clusters without the admission policies). The status
+// records it, so that `kubectl gray` can say which path is in force.
+type Takeover = grayapi.Takeover
 
+// The takeover paths, as the controller's options name them.
 const (
-	// TakeoverAdmission leaves the takeover to the MutatingAdmissionPolicy or to
-	// `kubectl gray set --image`, in the write that changes the template (Kubernetes ≥ 1.36).
-	TakeoverAdmission Takeover = "admission"
-	// TakeoverEager takes a Deployment over as soon as it is annotated and keeps it taken over
-	// while annotated, for clusters without the admission policies.
-	TakeoverEager Takeover = "eager"
+	TakeoverAdmission = grayapi.TakeoverAdmission
+	TakeoverEager     = grayapi.TakeoverEager
 )
 
 // isAlongsideManaged reports whether an alongside controller has anything to do with d: it is
@@ -229,7 +230,7 @@ func (dc *DeploymentController) trackNotTakenOver(ctx context.Context, d *appsv1
 	}
 	replicas := *d.Spec.Replicas
 	st := grayapi.Status{
-		Mode: grayapi.ModeAlongside, Revision: rev, StableRevision: rev, Step: step, Percent: grayapi.FullPercent, Target: replicas,
+		Mode: grayapi.ModeAlongside, Takeover: dc.takeover, Revision: rev, StableRevision: rev, Step: step, Percent: grayapi.FullPercent, Target: replicas,
 		Phase: grayapi.PhaseComplete, Message: fmt.Sprintf("all %d replicas run revision %d", replicas, rev), ObservedGeneration: d.Generation,
 	}
 	value, err := grayapi.FormatStatus(st)

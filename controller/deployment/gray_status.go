@@ -224,6 +224,7 @@ func (g *graySync) setStatusAnnotation(d *appsv1.Deployment) error {
 	if g.view != nil {
 		g.st.Mode = grayapi.ModeAlongside
 		g.st.TakenOver = true
+		g.st.Takeover = g.dc.takeover
 	}
 	g.st.ObservedGeneration = d.Generation
 	value, err := grayapi.FormatStatus(g.st)

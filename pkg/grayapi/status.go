@@ -52,6 +52,20 @@ const (
 	ModeAlongside Mode = "alongside"
 )
 
+// Takeover is how an alongside controller takes gray Deployments over.
+type Takeover string
+
+// Takeover paths.
+const (
+	// TakeoverAdmission: the kubegray-takeover MutatingAdmissionPolicy (or
+	// `kubectl gray set --image`) takes a Deployment over in the write that
+	// changes its template (Kubernetes 1.36+).
+	TakeoverAdmission Takeover = "admission"
+	// TakeoverEager: the controller takes a Deployment over as soon as it is
+	// annotated and keeps it taken over while annotated (no policy needed).
+	TakeoverEager Takeover = "eager"
+)
+
 // Status is the controller's report of a gray rollout, stored as JSON in
 // kubegray.io/status. Only the controller writes it. Example:
 //
@@ -87,6 +101,9 @@ type Status struct {
 	// kubegray.io/strategy). It lets the controller repair a Deployment whose
 	// saved strategy was lost, which would otherwise stay on Recreate.
 	TakenOver bool `json:"takenOver,omitempty"`
+	// Takeover is the takeover path of the alongside controller that wrote
+	// the status; empty in instead mode.
+	Takeover Takeover `json:"takeover,omitempty"`
 	// Progress is when the current step last made progress: when it began
 	// (rollout start, resume, new template, a scaling event that moved the
 	// target) or when the new ReplicaSet last gained an available replica.
@@ -133,6 +150,8 @@ func (s Status) Validate() error {
 		return fmt.Errorf("phase %q is not one of Progressing, Held, Complete, RolledBack, Degraded, Invalid", s.Phase)
 	case s.Mode != "" && s.Mode != ModeInstead && s.Mode != ModeAlongside:
 		return fmt.Errorf("mode %q is neither %q nor %q", s.Mode, ModeInstead, ModeAlongside)
+	case s.Takeover != "" && s.Takeover != TakeoverAdmission && s.Takeover != TakeoverEager:
+		return fmt.Errorf("takeover %q is neither %q nor %q", s.Takeover, TakeoverAdmission, TakeoverEager)
 	case s.Revision < 0, s.StableRevision < 0, s.Step < 0, s.Target < 0, s.ObservedGeneration < 0,
 		s.Progress != nil && s.Progress.Available < 0, s.Failure != nil && s.Failure.RolledBackFrom < 0:
 		return fmt.Errorf("revision, stableRevision, step, target, observedGeneration, progress.available and failure.rolledBackFrom must not be negative")

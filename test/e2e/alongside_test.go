@@ -149,7 +149,7 @@ func TestAlongside(t *testing.T) {
 			e.do(createDeployment(newDeployment("web", "nginx:1.25", withReplicas(10))))
 			waitRolledOut(t, e.client, e.ns, "web", 60*time.Second)
 			out := alongsideKubectlGray(t, c, e.ns, "set", "web", "20", "--image", "app=nginx:1.26")
-			if !strings.Contains(out, "taken over (strategy "+alongsideSaved+" saved)") {
+			if !strings.Contains(out, "taken over by kubectl gray (strategy "+alongsideSaved+" saved)") {
 				t.Fatalf("kubectl gray set said %q, want the takeover reported", out)
 			}
 			d := e.expect("web", held)
@@ -308,6 +308,10 @@ func TestAlongsideEager(t *testing.T) {
 	// Complete, and still taken over while annotated.
 	d := e.expect("web", grayState{phase: grayapi.PhaseComplete, newSpec: 10, paused: true})
 	alongsideTakenOver(t, d, alongsideSaved)
+	// The user is told which takeover path is in force.
+	if out := alongsideKubectlGray(t, c, e.ns, "status", "web"); !strings.Contains(out, "alongside (--takeover=eager), taken over while annotated") {
+		t.Fatalf("kubectl gray status does not name the eager takeover:\n%s", out)
+	}
 	e.do(removeAnnotation("web", grayapi.PercentAnnotation))
 	alongsideReleased(t, e, "web")
 	waitRolledOut(t, e.client, e.ns, "web", 60*time.Second)
