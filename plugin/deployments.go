@@ -9,7 +9,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -67,32 +66,6 @@ func ownedReplicaSets(ctx context.Context, client kubernetes.Interface, d *appsv
 		}
 	}
 	return owned, list.ResourceVersion, nil
-}
-
-// equalIgnoreHash compares pod templates the way the Deployment controller
-// matches a ReplicaSet to its Deployment: semantically, without the
-// pod-template-hash label the controller adds to ReplicaSets.
-func equalIgnoreHash(a, b *corev1.PodTemplateSpec) bool {
-	a, b = a.DeepCopy(), b.DeepCopy()
-	delete(a.Labels, appsv1.DefaultDeploymentUniqueLabelKey)
-	delete(b.Labels, appsv1.DefaultDeploymentUniqueLabelKey)
-	return equality.Semantic.DeepEqual(a, b)
-}
-
-// newReplicaSet is the ReplicaSet running d's current template, the oldest
-// one if several do (the controller's tie-break); nil when none does yet.
-func newReplicaSet(d *appsv1.Deployment, rss []*appsv1.ReplicaSet) *appsv1.ReplicaSet {
-	var found *appsv1.ReplicaSet
-	for _, rs := range rss {
-		if !equalIgnoreHash(&rs.Spec.Template, &d.Spec.Template) {
-			continue
-		}
-		if found == nil || rs.CreationTimestamp.Before(&found.CreationTimestamp) ||
-			(rs.CreationTimestamp.Equal(&found.CreationTimestamp) && rs.Name < found.Name) {
-			found = rs
-		}
-	}
-	return found
 }
 
 // ContainerImage is one container of a pod template and its image.

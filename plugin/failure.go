@@ -94,7 +94,7 @@ func notReadyView(rs *appsv1.ReplicaSet, pods []*corev1.Pod) *NotReadyView {
 // said once.
 func failureText(v StatusView) string {
 	f := v.Failure
-	text := orDash(f.Reason)
+	text := orPlaceholder(f.Reason, "-")
 	if f.Message != "" && !strings.Contains(v.Message, f.Message) {
 		text += ": " + f.Message
 	}
@@ -132,12 +132,12 @@ func failureError(v StatusView) error {
 	if v.Failure != nil && v.Failure.RolledBackFrom > 0 {
 		// The pods now shown are those of the stable revision; the failed
 		// revision's reason is in the controller's message.
-		return fmt.Errorf("%s %s: %s", obj, rolledBackText(v.Failure.RolledBackFrom), orNoMessage(failureMessage(v)))
+		return fmt.Errorf("%s %s: %s", obj, rolledBackText(v.Failure.RolledBackFrom), orPlaceholder(failureMessage(v), "(no message)"))
 	}
-	if grayapi.Phase(v.Phase) != grayapi.PhaseDegraded {
+	if v.Phase != grayapi.PhaseDegraded {
 		return nil
 	}
-	reason := orNoMessage(failureMessage(v))
+	reason := orPlaceholder(failureMessage(v), "(no message)")
 	if n := v.NotReady; n != nil && n.Top != "" && !strings.Contains(reason, n.Top) {
 		reason += "; not ready: " + n.Top
 	}

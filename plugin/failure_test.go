@@ -227,7 +227,7 @@ func TestNotReadyView(t *testing.T) {
 
 func TestFailureError(t *testing.T) {
 	degraded := func(onFailure string, top string) StatusView {
-		v := StatusView{Namespace: ns, Name: "web", Gray: true, Phase: string(grayapi.PhaseDegraded), Message: "phase message", StableRevision: 1,
+		v := StatusView{Namespace: ns, Name: "web", Gray: true, Phase: grayapi.PhaseDegraded, Message: "phase message", StableRevision: 1,
 			Policy:  &PolicyView{OnFailure: onFailure},
 			Failure: &FailureView{Reason: grayapi.ReasonProgressDeadlineExceeded, Message: "0 of 3 available: 2 pods ImagePullBackOff"}}
 		if top != "" {
@@ -236,7 +236,7 @@ func TestFailureError(t *testing.T) {
 		return v
 	}
 	rolledBack := func(phase grayapi.Phase) StatusView {
-		return StatusView{Namespace: ns, Name: "web", Gray: true, Phase: string(phase), Revision: 3,
+		return StatusView{Namespace: ns, Name: "web", Gray: true, Phase: phase, Revision: 3,
 			Failure:  &FailureView{Reason: grayapi.ReasonProgressDeadlineExceeded, Message: "0 of 3 available", RolledBackFrom: 2},
 			NotReady: &NotReadyView{Top: "1 pod Pending"}}
 	}
@@ -257,14 +257,14 @@ func TestFailureError(t *testing.T) {
 			return v
 		}(),
 			want: "deployment default/web is Degraded: 0 of 3 available: 2 pods ImagePullBackOff; see 'kubectl gray status web' and roll back with 'kubectl gray undo web'"},
-		{name: "degraded without a failure", view: StatusView{Namespace: ns, Name: "web", Phase: string(grayapi.PhaseDegraded)},
+		{name: "degraded without a failure", view: StatusView{Namespace: ns, Name: "web", Phase: grayapi.PhaseDegraded},
 			want: "deployment default/web is Degraded: (no message); see 'kubectl gray status web' and roll back with 'kubectl gray undo web'"},
 		{name: "rolling back", view: rolledBack(grayapi.PhaseRolledBack),
 			want: "deployment default/web rolled back revision 2 automatically (kubegray.io/on-failure: rollback): 0 of 3 available"},
 		{name: "rolled back and complete", view: rolledBack(grayapi.PhaseComplete),
 			want: "deployment default/web rolled back revision 2 automatically (kubegray.io/on-failure: rollback): 0 of 3 available"},
-		{name: "failure kept, nothing rolled back, not degraded", view: StatusView{Phase: string(grayapi.PhaseHeld), Failure: &FailureView{Message: "old"}}},
-		{name: "progressing", view: StatusView{Phase: string(grayapi.PhaseProgressing), NotReady: &NotReadyView{Top: "1 pod Pending"}}},
+		{name: "failure kept, nothing rolled back, not degraded", view: StatusView{Phase: grayapi.PhaseHeld, Failure: &FailureView{Message: "old"}}},
+		{name: "progressing", view: StatusView{Phase: grayapi.PhaseProgressing, NotReady: &NotReadyView{Top: "1 pod Pending"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

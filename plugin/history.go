@@ -15,7 +15,6 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
-	deploymentutil "k8s.io/kubectl/pkg/util/deployment"
 	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
@@ -169,11 +168,11 @@ func newHistoryView(d *appsv1.Deployment, rss []*appsv1.ReplicaSet) HistoryView 
 			st = &s
 		}
 	}
-	newRS := newReplicaSet(d, rss)
+	newRS := deployutil.FindNewReplicaSet(d, rss)
 	var current, previous int64
 	if newRS != nil {
 		current, _ = deployutil.Revision(newRS)
-		for _, h := range strings.Split(newRS.Annotations[deploymentutil.RevisionHistoryAnnotation], ",") {
+		for _, h := range strings.Split(newRS.Annotations[deployutil.RevisionHistoryAnnotation], ",") {
 			if n, err := strconv.ParseInt(h, 10, 64); err == nil && n > previous {
 				previous = n
 			}
@@ -240,14 +239,7 @@ func renderHistory(w io.Writer, view HistoryView, now time.Time) error {
 	fmt.Fprintln(tw, "REVISION\tREPLICASET\tREADY\tIMAGES\tGRAY\tAGE\tCHANGE-CAUSE")
 	for _, r := range view.Revisions {
 		fmt.Fprintf(tw, "%d\t%s\t%d/%d\t%s\t%s\t%s\t%s\n", r.Revision, r.ReplicaSet, r.ReadyReplicas, r.Replicas,
-			formatImages(r.Images), orDash(strings.Join(r.Marks, ", ")), age(now, r.CreatedAt), orNone(r.ChangeCause))
+			formatImages(r.Images), orPlaceholder(strings.Join(r.Marks, ", "), "-"), age(now, r.CreatedAt), orPlaceholder(r.ChangeCause, "<none>"))
 	}
 	return tw.Flush()
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "<none>"
-	}
-	return s
 }

@@ -39,8 +39,9 @@ func (p palette) dim(s string) string  { return p.paint("2", s) }
 
 // phase colours a phase by what it asks of the reader: red needs action,
 // yellow waits for a decision, green is done.
-func (p palette) phase(s string) string {
-	switch grayapi.Phase(s) {
+func (p palette) phase(ph grayapi.Phase) string {
+	s := string(ph)
+	switch ph {
 	case grayapi.PhaseDegraded, grayapi.PhaseInvalid:
 		return p.paint("31", s)
 	case grayapi.PhaseHeld:
@@ -79,7 +80,10 @@ func age(now time.Time, t metav1.Time) string {
 	return duration.HumanDuration(now.Sub(t.Time))
 }
 
-// formatHoldPoints renders [10 30 60] as "10%, 30%, 60%".
+// formatHoldPoints renders [10 30 60] as "10%, 30%, 60%", the human form.
+// Where the value is the annotation's (written back, quoted in a message, or
+// the status table's HOLD-POINTS column) grayapi.FormatPercent gives
+// "10,30,60" instead.
 func formatHoldPoints(points []int32) string {
 	s := make([]string, len(points))
 	for i, p := range points {
@@ -109,7 +113,7 @@ func renderStatus(w io.Writer, v StatusView, now time.Time, color bool) error {
 
 	line("Name", "%s", p.bold(v.Name))
 	line("Namespace", "%s", v.Namespace)
-	mode := v.Mode
+	mode := string(v.Mode)
 	if v.Takeover != "" {
 		mode += " (--takeover=" + v.Takeover + ")"
 	}
@@ -120,7 +124,7 @@ func renderStatus(w io.Writer, v StatusView, now time.Time, color bool) error {
 		line("Mode", "%s, taken over: paused on strategy Recreate until the rollout ends (strategy %s saved)", mode, v.SavedStrategy)
 	case v.Takeover == string(grayapi.TakeoverAdmission):
 		line("Mode", "%s, not taken over: the kubegray-takeover policy or 'kubectl gray set --image' takes the next template change over", mode)
-	case v.Mode == string(grayapi.ModeAlongside):
+	case v.Mode == grayapi.ModeAlongside:
 		line("Mode", "%s, not taken over", mode)
 	case v.Mode != "":
 		line("Mode", "%s", mode)
@@ -132,7 +136,7 @@ func renderStatus(w io.Writer, v StatusView, now time.Time, color bool) error {
 		line("Hold points", "invalid %q", v.PercentAnnotation)
 	case v.Phase == "":
 		line("Hold points", "%s", formatHoldPoints(v.HoldPoints))
-	case grayapi.Phase(v.Phase) == grayapi.PhaseComplete:
+	case v.Phase == grayapi.PhaseComplete:
 		line("Hold points", "%s (rollout complete)", formatHoldPoints(v.HoldPoints))
 	case v.Step >= v.Steps:
 		line("Hold points", "%s (past the last one, rolling to 100%%)", formatHoldPoints(v.HoldPoints))
@@ -148,7 +152,7 @@ func renderStatus(w io.Writer, v StatusView, now time.Time, color bool) error {
 		line("Phase", "Pending (gray-controller has not reported yet)")
 	case v.Phase == "":
 		line("Phase", "-")
-	case v.HeldAt != nil && grayapi.Phase(v.Phase) == grayapi.PhaseHeld:
+	case v.HeldAt != nil && v.Phase == grayapi.PhaseHeld:
 		line("Phase", "%s at %d%% for %s (since %s)", p.phase(v.Phase), v.Percent, age(now, *v.HeldAt), v.HeldAt.UTC().Format(time.RFC3339))
 	default:
 		line("Phase", "%s", p.phase(v.Phase))
@@ -163,7 +167,7 @@ func renderStatus(w io.Writer, v StatusView, now time.Time, color bool) error {
 		}
 	}
 	// An Invalid rollout has no target: it is frozen where it is.
-	if v.Phase != "" && grayapi.Phase(v.Phase) != grayapi.PhaseInvalid && v.NewAvailableReplicas != nil {
+	if v.Phase != "" && v.Phase != grayapi.PhaseInvalid && v.NewAvailableReplicas != nil {
 		available := *v.NewAvailableReplicas
 		line("Target", "%s %d/%d new replicas available (%d%% of %d)",
 			progressBar(available, v.Target, progressWidth), available, v.Target, v.Percent, v.Replicas)
@@ -278,9 +282,9 @@ func renderStatusTable(w io.Writer, views []StatusView, allNamespaces bool, now 
 	for _, v := range views {
 		row := []string{
 			v.Name,
-			orDash(v.Phase),
+			orPlaceholder(string(v.Phase), "-"),
 			stepText(v),
-			orDash(grayapi.FormatPercent(v.HoldPoints)),
+			orPlaceholder(grayapi.FormatPercent(v.HoldPoints), "-"),
 			targetText(v),
 			fmt.Sprint(v.UpdatedReplicas),
 			fmt.Sprint(v.AvailableReplicas),
@@ -288,7 +292,7 @@ func renderStatusTable(w io.Writer, views []StatusView, allNamespaces bool, now 
 			fmt.Sprint(v.Revision),
 			"-",
 		}
-		if v.HeldAt != nil && grayapi.Phase(v.Phase) == grayapi.PhaseHeld {
+		if v.HeldAt != nil && v.Phase == grayapi.PhaseHeld {
 			row[len(row)-1] = age(now, *v.HeldAt)
 		}
 		if allNamespaces {
@@ -301,7 +305,7 @@ func renderStatusTable(w io.Writer, views []StatusView, allNamespaces bool, now 
 
 // targetText is the TARGET cell: "-" until gray-controller reported one.
 func targetText(v StatusView) string {
-	if v.Phase == "" || grayapi.Phase(v.Phase) == grayapi.PhaseInvalid {
+	if v.Phase == "" || v.Phase == grayapi.PhaseInvalid {
 		return "-"
 	}
 	return fmt.Sprint(v.Target)
@@ -315,9 +319,11 @@ func plural(n int32, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
-func orDash(s string) string {
+// orPlaceholder is s, or placeholder when s is empty, so that an empty value
+// still shows in a table column or a message: "-", "<none>", "(no message)".
+func orPlaceholder(s, placeholder string) string {
 	if s == "" {
-		return "-"
+		return placeholder
 	}
 	return s
 }

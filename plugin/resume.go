@@ -173,7 +173,7 @@ func newReplicaSetRevision(ctx context.Context, client kubernetes.Interface, d *
 	if err != nil {
 		return 0, false, err
 	}
-	rs := newReplicaSet(d, rss)
+	rs := deployutil.FindNewReplicaSet(d, rss)
 	if rs == nil {
 		return 0, false, nil
 	}

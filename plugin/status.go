@@ -19,10 +19,10 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
-	deploymentutil "k8s.io/kubectl/pkg/util/deployment"
 	"k8s.io/kubectl/pkg/util/templates"
 	"k8s.io/kubectl/pkg/util/term"
 
+	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
@@ -320,7 +320,7 @@ func (o *StatusOptions) ended(ctx context.Context, v StatusView) error {
 		return nil
 	}
 	if errors.Is(context.Cause(ctx), errTimeout) {
-		phase := v.Phase
+		phase := string(v.Phase)
 		if phase == "" {
 			phase = "not reported"
 		}
@@ -360,9 +360,9 @@ func untilReached(v StatusView, until string) (bool, error) {
 	if err := failureError(v); err != nil {
 		return false, err
 	}
-	switch grayapi.Phase(v.Phase) {
+	switch v.Phase {
 	case grayapi.PhaseInvalid:
-		return false, fmt.Errorf("%s is Invalid: %s; fix it with '%s'", obj, orNoMessage(v.Message), fixCommand(v))
+		return false, fmt.Errorf("%s is Invalid: %s; fix it with '%s'", obj, orPlaceholder(v.Message, "(no message)"), fixCommand(v))
 	case grayapi.PhaseHeld:
 		return until == untilHeld, nil
 	case grayapi.PhaseComplete:
@@ -392,7 +392,7 @@ func fixCommand(v StatusView) string {
 // without gray annotations: every replica updated and available.
 func plainRolloutComplete(v StatusView) (bool, error) {
 	for _, c := range v.Conditions {
-		if c.Type == string(appsv1.DeploymentProgressing) && c.Reason == deploymentutil.TimedOutReason {
+		if c.Type == string(appsv1.DeploymentProgressing) && c.Reason == deployutil.TimedOutReason {
 			return false, fmt.Errorf("deployment %s/%s exceeded its progress deadline", v.Namespace, v.Name)
 		}
 	}
@@ -400,13 +400,6 @@ func plainRolloutComplete(v StatusView) (bool, error) {
 		return false, nil
 	}
 	return v.UpdatedReplicas == v.Replicas && v.CurrentReplicas == v.Replicas && v.AvailableReplicas == v.Replicas, nil
-}
-
-func orNoMessage(m string) string {
-	if m == "" {
-		return "(no message)"
-	}
-	return m
 }
 
 // waitingLine is the progress line --until prints without -w.

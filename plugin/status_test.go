@@ -376,7 +376,7 @@ func checkRequiredKeys(t *testing.T, path string, typ reflect.Type, obj map[stri
 
 func TestUntilReached(t *testing.T) {
 	gray := func(phase grayapi.Phase, stale bool) StatusView {
-		v := StatusView{Namespace: ns, Name: "web", Gray: true, Phase: string(phase), Revision: 2, Message: "the message", Stale: stale}
+		v := StatusView{Namespace: ns, Name: "web", Gray: true, Phase: phase, Revision: 2, Message: "the message", Stale: stale}
 		return v
 	}
 	plain := func(replicas, current, updated, available int32, stale bool) StatusView {

@@ -45,7 +45,7 @@ type StatusView struct {
 	HoldPoints []int32 `json:"holdPoints"`
 	// Phase is the gray-controller's phase: Progressing, Held, Complete,
 	// RolledBack, Degraded or Invalid; "" before the controller reported.
-	Phase string `json:"phase"`
+	Phase grayapi.Phase `json:"phase"`
 	// Message is the gray-controller's explanation of the phase.
 	Message string `json:"message"`
 	// Step is the index of the current hold point; equal to the number of
@@ -75,7 +75,7 @@ type StatusView struct {
 	Paused bool `json:"paused"`
 	// Mode is the mode of the gray-controller that last reported ("instead"
 	// or "alongside"); "" before it reported.
-	Mode string `json:"mode"`
+	Mode grayapi.Mode `json:"mode"`
 	// TakenOver is true while the Deployment is taken over by an alongside
 	// gray-controller: paused on strategy Recreate for the whole rollout,
 	// its own strategy saved in kubegray.io/strategy.
@@ -241,7 +241,7 @@ func newStatusView(d *appsv1.Deployment, rel *related) StatusView {
 	v.SavedStrategy, v.TakenOver = annotations[grayapi.StrategyAnnotation]
 	if v.TakenOver {
 		// Taken over means alongside, even before the controller reported.
-		v.Mode = string(grayapi.ModeAlongside)
+		v.Mode = grayapi.ModeAlongside
 	}
 	if rev, err := deployutil.Revision(d); err != nil {
 		v.Warnings = append(v.Warnings, fmt.Sprintf("deployment %s/%s: %v", d.Namespace, d.Name, err))
@@ -254,8 +254,8 @@ func newStatusView(d *appsv1.Deployment, rel *related) StatusView {
 		if st, err := grayapi.ParseStatus(raw); err != nil {
 			v.Warnings = append(v.Warnings, err.Error())
 		} else {
-			v.Phase = string(st.Phase)
-			v.Mode = string(st.Mode)
+			v.Phase = st.Phase
+			v.Mode = st.Mode
 			v.Takeover = string(st.Takeover)
 			v.Message = st.Message
 			v.Step = st.Step
@@ -292,7 +292,7 @@ func newStatusView(d *appsv1.Deployment, rel *related) StatusView {
 	}
 
 	if rel != nil {
-		newRS := newReplicaSet(d, rel.replicaSets)
+		newRS := deployutil.FindNewReplicaSet(d, rel.replicaSets)
 		v.NotReady = notReadyView(newRS, rel.pods)
 		v.Revisions = revisionViews(rel.replicaSets, newRS, rel.pods, v.StableRevision)
 		var newAvailable int32

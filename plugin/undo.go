@@ -110,7 +110,7 @@ func (o *UndoOptions) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if !equalIgnoreHash(&rs.Spec.Template, &d.Spec.Template) {
+		if !deployutil.EqualIgnoreHash(&rs.Spec.Template, &d.Spec.Template) {
 			rollbackTo(d, rs)
 		}
 		return nil

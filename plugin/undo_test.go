@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
@@ -81,7 +82,7 @@ func TestUndoToStableWhileHeld(t *testing.T) {
 		t.Error("undo unpaused the Deployment; it must only change the template and annotations")
 	}
 	wantTemplate := podTemplate("nginx:1.26")
-	if !equalIgnoreHash(&d.Spec.Template, &wantTemplate) || d.Spec.Template.Labels["pod-template-hash"] != "" {
+	if !deployutil.EqualIgnoreHash(&d.Spec.Template, &wantTemplate) || d.Spec.Template.Labels["pod-template-hash"] != "" {
 		t.Errorf("template = %+v, want the stable template without pod-template-hash", d.Spec.Template)
 	}
 	wantAnnotations := map[string]string{

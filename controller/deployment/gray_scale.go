@@ -268,7 +268,7 @@ func (g *graySync) apply(ctx context.Context, newSize int32, old []*appsv1.Repli
 		return written, nil
 	}
 	for _, w := range g.writeOrder(ctx, newSize, old, oldSizes) {
-		if w.Old == rollout.GrayNewReplicaSet {
+		if w.New {
 			written, err := write(g.newRS, w.Size)
 			if err != nil {
 				return scaledAny, err
@@ -293,7 +293,7 @@ func (g *graySync) writeOrder(ctx context.Context, newSize int32, old []*appsv1.
 	if g.view == nil {
 		var writes []rollout.GrayWrite
 		if g.newRS != nil {
-			writes = append(writes, rollout.GrayWrite{Old: rollout.GrayNewReplicaSet, Size: newSize})
+			writes = append(writes, rollout.GrayWrite{New: true, Size: newSize})
 		}
 		for i, size := range oldSizes {
 			writes = append(writes, rollout.GrayWrite{Old: i, Size: size})
@@ -313,7 +313,7 @@ func (g *graySync) writeOrder(ctx context.Context, newSize int32, old []*appsv1.
 	writes := rollout.GrayAlongsideWrites(in)
 	for _, w := range writes {
 		planned := newSize
-		if w.Old != rollout.GrayNewReplicaSet {
+		if !w.New {
 			planned = oldSizes[w.Old]
 		}
 		if w.Size != planned {

@@ -129,7 +129,7 @@ func (dc *DeploymentController) getNewReplicaSetWith(ctx context.Context, d *app
 			return dc.client.AppsV1().ReplicaSets(rsCopy.Namespace).Update(ctx, rsCopy, metav1.UpdateOptions{FieldManager: dc.fieldManager})
 		}
 
-		needsUpdate := setDeploymentRevision(d, rsCopy.Annotations[deployutil.RevisionAnnotation])
+		needsUpdate := deployutil.SetDeploymentRevision(d, rsCopy.Annotations[deployutil.RevisionAnnotation])
 		// A Deployment that gained a progress deadline after its rollout started measures progress
 		// from the moment we first saw its new ReplicaSet.
 		if deployutil.HasProgressDeadline(d) && deployutil.GetDeploymentCondition(d.Status, appsv1.DeploymentProgressing) == nil {
@@ -208,7 +208,7 @@ func (dc *DeploymentController) getNewReplicaSetWith(ctx context.Context, d *app
 		dc.eventRecorder.Eventf(d, corev1.EventTypeNormal, scalingReplicaSetReason, "Scaled up replica set %s from 0 to %d", createdRS.Name, newReplicasCount)
 	}
 
-	needsUpdate := setDeploymentRevision(d, newRevision)
+	needsUpdate := deployutil.SetDeploymentRevision(d, newRevision)
 	if !alreadyExists && deployutil.HasProgressDeadline(d) {
 		msg := fmt.Sprintf("Created new replica set %q", createdRS.Name)
 		condition := deployutil.NewDeploymentCondition(appsv1.DeploymentProgressing, corev1.ConditionTrue, deployutil.NewReplicaSetReason, msg, dc.metaNow())
@@ -407,18 +407,6 @@ func replicasChanged(ctx context.Context, d *appsv1.Deployment, rss []*appsv1.Re
 		}
 	}
 	return false
-}
-
-// setDeploymentRevision mirrors the new ReplicaSet's revision onto d and reports a change.
-func setDeploymentRevision(d *appsv1.Deployment, revision string) bool {
-	if d.Annotations == nil {
-		d.Annotations = map[string]string{}
-	}
-	if d.Annotations[deployutil.RevisionAnnotation] == revision {
-		return false
-	}
-	d.Annotations[deployutil.RevisionAnnotation] = revision
-	return true
 }
 
 // withNewRS returns a fresh slice holding oldRSs followed by newRS (if any). Upstream appends a

@@ -60,14 +60,6 @@ func MaxUnavailable(d appsv1.Deployment) int32 {
 	return min(u, r)
 }
 
-// MinAvailable returns R − MaxUnavailable(d) for RollingUpdate, else 0.
-func MinAvailable(d *appsv1.Deployment) int32 {
-	if !IsRollingUpdate(d) {
-		return 0
-	}
-	return replicas(d) - MaxUnavailable(*d)
-}
-
 // MaxSurge returns the resolved maxSurge of a rolling Deployment, else 0.
 // Malformed values (prevented by validation) count as 0.
 //
@@ -79,21 +71,6 @@ func MaxSurge(d appsv1.Deployment) int32 {
 	surge, unavailable := fenceposts(&d)
 	s, _, _ := rollout.ResolveFenceposts(surge, unavailable, replicas(&d))
 	return s
-}
-
-// GetReplicaSetProportion returns how many replicas rs gains (or loses) in a
-// proportional scaling pass that must distribute toAdd in total, of which
-// added was already handed out: rollout.Proportion over
-// rollout.ReplicaSetFraction with the max-replicas annotation of rs as base.
-func GetReplicaSetProportion(ctx context.Context, rs *appsv1.ReplicaSet, d appsv1.Deployment, toAdd, added int32) int32 {
-	if rs == nil {
-		return 0
-	}
-	spec := rsReplicas(rs)
-	r := replicas(&d)
-	annotatedMax, hasMax := GetMaxReplicasAnnotation(ctx, rs)
-	f := rollout.ReplicaSetFraction(spec, r, r+MaxSurge(d), annotatedMax, hasMax, d.Status.Replicas)
-	return rollout.Proportion(spec, f, toAdd, added)
 }
 
 // GetReplicaCountForReplicaSets sums spec.replicas (nil entries skipped).
@@ -170,18 +147,8 @@ func NewRSNewReplicas(d *appsv1.Deployment, allRSs []*appsv1.ReplicaSet, newRS *
 	}
 }
 
-// IsSaturated reports whether rs holds the whole Deployment: spec = R, its
-// desired-replicas annotation says R, and all R replicas are available.
-// The annotation is read with strconv.Atoi as upstream does (so "+5" counts).
-func IsSaturated(d *appsv1.Deployment, rs *appsv1.ReplicaSet) bool {
-	if rs == nil {
-		return false
-	}
-	desired, ok := saturationDesired(rs)
-	r := replicas(d)
-	return ok && rsReplicas(rs) == r && desired == r && rs.Status.AvailableReplicas == r
-}
-
+// saturationDesired reads the desired-replicas annotation of rs with
+// strconv.Atoi as upstream IsSaturated does (so "+5" counts).
 func saturationDesired(rs *appsv1.ReplicaSet) (int32, bool) {
 	n, err := strconv.Atoi(rs.Annotations[DesiredReplicasAnnotation])
 	if err != nil {

@@ -47,38 +47,34 @@ func TestConstantsMatchUpstream(t *testing.T) {
 	}
 }
 
-func TestMaxUnavailableMinAvailableMaxSurge(t *testing.T) {
+func TestMaxUnavailableMaxSurge(t *testing.T) {
 	tests := []struct {
-		name             string
-		d                *appsv1.Deployment
-		wantUnavailable  int32
-		wantMinAvailable int32
-		wantSurge        int32
+		name            string
+		d               *appsv1.Deployment
+		wantUnavailable int32
+		wantSurge       int32
 	}{
-		{name: "unavailable 5 of 10", d: rollingDeployment(10, "1", "5"), wantUnavailable: 5, wantMinAvailable: 5, wantSurge: 1},
-		{name: "unavailable 10 of 10", d: rollingDeployment(10, "1", "10"), wantUnavailable: 10, wantMinAvailable: 0, wantSurge: 1},
-		{name: "unavailable 10 of 5 clamps to R", d: rollingDeployment(5, "1", "10"), wantUnavailable: 5, wantMinAvailable: 0, wantSurge: 1},
-		{name: "R=0", d: rollingDeployment(0, "1", "10"), wantUnavailable: 0, wantMinAvailable: 0, wantSurge: 1},
-		{name: "50% of 10", d: rollingDeployment(10, "1", "50%"), wantUnavailable: 5, wantMinAvailable: 5, wantSurge: 1},
-		{name: "60% of 10", d: rollingDeployment(10, "1", "60%"), wantUnavailable: 6, wantMinAvailable: 4, wantSurge: 1},
-		{name: "100% of 10", d: rollingDeployment(10, "1", "100%"), wantUnavailable: 10, wantMinAvailable: 0, wantSurge: 1},
-		{name: "100% of 5", d: rollingDeployment(5, "1", "100%"), wantUnavailable: 5, wantMinAvailable: 0, wantSurge: 1},
-		{name: "defaults 25%/25% of 10", d: rollingDeployment(10, "25%", "25%"), wantUnavailable: 2, wantMinAvailable: 8, wantSurge: 3},
-		{name: "both resolve to 0 → unavailable 1", d: rollingDeployment(3, "0", "25%"), wantUnavailable: 1, wantMinAvailable: 2, wantSurge: 0},
+		{name: "unavailable 5 of 10", d: rollingDeployment(10, "1", "5"), wantUnavailable: 5, wantSurge: 1},
+		{name: "unavailable 10 of 10", d: rollingDeployment(10, "1", "10"), wantUnavailable: 10, wantSurge: 1},
+		{name: "unavailable 10 of 5 clamps to R", d: rollingDeployment(5, "1", "10"), wantUnavailable: 5, wantSurge: 1},
+		{name: "R=0", d: rollingDeployment(0, "1", "10"), wantUnavailable: 0, wantSurge: 1},
+		{name: "50% of 10", d: rollingDeployment(10, "1", "50%"), wantUnavailable: 5, wantSurge: 1},
+		{name: "60% of 10", d: rollingDeployment(10, "1", "60%"), wantUnavailable: 6, wantSurge: 1},
+		{name: "100% of 10", d: rollingDeployment(10, "1", "100%"), wantUnavailable: 10, wantSurge: 1},
+		{name: "100% of 5", d: rollingDeployment(5, "1", "100%"), wantUnavailable: 5, wantSurge: 1},
+		{name: "defaults 25%/25% of 10", d: rollingDeployment(10, "25%", "25%"), wantUnavailable: 2, wantSurge: 3},
+		{name: "both resolve to 0 → unavailable 1", d: rollingDeployment(3, "0", "25%"), wantUnavailable: 1, wantSurge: 0},
 		{name: "no rollingUpdate block: fenceposts nil → unavailable 1", d: func() *appsv1.Deployment {
 			d := rollingDeployment(4, "", "")
 			d.Spec.Strategy.RollingUpdate = nil
 			return d
-		}(), wantUnavailable: 1, wantMinAvailable: 3, wantSurge: 0},
-		{name: "Recreate", d: recreateDeployment(10), wantUnavailable: 0, wantMinAvailable: 0, wantSurge: 0},
+		}(), wantUnavailable: 1, wantSurge: 0},
+		{name: "Recreate", d: recreateDeployment(10), wantUnavailable: 0, wantSurge: 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := MaxUnavailable(*tt.d); got != tt.wantUnavailable {
 				t.Errorf("MaxUnavailable() = %d, want %d", got, tt.wantUnavailable)
-			}
-			if got := MinAvailable(tt.d); got != tt.wantMinAvailable {
-				t.Errorf("MinAvailable() = %d, want %d", got, tt.wantMinAvailable)
 			}
 			if got := MaxSurge(*tt.d); got != tt.wantSurge {
 				t.Errorf("MaxSurge() = %d, want %d", got, tt.wantSurge)
@@ -180,79 +176,6 @@ func TestNewRSNewReplicas(t *testing.T) {
 			}
 			if got != tt.want {
 				t.Errorf("NewRSNewReplicas() = %d, want %d", got, tt.want)
-			}
-		})
-	}
-}
-
-func TestIsSaturated(t *testing.T) {
-	tests := []struct {
-		name      string
-		rs        *appsv1.ReplicaSet
-		replicas  int32
-		wantSatur bool
-	}{
-		{name: "nil RS", rs: nil, replicas: 3, wantSatur: false},
-		{name: "saturated", rs: withAnnotations(newRS("a", 3, 3, t0), DesiredReplicasAnnotation, "3"), replicas: 3, wantSatur: true},
-		{name: "desired annotation missing", rs: newRS("a", 3, 3, t0), replicas: 3, wantSatur: false},
-		{name: "desired annotation stale", rs: withAnnotations(newRS("a", 3, 3, t0), DesiredReplicasAnnotation, "2"), replicas: 3, wantSatur: false},
-		{name: "not all available", rs: withAnnotations(newRS("a", 3, 2, t0), DesiredReplicasAnnotation, "3"), replicas: 3, wantSatur: false},
-		{name: "spec differs", rs: withAnnotations(newRS("a", 2, 3, t0), DesiredReplicasAnnotation, "3"), replicas: 3, wantSatur: false},
-		{name: "Atoi accepts a plus sign like upstream", rs: withAnnotations(newRS("a", 3, 3, t0), DesiredReplicasAnnotation, "+3"), replicas: 3, wantSatur: true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := IsSaturated(rollingDeployment(tt.replicas, "1", "0"), tt.rs); got != tt.wantSatur {
-				t.Errorf("IsSaturated() = %v, want %v", got, tt.wantSatur)
-			}
-		})
-	}
-}
-
-// TestGetReplicaSetProportion runs upstream TestGetReplicaSetFraction's cases
-// through the object API with toAdd large enough not to bound the result,
-// plus the bounding and early-return rules.
-func TestGetReplicaSetProportion(t *testing.T) {
-	tests := []struct {
-		name           string
-		replicas       int32
-		maxSurge       string
-		statusReplicas int32
-		rsSpec         int32
-		rsMax          string // "" = no annotation
-		toAdd, added   int32
-		nilRS          bool
-		want           int32
-	}{
-		{name: "R=0 scales to 0", replicas: 0, maxSurge: "0", rsSpec: 10, toAdd: -100, want: -10},
-		{name: "missing max, status 0", replicas: 10, maxSurge: "0", rsSpec: 5, toAdd: 100, want: 0},
-		{name: "max 0, status 0", replicas: 10, maxSurge: "0", rsSpec: 5, rsMax: "0", toAdd: 100, want: 0},
-		{name: "missing max, status 100", replicas: 120, maxSurge: "0", statusReplicas: 100, rsSpec: 50, toAdd: 100, want: 10},
-		{name: "max 0, status 100", replicas: 120, maxSurge: "0", statusReplicas: 100, rsSpec: 50, rsMax: "0", toAdd: 100, want: 10},
-		{name: "invalid max, status 100", replicas: 120, maxSurge: "0", statusReplicas: 100, rsSpec: 50, rsMax: "many", toAdd: 100, want: 10},
-		{name: "max 100 → 120", replicas: 120, maxSurge: "0", rsSpec: 50, rsMax: "100", toAdd: 100, want: 10},
-		{name: "surge 10, max 110 → 130", replicas: 120, maxSurge: "10", rsSpec: 50, rsMax: "110", toAdd: 100, want: 9},
-		{name: "max 12 → 10", replicas: 10, maxSurge: "0", rsSpec: 6, rsMax: "12", toAdd: -100, want: -1},
-		{name: "surge 10, max 130 → 110", replicas: 100, maxSurge: "10", rsSpec: 50, rsMax: "130", toAdd: -100, want: -8},
-		{name: "bounded by what is left", replicas: 120, maxSurge: "0", rsSpec: 50, rsMax: "100", toAdd: 20, added: 15, want: 5},
-		{name: "nothing left", replicas: 120, maxSurge: "0", rsSpec: 50, rsMax: "100", toAdd: 20, added: 20, want: 0},
-		{name: "empty RS", replicas: 120, maxSurge: "0", rsSpec: 0, rsMax: "100", toAdd: 20, want: 0},
-		{name: "nil RS", replicas: 120, maxSurge: "0", nilRS: true, toAdd: 20, want: 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, ctx := ktesting.NewTestContext(t)
-			d := rollingDeployment(tt.replicas, tt.maxSurge, "1")
-			d.Status.Replicas = tt.statusReplicas
-			var rs *appsv1.ReplicaSet
-			if !tt.nilRS {
-				rs = newRS("a", tt.rsSpec, 0, t0)
-				if tt.rsMax != "" {
-					withAnnotations(rs, MaxReplicasAnnotation, tt.rsMax)
-				}
-			}
-			if got := GetReplicaSetProportion(ctx, rs, *d, tt.toAdd, tt.added); got != tt.want {
-				t.Errorf("GetReplicaSetProportion() = %d, want %d", got, tt.want)
 			}
 		})
 	}

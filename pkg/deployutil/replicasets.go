@@ -64,32 +64,6 @@ func FilterActiveReplicaSets(rss []*appsv1.ReplicaSet) []*appsv1.ReplicaSet {
 	return out
 }
 
-// FindActiveOrLatest returns the ReplicaSet that alone should hold all
-// replicas when at most one is active: the single active one; with none
-// active, newRS, or else the newest old one. With two or more active it
-// returns nil (proportional scaling is needed). oldRSs is sorted in place,
-// newest first, exactly as upstream does.
-func FindActiveOrLatest(newRS *appsv1.ReplicaSet, oldRSs []*appsv1.ReplicaSet) *appsv1.ReplicaSet {
-	if newRS == nil && len(oldRSs) == 0 {
-		return nil
-	}
-	SortNewestFirst(oldRSs)
-	candidates := make([]*appsv1.ReplicaSet, 0, len(oldRSs)+1)
-	candidates = append(append(candidates, oldRSs...), newRS)
-	active := FilterActiveReplicaSets(candidates)
-	switch len(active) {
-	case 0:
-		if newRS != nil {
-			return newRS
-		}
-		return oldRSs[0]
-	case 1:
-		return active[0]
-	default:
-		return nil
-	}
-}
-
 // GetDeploymentsForReplicaSet returns the Deployments in the ReplicaSet's
 // namespace whose selector matches its labels. A ReplicaSet without labels
 // matches nothing, and so do Deployments with an invalid, nil or empty
@@ -123,32 +97,6 @@ func (o ReplicaSetsByCreationTimestamp) Less(i, j int) bool {
 		return o[i].Name < o[j].Name
 	}
 	return o[i].CreationTimestamp.Before(&o[j].CreationTimestamp)
-}
-
-// ReplicaSetsBySizeOlder orders by spec.replicas descending, ties oldest
-// first (scale-down takes from older ReplicaSets first).
-type ReplicaSetsBySizeOlder []*appsv1.ReplicaSet
-
-func (o ReplicaSetsBySizeOlder) Len() int      { return len(o) }
-func (o ReplicaSetsBySizeOlder) Swap(i, j int) { o[i], o[j] = o[j], o[i] }
-func (o ReplicaSetsBySizeOlder) Less(i, j int) bool {
-	if a, b := rsReplicas(o[i]), rsReplicas(o[j]); a != b {
-		return a > b
-	}
-	return ReplicaSetsByCreationTimestamp(o).Less(i, j)
-}
-
-// ReplicaSetsBySizeNewer orders by spec.replicas descending, ties newest
-// first (scale-up gives to newer ReplicaSets first).
-type ReplicaSetsBySizeNewer []*appsv1.ReplicaSet
-
-func (o ReplicaSetsBySizeNewer) Len() int      { return len(o) }
-func (o ReplicaSetsBySizeNewer) Swap(i, j int) { o[i], o[j] = o[j], o[i] }
-func (o ReplicaSetsBySizeNewer) Less(i, j int) bool {
-	if a, b := rsReplicas(o[i]), rsReplicas(o[j]); a != b {
-		return a > b
-	}
-	return ReplicaSetsByCreationTimestamp(o).Less(j, i)
 }
 
 // ReplicaSetsByRevision orders by revision ascending; when either revision is

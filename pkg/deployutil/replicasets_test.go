@@ -132,39 +132,6 @@ func TestFilterActiveReplicaSets(t *testing.T) {
 	}
 }
 
-func TestFindActiveOrLatest(t *testing.T) {
-	tests := []struct {
-		name         string
-		newRS        *appsv1.ReplicaSet
-		oldRSs       []*appsv1.ReplicaSet
-		want         string // "" = nil
-		wantOldOrder []string
-	}{
-		{name: "nothing", want: ""},
-		{name: "none active: the new RS", newRS: newRS("new", 0, 0, t2), oldRSs: []*appsv1.ReplicaSet{newRS("a", 0, 0, t0), newRS("b", 0, 0, t1)}, want: "new", wantOldOrder: []string{"b", "a"}},
-		{name: "none active, no new: the newest old", oldRSs: []*appsv1.ReplicaSet{newRS("a", 0, 0, t0), newRS("b", 0, 0, t1)}, want: "b", wantOldOrder: []string{"b", "a"}},
-		{name: "one active old", newRS: newRS("new", 0, 0, t2), oldRSs: []*appsv1.ReplicaSet{newRS("a", 3, 0, t0), newRS("b", 0, 0, t1)}, want: "a", wantOldOrder: []string{"b", "a"}},
-		{name: "only the new is active", newRS: newRS("new", 3, 0, t2), oldRSs: []*appsv1.ReplicaSet{newRS("a", 0, 0, t0)}, want: "new", wantOldOrder: []string{"a"}},
-		{name: "two active: none", newRS: newRS("new", 1, 0, t2), oldRSs: []*appsv1.ReplicaSet{newRS("a", 3, 0, t0)}, want: ""},
-		{name: "same timestamp: name descending is newest", oldRSs: []*appsv1.ReplicaSet{newRS("x", 0, 0, t0), newRS("y", 0, 0, t0)}, want: "y", wantOldOrder: []string{"y", "x"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := FindActiveOrLatest(tt.newRS, tt.oldRSs)
-			gotName := ""
-			if got != nil {
-				gotName = got.Name
-			}
-			if gotName != tt.want {
-				t.Errorf("FindActiveOrLatest() = %q, want %q", gotName, tt.want)
-			}
-			if tt.wantOldOrder != nil && !reflect.DeepEqual(names(tt.oldRSs), tt.wantOldOrder) {
-				t.Errorf("oldRSs order = %v, want newest first %v", names(tt.oldRSs), tt.wantOldOrder)
-			}
-		})
-	}
-}
-
 func TestGetDeploymentsForReplicaSet(t *testing.T) {
 	dep := func(name, ns string, sel *metav1.LabelSelector) *appsv1.Deployment {
 		return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: appsv1.DeploymentSpec{Selector: sel}}
@@ -236,8 +203,6 @@ func TestReplicaSetSorts(t *testing.T) {
 	}{
 		{name: "by creation timestamp, name", sort: func(r []*appsv1.ReplicaSet) { sort.Sort(ReplicaSetsByCreationTimestamp(r)) }, want: []string{"d", "e", "a", "b", "c"}},
 		{name: "newest first", sort: SortNewestFirst, want: []string{"c", "b", "a", "e", "d"}},
-		{name: "by size, older first on ties", sort: func(r []*appsv1.ReplicaSet) { sort.Sort(ReplicaSetsBySizeOlder(r)) }, want: []string{"c", "e", "a", "b", "d"}},
-		{name: "by size, newer first on ties", sort: func(r []*appsv1.ReplicaSet) { sort.Sort(ReplicaSetsBySizeNewer(r)) }, want: []string{"c", "b", "a", "e", "d"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -75,35 +75,13 @@ func parsePoint(s string) (int32, string) {
 
 // FormatPercent renders hold points the way ParsePercent reads them, without
 // "%" and without spaces: [10 30 60] → "10,30,60", [20] → "20". It does not
-// validate; use ValidatePercent for points that did not come from
-// ParsePercent.
+// validate.
 func FormatPercent(points []int32) string {
 	s := make([]string, len(points))
 	for i, p := range points {
 		s[i] = strconv.Itoa(int(p))
 	}
 	return strings.Join(s, ",")
-}
-
-// ValidatePercent checks hold points built in code against the rule
-// ParsePercent enforces on text.
-func ValidatePercent(points []int32) error {
-	value := FormatPercent(points)
-	fail := func(detail string) error {
-		return &InvalidValueError{Key: PercentAnnotation, Value: value, Rule: percentRule, Detail: detail}
-	}
-	if len(points) == 0 {
-		return fail("the value is empty")
-	}
-	for i, p := range points {
-		if p < 0 || p >= FullPercent {
-			return fail(fmt.Sprintf("%d is out of range", p))
-		}
-		if i > 0 && p <= points[i-1] {
-			return fail(fmt.Sprintf("%d does not come after %d", p, points[i-1]))
-		}
-	}
-	return nil
 }
 
 // StepPercent is the share a rollout at step holds: points[step] for a step

@@ -195,31 +195,6 @@ func TestPercentRoundTrip(t *testing.T) {
 	}
 }
 
-func TestValidatePercent(t *testing.T) {
-	tests := []struct {
-		name    string
-		points  []int32
-		wantErr string
-	}{
-		{name: "valid", points: []int32{0, 10, 99}},
-		{name: "empty", points: nil, wantErr: `invalid kubegray.io/percent "": hold points must be strictly increasing integers 0-99, e.g. "10,30,60"; the value is empty`},
-		{name: "negative", points: []int32{-1}, wantErr: `invalid kubegray.io/percent "-1": hold points must be strictly increasing integers 0-99, e.g. "10,30,60"; -1 is out of range`},
-		{name: "hundred", points: []int32{50, 100}, wantErr: `invalid kubegray.io/percent "50,100": hold points must be strictly increasing integers 0-99, e.g. "10,30,60"; 100 is out of range`},
-		{name: "decreasing", points: []int32{50, 20}, wantErr: `invalid kubegray.io/percent "50,20": hold points must be strictly increasing integers 0-99, e.g. "10,30,60"; 20 does not come after 50`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := ValidatePercent(tt.points)
-			switch {
-			case tt.wantErr == "" && err != nil:
-				t.Fatalf("ValidatePercent(%v) = %v, want nil", tt.points, err)
-			case tt.wantErr != "" && (err == nil || err.Error() != tt.wantErr):
-				t.Fatalf("ValidatePercent(%v) = %v, want %s", tt.points, err, tt.wantErr)
-			}
-		})
-	}
-}
-
 func TestStepPercent(t *testing.T) {
 	points := []int32{10, 30, 60}
 	tests := []struct {

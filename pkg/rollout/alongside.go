@@ -2,12 +2,11 @@ package rollout
 
 import "slices"
 
-// GrayNewReplicaSet is the GrayWrite.Old of a write to the new ReplicaSet.
-const GrayNewReplicaSet = -1
-
 // GrayWrite is one ReplicaSet write of a gray step.
 type GrayWrite struct {
-	// Old is the index of the old ReplicaSet written, or GrayNewReplicaSet.
+	// New is true for the write to the new ReplicaSet.
+	New bool
+	// Old is the index of the old ReplicaSet written; unused when New.
 	Old int
 	// Size is the spec.replicas it gets.
 	Size int32
@@ -130,8 +129,8 @@ func GrayAlongsideWrites(in GrayWritesInput) []GrayWrite {
 	}
 
 	var activations, grows, shrinks, deactivations, same []GrayWrite
-	add := func(index int, from, to int32) {
-		w := GrayWrite{Old: index, Size: to}
+	add := func(w GrayWrite, from int32) {
+		to := w.Size
 		switch {
 		case to > from && from == 0:
 			activations = append(activations, w)
@@ -146,10 +145,10 @@ func GrayAlongsideWrites(in GrayWritesInput) []GrayWrite {
 		}
 	}
 	if in.HasNew {
-		add(GrayNewReplicaSet, in.Current.New, planned.New)
+		add(GrayWrite{New: true, Size: planned.New}, in.Current.New)
 	}
 	for i, s := range in.Current.Old {
-		add(i, s, planned.Old[i])
+		add(GrayWrite{Old: i, Size: planned.Old[i]}, s)
 	}
 	return slices.Concat(activations, grows, shrinks, deactivations, same)
 }

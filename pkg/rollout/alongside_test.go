@@ -36,7 +36,7 @@ func TestBuiltInRescales(t *testing.T) {
 }
 
 func TestGrayAlongsideWrites(t *testing.T) {
-	newRS := func(size int32) GrayWrite { return GrayWrite{Old: GrayNewReplicaSet, Size: size} }
+	newRS := func(size int32) GrayWrite { return GrayWrite{New: true, Size: size} }
 	old := func(i int, size int32) GrayWrite { return GrayWrite{Old: i, Size: size} }
 	tests := []struct {
 		name     string
@@ -190,7 +190,7 @@ func TestGrayAlongsideWritesRollouts(t *testing.T) {
 								changed := false
 								for _, w := range writes {
 									sizes := []int32{newRS.Spec}
-									if w.Old == GrayNewReplicaSet {
+									if w.New {
 										changed = changed || newRS.Spec != w.Size
 										newRS.Spec = w.Size
 										sizes[0] = w.Size

@@ -589,7 +589,7 @@ func checkHeldView(t *testing.T, ns string, v plugin.StatusView) {
 	}
 	got := summary{
 		Kind: v.Kind, APIVersion: v.APIVersion, Namespace: v.Namespace, Name: v.Name, PercentAnnotation: v.PercentAnnotation,
-		Phase: v.Phase, Message: v.Message, Gray: v.Gray, Paused: v.Paused, Stale: v.Stale, HoldPoints: v.HoldPoints,
+		Phase: string(v.Phase), Message: v.Message, Gray: v.Gray, Paused: v.Paused, Stale: v.Stale, HoldPoints: v.HoldPoints,
 		Step: v.Step, Steps: v.Steps, Percent: v.Percent, Target: v.Target, Revision: v.Revision, StableRevision: v.StableRevision,
 		Replicas: v.Replicas, Current: v.CurrentReplicas, Updated: v.UpdatedReplicas, Ready: v.ReadyReplicas, Available: v.AvailableReplicas,
 		NewAvailable: -1, Images: v.Images,
