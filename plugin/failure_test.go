@@ -8,6 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 
@@ -49,7 +50,7 @@ func degradedWeb(t *testing.T) []runtime.Object {
 		withGray(t, "30,60", &grayapi.Status{
 			Mode: grayapi.ModeInstead, Revision: 2, StableRevision: 1, Step: 0, Percent: 30, Target: 3,
 			Phase: grayapi.PhaseDegraded, Message: degradedMessage, ObservedGeneration: 4,
-			Progress: &grayapi.Progress{At: ago(time.Minute), Available: 0},
+			Progress: &grayapi.Progress{At: metav1.MicroTime(ago(time.Minute)), Available: 0},
 			Failure:  &grayapi.Failure{Reason: grayapi.ReasonProgressDeadlineExceeded, Message: failedMessage},
 		}),
 		withCondition(grayapi.ConditionGrayHeld, corev1.ConditionFalse, grayapi.ReasonProgressDeadlineExceeded, degradedMessage, 50*time.Second),

@@ -31,6 +31,13 @@ func TestAlongsideOnFailureRollback(t *testing.T) {
 	if st := w.status(); st.Phase != grayapi.PhaseRolledBack || st.Failure == nil || st.Failure.RolledBackFrom != 2 {
 		t.Fatalf("after the rollback write: %+v", st)
 	}
+	// The built-in controller's paused sync renumbers the ReplicaSet that matches the template
+	// again before our next sync (seen on a real cluster): our status then names a revision
+	// the new ReplicaSet no longer has, and the failure must survive that.
+	stable := w.replicaSetOf("v1")
+	stable.Annotations["deployment.kubernetes.io/revision"] = "3"
+	stable.Annotations["deployment.kubernetes.io/revision-history"] = "1"
+	w.put(stable)
 	w.settle()
 	w.wantSizes(sz("v1", 10, "v2", 0))
 	w.wantReleased(quarterStrategy())

@@ -19,11 +19,16 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
+
+// deadlineSlack is how long after a deadline its check is queued, so that the check does not
+// run a hair before it and find the step still in time.
+const deadlineSlack = 100 * time.Millisecond
 
 // trackDeadline runs after setPhase decided the phase: it keeps the step's clocks
 // (Progress, SettledAt) and the Failure for that phase, turns a Progressing step that missed
@@ -63,9 +68,9 @@ func (g *graySync) trackDeadline(ctx context.Context) {
 	}
 	switch prev := g.prev.Progress; {
 	case !sameStep || g.prev.Target != st.Target || prev == nil:
-		st.Progress = &grayapi.Progress{At: g.dc.metaNow(), Available: available}
+		st.Progress = &grayapi.Progress{At: metav1.NewMicroTime(g.dc.now()), Available: available}
 	case available > prev.Available:
-		st.Progress = &grayapi.Progress{At: g.dc.metaNow(), Available: available}
+		st.Progress = &grayapi.Progress{At: metav1.NewMicroTime(g.dc.now()), Available: available}
 	default:
 		// The high-water mark, so that a pod that flaps between ready and not does not restart
 		// the clock every time it comes back.
@@ -78,8 +83,7 @@ func (g *graySync) trackDeadline(ctx context.Context) {
 	}
 	deadline := st.Progress.At.Add(time.Duration(*g.d.Spec.ProgressDeadlineSeconds) * time.Second)
 	if left := deadline.Sub(g.dc.now()); left > 0 {
-		// One second late rather than early: the stored time has whole seconds.
-		g.dc.enqueueAfter(g.d, left+time.Second)
+		g.dc.enqueueAfter(g.d, left+deadlineSlack)
 		return
 	}
 	g.degrade(ctx, available)

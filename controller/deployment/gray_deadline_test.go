@@ -284,3 +284,17 @@ func TestGrayPolicyIsRecordedOnReplicaSets(t *testing.T) {
 		}
 	}
 }
+
+// The deadline counts from the instant of the last progress, not from its whole second: a step
+// that started at .9 of a second is still in time 9.6 s later.
+func TestGrayDeadlineIsNotRoundedDown(t *testing.T) {
+	w := startGray(t, grayDeployment(10, "20", withProgressDeadline(10)))
+	w.f.dc.now = func() time.Time { return testNow.Add(900 * time.Millisecond) }
+	w.holdNotReady("v2")
+	w.f.dc.now = func() time.Time { return testNow.Add(10500 * time.Millisecond) }
+	w.sync()
+	w.wantState(grayapi.PhaseProgressing, true)
+	w.f.dc.now = func() time.Time { return testNow.Add(10950 * time.Millisecond) }
+	w.sync()
+	w.wantState(grayapi.PhaseDegraded, true)
+}

@@ -89,10 +89,21 @@ func (g *graySync) stableForRollback() *appsv1.ReplicaSet {
 }
 
 // carriedRollbackFailure is the Failure a rollback made by on-failure recorded, for the rollout
-// that brings the stable revision back: nil for any other new rollout.
+// that brings the stable revision back (identify calls it then): nil for any other. The status
+// is read even when distrustCopiedStatus set it aside: in alongside mode the built-in
+// controller renumbers the stable ReplicaSet as soon as the rollback write changes the
+// template, before our next sync, which makes our own fresh status look copied in. It must be
+// the status the rollback wrote (phase RolledBack, the failed revision its own) with the
+// failed revision's ReplicaSet still among the old ones.
 func (g *graySync) carriedRollbackFailure() *grayapi.Failure {
-	if !g.hasPrev || g.prev.Failure == nil || g.prev.Failure.RolledBackFrom != g.prev.Revision {
+	f := g.prev.Failure
+	if !g.prevRead || f == nil || g.prev.Phase != grayapi.PhaseRolledBack || f.RolledBackFrom != g.prev.Revision {
 		return nil
 	}
-	return g.prev.Failure
+	for _, rs := range g.oldRSs {
+		if revisionOf(rs) == f.RolledBackFrom {
+			return f
+		}
+	}
+	return nil
 }

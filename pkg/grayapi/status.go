@@ -122,8 +122,9 @@ type Status struct {
 
 // Progress is the last progress of a step.
 type Progress struct {
-	// At is when it happened.
-	At metav1.Time `json:"at"`
+	// At is when it happened, to the microsecond: the deadline is counted
+	// from it, and whole seconds would end a step up to a second early.
+	At metav1.MicroTime `json:"at"`
 	// Available is how many replicas of the new ReplicaSet were available then.
 	Available int32 `json:"available"`
 }
