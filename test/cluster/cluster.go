@@ -28,10 +28,6 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
-// NeverReadyAnnotation on a pod template keeps its pods Pending and not Ready
-// (kwok's pod-ready stage skips them), standing in for a broken image.
-const NeverReadyAnnotation = "kubegray.test/never-ready"
-
 // WithoutDeploymentController is the controller list that disables the
 // built-in deployment controller and keeps every other default controller.
 const WithoutDeploymentController = "*,-deployment-controller"
@@ -431,26 +427,15 @@ func writeKubeconfig(path, server string, p *pki) error {
 }
 
 // writeKwokConfig writes kwok's configuration: our options followed by the
-// stage set cached at build time, with the pod-ready stage taught to skip pods
-// that carry NeverReadyAnnotation.
+// stage set cached at build time, patched by patchStages (stages.go).
 func writeKwokConfig(dir, stagesPath string, port int) (string, error) {
 	stages, err := os.ReadFile(stagesPath)
 	if err != nil {
 		return "", fmt.Errorf("read kwok stages (run test/hack/build-controlplane.sh): %w", err)
 	}
-	docs := strings.Split(string(stages), "\n---\n")
-	patched := false
-	for i, doc := range docs {
-		if strings.Contains(doc, "name: pod-ready\n") {
-			skip := "    matchExpressions:\n" +
-				"    - key: '.metadata.annotations[\"" + NeverReadyAnnotation + "\"]'\n" +
-				"      operator: 'DoesNotExist'\n"
-			docs[i] = strings.Replace(doc, "    matchExpressions:\n", skip, 1)
-			patched = docs[i] != doc
-		}
-	}
-	if !patched {
-		return "", fmt.Errorf("kwok stages in %s have no pod-ready selector to patch", stagesPath)
+	docs, err := patchStages(strings.Split(string(stages), "\n---\n"))
+	if err != nil {
+		return "", fmt.Errorf("kwok stages in %s: %w", stagesPath, err)
 	}
 	header := `apiVersion: config.kwok.x-k8s.io/v1alpha1
 kind: KwokConfiguration

@@ -1,0 +1,165 @@
+package cluster
+
+import (
+	"fmt"
+	"strings"
+)
+
+// NeverReadyAnnotation on a pod template keeps its pods Pending and not Ready
+// (kwok's pod-ready stage skips them), standing in for a broken image.
+const NeverReadyAnnotation = "kubegray.test/never-ready"
+
+// CrashLoopAnnotation on a pod template names an image that crash-loops: the
+// containers of its pods that run that image go into CrashLoopBackOff (waiting
+// reason, back-off message, last state terminated with exit code 1), the pod
+// is Running but not Ready, and the restart count climbs to 3, one restart a
+// second, as a kubelet restarting a failing container would report it. The
+// template's other images run normally, so a Deployment can carry the
+// annotation from the start and a plain image change (`kubectl gray set
+// --image`, `kubectl set image`) to the named image breaks its new pods.
+const CrashLoopAnnotation = "kubegray.test/crash-loop"
+
+// UnschedulableLabel is a node label no fake node carries: a pod template
+// whose nodeSelector asks for it (see UnschedulableNodeSelector) makes pods
+// that the real kube-scheduler cannot place. They stay Pending with
+// PodScheduled=False, reason Unschedulable and the scheduler's own message
+// ("0/2 nodes are available: 2 node(s) didn't match Pod's node
+// affinity/selector. ..."). kwok never sees them: it only plays stages for
+// pods bound to its nodes.
+const UnschedulableLabel = "kubegray.test/unschedulable"
+
+// UnschedulableNodeSelector is the nodeSelector that no node satisfies.
+func UnschedulableNodeSelector() map[string]string {
+	return map[string]string{UnschedulableLabel: "true"}
+}
+
+// crashingContainers is the kwok selector key (a jq query) whose result is the
+// names of the pod's containers running the image CrashLoopAnnotation names;
+// nothing when the annotation is absent.
+const crashingContainers = `.metadata.annotations["` + CrashLoopAnnotation + `"] as $image | .spec.containers.[] | select( .image == $image ) | .name`
+
+// podReadySkips are the selector expressions added to kwok's pod-ready stage
+// so that it leaves the pods of the stages above alone.
+var podReadySkips = []string{
+	`.metadata.annotations["` + NeverReadyAnnotation + `"]`,
+	crashingContainers,
+	upstreamUnpullableContainers, // upstream_images.go
+}
+
+// crashLoopStage plays a crash loop: each play, a second after the pod's last
+// change, records one more restart of the crashing containers, until three.
+// The status is a strategic merge patch, so the PodScheduled condition that
+// the binding wrote stays.
+const crashLoopStage = `apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: pod-crash-loop
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Pod
+  selector:
+    matchExpressions:
+    - key: '.metadata.deletionTimestamp'
+      operator: 'DoesNotExist'
+    - key: '` + crashingContainers + `'
+      operator: 'Exists'
+    - key: '.status.containerStatuses.[] | select( .restartCount >= 3 ) | .name'
+      operator: 'DoesNotExist'
+  delay:
+    durationMilliseconds: 1000
+  next:
+    statusTemplate: |
+      {{ $now := Now }}
+      {{ $root := . }}
+      {{ $image := index .metadata.annotations "` + CrashLoopAnnotation + `" }}
+      {{ $crashing := list }}
+      {{ range .spec.containers }}{{ if eq .image $image }}{{ $crashing = append $crashing .name }}{{ end }}{{ end }}
+      {{ $unready := printf "containers with unready status: [%s]" ( join " " $crashing ) }}
+      conditions:
+      - lastTransitionTime: {{ $now | Quote }}
+        status: "True"
+        type: Initialized
+      - lastTransitionTime: {{ $now | Quote }}
+        message: {{ $unready | Quote }}
+        reason: ContainersNotReady
+        status: "False"
+        type: Ready
+      - lastTransitionTime: {{ $now | Quote }}
+        message: {{ $unready | Quote }}
+        reason: ContainersNotReady
+        status: "False"
+        type: ContainersReady
+      containerStatuses:
+      {{ range .spec.containers }}
+      {{ $name := .name }}
+      {{ $restarts := 0 }}
+      {{ range $root.status.containerStatuses }}{{ if eq .name $name }}{{ $restarts = int64 .restartCount }}{{ end }}{{ end }}
+      {{ if eq .image $image }}
+      {{ $backoff := index ( list "10s" "20s" "40s" ) ( min $restarts 2 ) }}
+      - image: {{ .image | Quote }}
+        name: {{ .name | Quote }}
+        ready: false
+        started: false
+        restartCount: {{ add1 $restarts }}
+        lastState:
+          terminated:
+            exitCode: 1
+            reason: Error
+            startedAt: {{ $now | Quote }}
+            finishedAt: {{ $now | Quote }}
+        state:
+          waiting:
+            reason: CrashLoopBackOff
+            message: {{ printf "back-off %s restarting failed container=%s pod=%s_%s(%s)" $backoff .name $root.metadata.name $root.metadata.namespace $root.metadata.uid | Quote }}
+      {{ else }}
+      - image: {{ .image | Quote }}
+        name: {{ .name | Quote }}
+        ready: true
+        started: true
+        restartCount: 0
+        state:
+          running:
+            startedAt: {{ $now | Quote }}
+      {{ end }}
+      {{ end }}
+      {{ $hostIPs := NodeIPsWith .spec.nodeName }}
+      {{ with $hostIPs }}
+      hostIP: {{ index . 0 | Quote }}
+      hostIPs:
+      {{ range . }}
+      - ip: {{ . | Quote }}
+      {{ end }}
+      {{ end }}
+      {{ $podIPs := PodIPsWith .spec.nodeName ( or .spec.hostNetwork false ) ( or .metadata.uid "" ) ( or .metadata.name "" ) ( or .metadata.namespace "" ) }}
+      {{ with $podIPs }}
+      podIP: {{ index . 0 | Quote }}
+      podIPs:
+      {{ range . }}
+      - ip: {{ . | Quote }}
+      {{ end }}
+      {{ end }}
+      phase: Running
+      startTime: {{ or .status.startTime $now | Quote }}
+`
+
+// patchStages teaches the cached stage set (documents split on "---") our
+// failure modes: the pod-ready stage skips the pods of NeverReadyAnnotation
+// and CrashLoopAnnotation, and the crash-loop stage is added.
+func patchStages(docs []string) ([]string, error) {
+	skip := "    matchExpressions:\n"
+	for _, key := range podReadySkips {
+		skip += "    - key: '" + key + "'\n      operator: 'DoesNotExist'\n"
+	}
+	patched := false
+	for i, doc := range docs {
+		if strings.Contains(doc, "name: pod-ready\n") {
+			docs[i] = strings.Replace(doc, "    matchExpressions:\n", skip, 1)
+			patched = docs[i] != doc
+		}
+	}
+	if !patched {
+		return nil, fmt.Errorf("no pod-ready stage selector to patch")
+	}
+	return append(docs, crashLoopStage), nil
+}

@@ -1,0 +1,376 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubegray/kubectl-gray/pkg/deployutil"
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+	"github.com/kubegray/kubectl-gray/plugin"
+	"github.com/kubegray/kubectl-gray/test/cluster"
+)
+
+// The failing canary (issue 12), in both modes: a step whose new pods do not
+// become available within progressDeadlineSeconds is Degraded, says why, and
+// changes nothing unless kubegray.io/on-failure asks for a rollback; timed
+// holds resume settled holds by themselves, never Degraded ones; a settled
+// hold never times out. Numbers are written by hand: 20% of 10 is 2, 50% of
+// 10 is 5.
+
+const (
+	canaryDeadlineSeconds = 10
+	canaryDeadline        = canaryDeadlineSeconds * time.Second
+	stableImage           = "nginx:1.25"
+	goodImage             = "nginx:1.26"
+	// crashImage crash-loops: every canary Deployment names it in
+	// cluster.CrashLoopAnnotation from the start.
+	crashImage = "nginx:1.26-crashloop"
+	// holdFor is the kubegray.io/hold-for of the timed-hold scenarios.
+	holdFor = 5 * time.Second
+)
+
+var (
+	degradedAt20 = grayState{phase: grayapi.PhaseDegraded, newSpec: 2, oldTotal: 8, paused: true}
+	heldAt20     = grayState{phase: grayapi.PhaseHeld, newSpec: 2, oldTotal: 8, paused: true}
+	completeAt10 = grayState{phase: grayapi.PhaseComplete, newSpec: 10}
+)
+
+// canaryWeb is web, not gray yet: 10 replicas of stableImage with a
+// progress deadline of 10s, and crashImage marked as crash-looping.
+func canaryWeb(opts ...deploymentOption) *appsv1.Deployment {
+	return newDeployment("web", stableImage, append([]deploymentOption{withReplicas(10),
+		withProgressDeadline(canaryDeadlineSeconds), withTemplateAnnotation(cluster.CrashLoopAnnotation, crashImage)}, opts...)...)
+}
+
+// canary is one scenario: its namespace, and a kubectl user in it.
+type canary struct {
+	*grayEnv
+	u *pluginUser
+	m canaryMode
+}
+
+func newCanary(t *testing.T, c *cluster.Cluster, m canaryMode, name string) *canary {
+	e := m.env(t, c, name)
+	return &canary{grayEnv: e, u: newPluginUser(t, c, e.ns), m: m}
+}
+
+// startStable creates web gray at percent and waits for revision 1 to be Complete.
+func (c *canary) startStable(percent string) {
+	c.t.Helper()
+	c.grayEnv.startStable(canaryWeb(withAnnotations(map[string]string{grayapi.PercentAnnotation: percent})))
+	c.released()
+}
+
+// released waits, in alongside mode, until web is handed back to the
+// built-in controller, which every scenario must end with.
+func (c *canary) released() {
+	c.t.Helper()
+	if c.m.alongside {
+		alongsideReleased(c.t, c.grayEnv, "web")
+	}
+}
+
+// undo rolls a failed canary back by hand and waits for the stable revision
+// (back as revision 3) to be Complete.
+func (c *canary) undo() {
+	c.t.Helper()
+	c.u.must("gray", "undo", "web")
+	c.expect("web", completeAt10)
+	c.wantSizes("web", map[string]int32{"2": 0, "3": 10}, map[string]string{"2": c.image(2), "3": stableImage})
+	c.released()
+}
+
+func (c *canary) image(revision int64) string {
+	c.t.Helper()
+	return imageOf(&c.replicaSetOf("web", revision).Spec.Template)
+}
+
+// TestCanaryFailure runs the failing-canary scenarios in instead mode, then
+// in alongside mode, one control plane at a time, the scenarios of a mode in
+// parallel on it.
+func TestCanaryFailure(t *testing.T) {
+	for _, m := range canaryModes {
+		t.Run(m.name, func(t *testing.T) {
+			c := m.start(t)
+			t.Run("scenarios", func(t *testing.T) { runCanaryFailure(t, c, m) })
+		})
+	}
+}
+
+func runCanaryFailure(t *testing.T, c *cluster.Cluster, m canaryMode) {
+	t.Run("crash-looping canary is Degraded", func(t *testing.T) {
+		t.Parallel()
+		k := newCanary(t, c, m, "crash")
+		// The issue's own repro: a plain Deployment made gray and given a
+		// broken image by one command.
+		k.do(createDeployment(canaryWeb()))
+		waitRolledOut(t, k.client, k.ns, "web", 60*time.Second)
+		k.u.must("gray", "set", "web", "20", "--image", "app="+crashImage)
+		st := k.degraded(crashImage, "CrashLoopBackOff")
+		v := k.u.statusJSON("web")
+		crash := jsonObjects(v, "reason", "CrashLoopBackOff")
+		if !anyObject(crash, func(o map[string]any) bool { return number(o, "pods") == 2 && number(o, "restarts") >= 2 }) {
+			t.Errorf("kubectl gray status -o json: CrashLoopBackOff entries %v, want one counting 2 pods with restarts (at least one each)", crash)
+		}
+		k.wantFailureJSON(v, st)
+		out := k.u.must("gray", "status", "web")
+		for _, want := range []string{"Degraded", "CrashLoopBackOff", k.replicaSetOf("web", 2).Name} {
+			if !strings.Contains(out, want) {
+				t.Errorf("kubectl gray status web lacks %q:\n%s", want, out)
+			}
+		}
+		k.settledNow("web", degradedAt20)
+		k.undo()
+	})
+
+	t.Run("unschedulable canary is Degraded", func(t *testing.T) {
+		t.Parallel()
+		k := newCanary(t, c, m, "unsched")
+		k.startStable("20")
+		// A new template by hand, as `kubectl apply` of a new manifest would
+		// bring it: pods that need a node nobody has.
+		patch := fmt.Sprintf(`{"spec":{"template":{"spec":{"nodeSelector":{%q:"true"}}}}}`, cluster.UnschedulableLabel)
+		k.u.must("patch", "deployment", "web", "-p", patch)
+		st := k.degraded(stableImage, "Unschedulable")
+		if !strings.Contains(st.Failure.Message, "0/2 nodes are available") {
+			t.Errorf("failure message %q lacks the scheduler's %q", st.Failure.Message, "0/2 nodes are available")
+		}
+		v := k.u.statusJSON("web")
+		unsched := jsonObjects(v, "reason", "Unschedulable")
+		if !anyObject(unsched, func(o map[string]any) bool {
+			return number(o, "pods") == 2 && strings.Contains(fmt.Sprint(o["message"]), "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector")
+		}) {
+			t.Errorf("kubectl gray status -o json: Unschedulable entries %v, want one counting 2 pods with the scheduler's message", unsched)
+		}
+		k.wantFailureJSON(v, st)
+		k.settledNow("web", degradedAt20)
+		k.undo()
+	})
+
+	t.Run("on-failure rollback goes back to the stable revision", func(t *testing.T) {
+		t.Parallel()
+		k := newCanary(t, c, m, "rollback")
+		k.startStable("20")
+		stable := k.replicaSetOf("web", 1).Spec.Template
+		k.u.must("gray", "set", "web", "20", "--on-failure", "rollback", "--image", "app="+crashImage)
+		if got := k.get("web").Annotations[grayapi.OnFailureAnnotation]; got != "rollback" {
+			t.Fatalf("%s = %q after kubectl gray set --on-failure rollback", grayapi.OnFailureAnnotation, got)
+		}
+		// Whoever waits for the rollout learns that it failed, whether
+		// they see it Degraded, rolling back, or back on the old revision.
+		if r := k.u.kubectl("gray", "status", "web", "--until", "complete", "--timeout", "90s"); r.code != plugin.ExitFailure {
+			t.Errorf("want exit %d, got %s", plugin.ExitFailure, r)
+		}
+		d := k.expect("web", completeAt10)
+		st := k.grayStatus(d)
+		if st.Revision != 3 || st.StableRevision != 3 || st.Failure == nil || st.Failure.RolledBackFrom != 2 ||
+			st.Failure.Reason != grayapi.ReasonProgressDeadlineExceeded {
+			t.Errorf("status after the rollback: revision %d stable %d failure %+v, want 3, 3, rolled back from 2 for %s; statuses since the new template:\n%s",
+				st.Revision, st.StableRevision, st.Failure, grayapi.ReasonProgressDeadlineExceeded, statusLines(k.history("web")))
+		}
+		if !deployutil.EqualIgnoreHash(&d.Spec.Template, &stable) {
+			t.Errorf("template after the rollback is not revision 1's:\n got %+v\nwant %+v", d.Spec.Template, stable)
+		}
+		k.wantSizes("web", map[string]int32{"2": 0, "3": 10}, map[string]string{"2": crashImage, "3": stableImage})
+
+		h := k.history("web")
+		start := first(h, 0, withImage(crashImage))
+		back := first(h, start, inPhase(grayapi.PhaseRolledBack))
+		done := first(h, back, func(s seenStatus) bool { return s.ok && s.st.Phase == grayapi.PhaseComplete && s.st.Revision == 3 })
+		if start < 0 || back < 0 || done < 0 {
+			t.Fatalf("phases since the new template: %v, want RolledBack then Complete on revision 3", phases(h, start))
+		}
+		if held := first(h, start, inPhase(grayapi.PhaseHeld)); held >= 0 && held < done {
+			t.Errorf("the rollback held on its way: phases %v", phases(h, start))
+		}
+		elapsed := h[back].at.Sub(h[start].at)
+		t.Logf("CANARY-ROLLBACK mode=%s rolledBackAfterStart=%v completeAfterRolledBack=%v",
+			m.name, elapsed.Round(time.Millisecond), h[done].at.Sub(h[back].at).Round(time.Millisecond))
+		if elapsed < canaryDeadline || elapsed > 2*canaryDeadline {
+			t.Errorf("rolled back %v after the new template, want within %v–%v", elapsed, canaryDeadline, 2*canaryDeadline)
+		}
+
+		bad := k.replicaSetOf("web", 2)
+		eventually(t, 30*time.Second, "no pod of revision 2 left", func() (bool, string) {
+			pods, err := k.podsOf(bad)
+			if err != nil {
+				return false, err.Error()
+			}
+			return len(pods) == 0, fmt.Sprintf("pods of %s: %v", bad.Name, pods)
+		})
+		if ev := k.waitEvent("web", grayapi.ReasonGrayDegraded); !strings.Contains(ev.Message, bad.Name) {
+			t.Errorf("GrayDegraded event %q does not name replicaset %s", ev.Message, bad.Name)
+		}
+		k.waitEvent("web", grayapi.ReasonGrayRolledBack)
+		var said []string
+		for _, ev := range k.events("web", grayapi.ReasonGrayRolledBack) {
+			said = append(said, ev.Message)
+		}
+		if !strings.Contains(strings.ToLower(strings.Join(said, "\n")), "deadline") {
+			t.Errorf("no GrayRolledBack event names the reason (the progress deadline): %q", said)
+		}
+		if back := jsonObjects(k.u.statusJSON("web"), "rolledBackFrom", float64(2)); len(back) == 0 {
+			t.Errorf("kubectl gray status -o json does not say revision 2 was rolled back")
+		}
+		k.released()
+	})
+
+	t.Run("hold-for resumes settled holds by itself", func(t *testing.T) {
+		t.Parallel()
+		k := newCanary(t, c, m, "holdfor")
+		k.startStable("20,50")
+		k.u.must("gray", "set", "web", "20,50", "--hold-for", "5s", "--image", "app="+goodImage)
+		if got := k.get("web").Annotations[grayapi.HoldForAnnotation]; got != "5s" {
+			t.Fatalf("%s = %q after kubectl gray set --hold-for 5s", grayapi.HoldForAnnotation, got)
+		}
+		k.u.must("gray", "status", "web", "--until", "complete", "--timeout", "90s")
+		k.settledNow("web", completeAt10)
+		k.wantSizes("web", map[string]int32{"1": 0, "2": 10}, map[string]string{"1": stableImage, "2": goodImage})
+
+		h := k.history("web")
+		start := first(h, 0, withImage(goodImage))
+		for _, s := range h[max(start, 0):] {
+			if r, ok := s.d.Annotations[grayapi.ResumeAnnotation]; ok {
+				t.Errorf("a resume was requested (%s=%s): the holds must end by themselves", grayapi.ResumeAnnotation, r)
+			}
+		}
+		from := start
+		for step, target := range []int32{2, 5} {
+			held := first(h, from, func(s seenStatus) bool {
+				return s.ok && s.st.Phase == grayapi.PhaseHeld && s.st.Revision == 2 && s.st.Step == int32(step) && s.st.Target == target
+			})
+			next := first(h, held, func(s seenStatus) bool { return s.ok && s.st.Revision == 2 && s.st.Step > int32(step) })
+			if start < 0 || held < 0 || next < 0 {
+				t.Fatalf("phases since the new template: %v, want Held at step %d then step %d", phases(h, start), step, step+1)
+			}
+			settled := h[held].st.SettledAt
+			waited := h[next].at.Sub(h[held].at)
+			t.Logf("CANARY-HOLDFOR mode=%s step=%d heldFor=%v settledAt=%v", m.name, step, waited.Round(time.Millisecond), settled)
+			// settledAt has whole seconds, so the hold may end up to a second
+			// short of 5s after it was first seen, never before settledAt+5s.
+			if settled == nil || h[next].at.Before(settled.Add(holdFor)) || waited < holdFor-time.Second || waited > holdFor+5*time.Second {
+				t.Errorf("step %d held %v (settledAt %v, resumed at %v), want %v counted from settledAt", step, waited, settled,
+					h[next].at.Format(timeLayout), holdFor)
+			}
+			from = next
+		}
+		k.released()
+	})
+
+	t.Run("hold-for never resumes a Degraded step", func(t *testing.T) {
+		t.Parallel()
+		k := newCanary(t, c, m, "holdfor-degraded")
+		k.startStable("20,50")
+		k.u.must("gray", "set", "web", "20,50", "--hold-for", "5s", "--image", "app="+crashImage)
+		k.u.fails(plugin.ExitFailure, []string{"is Degraded"}, "gray", "status", "web", "--until", "held", "--timeout", "60s")
+		k.settledNow("web", degradedAt20)
+		k.stays("web", degradedAt20, holdFor+3*time.Second)
+		h := k.history("web")
+		start := first(h, 0, withImage(crashImage))
+		if i := first(h, start, func(s seenStatus) bool {
+			return s.ok && s.st.Revision == 2 && (s.st.Phase == grayapi.PhaseHeld || s.st.Step > 0)
+		}); i >= 0 {
+			t.Errorf("the Degraded step was held or advanced: phases %v", phases(h, start))
+		}
+		k.undo()
+	})
+
+	t.Run("a settled hold outlasting the deadline stays Held", func(t *testing.T) {
+		t.Parallel()
+		k := newCanary(t, c, m, "longhold")
+		k.startStable("20")
+		k.u.must("gray", "set", "web", "20", "--image", "app="+goodImage)
+		k.u.must("gray", "status", "web", "--until", "held", "--timeout", "60s")
+		k.settledNow("web", heldAt20)
+		k.stays("web", heldAt20, canaryDeadline+5*time.Second)
+		k.wantHeldCondition("web", corev1.ConditionTrue, grayapi.ReasonHoldPointReached)
+		h := k.history("web")
+		if i := first(h, 0, inPhase(grayapi.PhaseDegraded)); i >= 0 {
+			t.Errorf("a settled hold became Degraded: phases %v", phases(h, 0))
+		}
+		if evs := k.events("web", grayapi.ReasonGrayDegraded); len(evs) > 0 {
+			t.Errorf("GrayDegraded events on a settled hold: %+v", evs)
+		}
+		k.u.must("gray", "status", "web", "--until", "held", "--timeout", "5s")
+		k.u.must("gray", "resume", "web", "--full")
+		k.expect("web", completeAt10)
+		k.released()
+	})
+}
+
+// degraded waits with `kubectl gray status --until held` for the step that
+// began with the template change (to image) to be Degraded, which must exit 1,
+// and checks what the controller reported: the phase right then, the
+// sizes, the status, the GrayHeld condition, the GrayDegraded event and how
+// long after the progress deadline all this came. reason is the pods' reason
+// the failure must quote. It returns the status.
+func (c *canary) degraded(image, reason string) grayapi.Status {
+	t := c.t
+	t.Helper()
+	c.u.fails(plugin.ExitFailure, []string{"is Degraded", reason}, "gray", "status", "web", "--until", "held", "--timeout", "60s")
+	returned := time.Now()
+	c.settledNow("web", degradedAt20)
+	c.wantSizes("web", map[string]int32{"1": 8, "2": 2}, map[string]string{"1": stableImage, "2": image})
+	rs := c.replicaSetOf("web", 2)
+
+	d := c.get("web")
+	st := c.grayStatus(d)
+	if st.Revision != 2 || st.StableRevision != 1 || st.Step != 0 || st.Percent != 20 || st.Target != 2 {
+		t.Errorf("Degraded status: revision %d stable %d step %d percent %d target %d, want 2, 1, 0, 20, 2",
+			st.Revision, st.StableRevision, st.Step, st.Percent, st.Target)
+	}
+	if f := st.Failure; f == nil || f.Reason != grayapi.ReasonProgressDeadlineExceeded || f.RolledBackFrom != 0 ||
+		!strings.Contains(f.Message, rs.Name) || !strings.Contains(f.Message, "0 of 2") || !strings.Contains(f.Message, reason) {
+		t.Fatalf("failure %+v, want %s naming replicaset %s, 0 of 2 available and %s", f, grayapi.ReasonProgressDeadlineExceeded, rs.Name, reason)
+	}
+	c.wantHeldCondition("web", corev1.ConditionFalse, grayapi.ReasonProgressDeadlineExceeded)
+	ev := c.waitEvent("web", grayapi.ReasonGrayDegraded)
+	if ev.Type != corev1.EventTypeWarning || !strings.Contains(ev.Message, rs.Name) {
+		t.Errorf("GrayDegraded event %s %q, want a Warning naming replicaset %s", ev.Type, ev.Message, rs.Name)
+	}
+
+	// When: the step began with the template write, its deadline ran out
+	// 10s after its last progress (none came: no pod ever became available).
+	h := c.history("web")
+	stable := c.replicaSetOf("web", 1).Spec.Template
+	start := first(h, 0, func(s seenStatus) bool { return !deployutil.EqualIgnoreHash(&s.d.Spec.Template, &stable) })
+	deg := first(h, start, inPhase(grayapi.PhaseDegraded))
+	if start < 0 || deg < 0 {
+		t.Fatalf("phases since the new template: %v, want Degraded", phases(h, start))
+	}
+	elapsed := h[deg].at.Sub(h[start].at)
+	if elapsed < canaryDeadline || elapsed > 2*canaryDeadline {
+		t.Errorf("Degraded %v after the new template, want within %v–%v", elapsed, canaryDeadline, 2*canaryDeadline)
+	}
+	if lag := returned.Sub(h[deg].at); lag > 5*time.Second {
+		t.Errorf("kubectl gray status --until held returned %v after the Degraded status was written", lag)
+	}
+	p := h[deg].st.Progress
+	if p == nil || p.Available != 0 {
+		t.Fatalf("Degraded status has progress %+v, want the step's start with 0 available", p)
+	}
+	expiry := p.At.Add(canaryDeadline)
+	t.Logf("CANARY-DEGRADED mode=%s reason=%s afterStart=%v afterDeadline=%v eventAfterDeadline=%v progressAt=%s",
+		c.m.name, reason, elapsed.Round(time.Millisecond), h[deg].at.Sub(expiry).Round(time.Millisecond),
+		ev.FirstTimestamp.Sub(expiry), p.At.UTC().Format(time.RFC3339))
+	if h[deg].at.Before(expiry) {
+		t.Errorf("Degraded at %s, before the deadline %s (progress at %s + %v)", h[deg].at.Format(timeLayout),
+			expiry.Format(timeLayout), p.At.Format(timeLayout), canaryDeadline)
+	}
+	return st
+}
+
+// wantFailureJSON checks that `kubectl gray status -o json` carries the
+// controller's failure.
+func (c *canary) wantFailureJSON(v any, st grayapi.Status) {
+	c.t.Helper()
+	f := jsonObjects(v, "message", st.Failure.Message)
+	if !anyObject(f, func(o map[string]any) bool { return o["reason"] == grayapi.ReasonProgressDeadlineExceeded }) {
+		c.t.Errorf("kubectl gray status -o json lacks the failure %s: %q (found %v)", grayapi.ReasonProgressDeadlineExceeded, st.Failure.Message, f)
+	}
+}
