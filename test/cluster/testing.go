@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"os"
 	"testing"
 	"time"
 )
@@ -17,7 +18,7 @@ func StartForTest(t testing.TB, opts Options) *Cluster {
 	if err != nil {
 		t.Fatalf("start control plane: %v", err)
 	}
-	t.Logf("control plane (controllers %q) ready in %v at %s", opts.Controllers, time.Since(began).Round(time.Millisecond), c.Dir)
+	ready := time.Since(began)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("component logs:\n%s", c.LogTails(40))
@@ -26,5 +27,15 @@ func StartForTest(t testing.TB, opts Options) *Cluster {
 			t.Errorf("stop control plane: %v", err)
 		}
 	})
+	version, err := c.Client.Discovery().ServerVersion()
+	if err != nil {
+		t.Fatalf("control plane version: %v", err)
+	}
+	t.Logf("control plane %s (controllers %q) ready in %v at %s", version.GitVersion, opts.Controllers, ready.Round(time.Millisecond), c.Dir)
+	// KUBEGRAY_K8S picks the version test/hack/build-controlplane.sh builds; a leg meant for one
+	// version must not pass on another because KUBEGRAY_CONTROLPLANE named the wrong folder.
+	if want := os.Getenv("KUBEGRAY_K8S"); want != "" && version.GitVersion != "v"+want {
+		t.Fatalf("control plane is %s, KUBEGRAY_K8S wants v%s (KUBEGRAY_CONTROLPLANE=%s)", version.GitVersion, want, os.Getenv("KUBEGRAY_CONTROLPLANE"))
+	}
 	return c
 }

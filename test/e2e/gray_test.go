@@ -24,6 +24,9 @@ type grayEnv struct {
 	client kubernetes.Interface
 	ns     string
 	rec    *recorder
+	// completePaused: a Complete rollout stays paused (alongside mode with
+	// --takeover=eager keeps an annotated Deployment taken over).
+	completePaused bool
 }
 
 func newGrayEnv(t *testing.T, c *cluster.Cluster, name string) *grayEnv {
@@ -91,6 +94,9 @@ func (e *grayEnv) observed(name string) (grayState, *appsv1.Deployment, string) 
 func (e *grayEnv) expect(name string, want grayState) *appsv1.Deployment {
 	e.t.Helper()
 	var d *appsv1.Deployment
+	if e.completePaused && want.phase == grayapi.PhaseComplete {
+		want.paused = true
+	}
 	eventually(e.t, 60*time.Second, fmt.Sprintf("deployment %s/%s at %+v", e.ns, name, want), func() (bool, string) {
 		got, obj, msg := e.observed(name)
 		d = obj

@@ -7,8 +7,19 @@
 # Prints the cache folder on its last line.
 set -euo pipefail
 
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)" # the test module
-k8s_version="v1.37.2"
+# KUBEGRAY_K8S picks the Kubernetes version: 1.37.2 (the default, from the
+# test module itself) or 1.35.4 (from test/k8s-1.35, its own module graph).
+test_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)" # the test module
+case "${KUBEGRAY_K8S:-1.37.2}" in
+1.37.2) here="$test_dir" ;;
+1.35.4) here="$test_dir/k8s-1.35" ;;
+*)
+	echo "build-controlplane: KUBEGRAY_K8S=$KUBEGRAY_K8S is not a version this repository builds (1.37.2 or 1.35.4)" >&2
+	exit 2
+	;;
+esac
+k8s_version="v${KUBEGRAY_K8S:-1.37.2}"
+k8s_minor="$(cut -d. -f2 <<<"$k8s_version")"
 kwok_version="v0.8.0"
 cache="${KUBEGRAY_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-gray}/${k8s_version}-kwok-${kwok_version}"
 bin="$cache/bin"
@@ -25,7 +36,7 @@ if ((${#missing[@]} > 0)); then
 	log "building ${missing[*]} (about 10-13 minutes cold on 2 cores, seconds when the Go build cache is warm)"
 	ldflags="-s -w"
 	for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-		ldflags+=" -X $p.gitVersion=$k8s_version -X $p.gitMajor=1 -X $p.gitMinor=37 -X $p.gitTreeState=clean"
+		ldflags+=" -X $p.gitVersion=$k8s_version -X $p.gitMajor=1 -X $p.gitMinor=$k8s_minor -X $p.gitTreeState=clean"
 	done
 	tmp="$(mktemp -d "$cache/build.XXXXXX")"
 	# One go build for all four shares the compile of their common dependencies.
@@ -42,7 +53,7 @@ if ((${#missing[@]} > 0)); then
 fi
 
 if [[ ! -x "$bin/kwok" ]]; then
-	# kwok pins k8s.io/* v0.36 and must not share the v1.37 module graph, so it
+	# kwok pins k8s.io/* v0.36 and must not share the control plane's module graph, so it
 	# is installed from its own go.mod at a fixed version (checked by sumdb).
 	log "building kwok $kwok_version"
 	GOBIN="$bin" GOFLAGS=-mod=mod go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$kwok_version"
@@ -50,7 +61,7 @@ fi
 
 # kwok v0.8 ships no built-in stages; its module carries the "fast" stage set.
 if [[ ! -s "$cache/kwok-stages.yaml" ]]; then
-	dir="$(cd "$here" && GOFLAGS=-mod=mod go mod download -json "sigs.k8s.io/kwok@$kwok_version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+	dir="$(cd "$test_dir" && GOFLAGS=-mod=mod go mod download -json "sigs.k8s.io/kwok@$kwok_version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
 	stages="$dir/kustomize/stage"
 	{
 		for f in node/fast/node-initialize node/heartbeat-with-lease/node-heartbeat-with-lease \
