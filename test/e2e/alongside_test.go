@@ -63,16 +63,24 @@ func newAlongsideEnv(t *testing.T, c *cluster.Cluster, name string) *grayEnv {
 // Recreate or taken over.
 func alongsideNoRecreate(t *testing.T, e *grayEnv) {
 	t.Helper()
+	eachDeploymentLeft(t, e, func(d appsv1.Deployment) {
+		if _, taken := d.Annotations[grayapi.StrategyAnnotation]; taken || d.Spec.Strategy.Type == appsv1.RecreateDeploymentStrategyType || d.Spec.Paused {
+			t.Errorf("deployment %s/%s left taken over: strategy %s, paused %t, %s=%q", d.Namespace, d.Name, d.Spec.Strategy.Type,
+				d.Spec.Paused, grayapi.StrategyAnnotation, d.Annotations[grayapi.StrategyAnnotation])
+		}
+	})
+}
+
+// eachDeploymentLeft calls check for every Deployment of the scenario's namespace.
+func eachDeploymentLeft(t *testing.T, e *grayEnv, check func(d appsv1.Deployment)) {
+	t.Helper()
 	list, err := e.client.AppsV1().Deployments(e.ns).List(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		t.Error(err)
 		return
 	}
 	for _, d := range list.Items {
-		if _, taken := d.Annotations[grayapi.StrategyAnnotation]; taken || d.Spec.Strategy.Type == appsv1.RecreateDeploymentStrategyType || d.Spec.Paused {
-			t.Errorf("deployment %s/%s left taken over: strategy %s, paused %t, %s=%q", d.Namespace, d.Name, d.Spec.Strategy.Type,
-				d.Spec.Paused, grayapi.StrategyAnnotation, d.Annotations[grayapi.StrategyAnnotation])
-		}
+		check(d)
 	}
 }
 

@@ -1,11 +1,9 @@
 package e2e
 
 import (
-	"context"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 	"github.com/kubegray/kubectl-gray/test/cluster"
@@ -40,12 +38,7 @@ func newEagerEnv(t *testing.T, c *cluster.Cluster, name string) *grayEnv {
 // taken over, and for one without the annotation that still is.
 func eagerTakenOverWhileAnnotated(t *testing.T, e *grayEnv) {
 	t.Helper()
-	list, err := e.client.AppsV1().Deployments(e.ns).List(context.Background(), metav1.ListOptions{})
-	if err != nil {
-		t.Error(err)
-		return
-	}
-	for _, d := range list.Items {
+	eachDeploymentLeft(t, e, func(d appsv1.Deployment) {
 		_, annotated := d.Annotations[grayapi.PercentAnnotation]
 		_, saved := d.Annotations[grayapi.StrategyAnnotation]
 		taken := saved && d.Spec.Paused && d.Spec.Strategy.Type == appsv1.RecreateDeploymentStrategyType
@@ -53,5 +46,5 @@ func eagerTakenOverWhileAnnotated(t *testing.T, e *grayEnv) {
 			t.Errorf("deployment %s/%s: annotated %t but taken over %t (paused %t, strategy %s, %s=%q)", d.Namespace, d.Name,
 				annotated, taken, d.Spec.Paused, d.Spec.Strategy.Type, grayapi.StrategyAnnotation, d.Annotations[grayapi.StrategyAnnotation])
 		}
-	}
+	})
 }
