@@ -151,6 +151,43 @@ test-e2e: image ## Real-cluster tests; the controller under test is the binary t
 	export KUBEGRAY_HELM="$$(go tool -modfile=$(CURDIR)/test/tools/helm/go.mod -n helm)"; \
 	cd test && go test -count=1 -timeout $(E2E_TIMEOUT) $(E2E_FLAGS) ./...
 
+# The Kubernetes 1.35 leg: a cluster without MutatingAdmissionPolicy v1, where
+# alongside mode runs as manifests/alongside-eager installs it, and the plugin
+# against instead mode. The harness fails unless the control plane really is
+# KUBEGRAY_K8S.
+K8S_PREVIOUS ?= 1.35.4
+
+.PHONY: test-e2e-k8s135
+test-e2e-k8s135: image ## The e2e leg on Kubernetes 1.35: eager alongside scenarios, TestPlugin.
+	export KUBEGRAY_K8S=$(K8S_PREVIOUS); \
+	export KUBEGRAY_CONTROLPLANE="$$(test/hack/build-controlplane.sh | tail -n1)"; \
+	export KUBEGRAY_BIN="$(IMAGE_DIR)/bin"; \
+	cd test && go test -count=1 -timeout 20m -run '^(TestAlongsideEagerGrayScenarios|TestAlongsideEager|TestPlugin)$$' ./e2e/
+
+# Upstream's own Deployment e2e tests, built from k8s.io/kubernetes at the
+# version test/go.mod pins (test/conformance carries the conformance build tag,
+# so ./... never compiles it). KUBEGRAY_K8S=1.35.4 runs it against the 1.35
+# control plane; CONFORMANCE_SKIP is a regular expression of further specs to
+# skip; CONFORMANCE_REPORT keeps the suite's log and JUnit report (by default
+# they go to a temporary folder, and the log is streamed). -trimpath as in
+# build-controlplane.sh: the suite then reuses the control plane's compiled
+# k8s.io/kubernetes packages from the build cache (about 2 minutes, not 6-9).
+CONFORMANCE_BIN    ?= $(BIN)/upstream-e2e.test
+CONFORMANCE_REPORT ?=
+CONFORMANCE_SKIP   ?=
+
+.PHONY: conformance
+conformance: image ## Upstream's Deployment e2e (test/e2e/apps) against gray-controller (from the image) in instead mode.
+	cd test && go test -c -trimpath -tags conformance -o $(CONFORMANCE_BIN) ./conformance
+	export KUBEGRAY_CONTROLPLANE="$$(test/hack/build-controlplane.sh | tail -n1)"; \
+	export KUBEGRAY_BIN="$(IMAGE_DIR)/bin" KUBEGRAY_UPSTREAM_E2E="$(CONFORMANCE_BIN)"; \
+	export KUBEGRAY_UPSTREAM_E2E_REPORT="$(CONFORMANCE_REPORT)" KUBEGRAY_UPSTREAM_E2E_SKIP='$(CONFORMANCE_SKIP)'; \
+	cd test && go test -count=1 -timeout 45m -run '^TestUpstreamDeploymentE2E$$' -v ./e2e/
+
+.PHONY: conformance-k8s135
+conformance-k8s135: ## The same suite (1.37's) against the Kubernetes 1.35 control plane.
+	KUBEGRAY_K8S=$(K8S_PREVIOUS) $(MAKE) conformance
+
 .PHONY: goreleaser-check
 goreleaser-check: ## Validate .goreleaser.yaml with the pinned goreleaser.
 	$(GOTOOLS) goreleaser check
@@ -187,7 +224,7 @@ krew-check: release-snapshot ## krew's validator accepts the manifest; krew inst
 	grep -qF -- "$$version" <<<"$$out" || { echo "kubectl gray version does not report $$version" >&2; exit 1; }
 
 .PHONY: test
-test: vet lint version-check test-unit goreleaser-check krew-check helm-lint render-check test-e2e ## Every test: vet, lint, unit, fuzz, release plumbing, the image and chart, and real-cluster.
+test: vet lint version-check test-unit goreleaser-check krew-check helm-lint render-check test-e2e conformance test-e2e-k8s135 conformance-k8s135 ## Every test: vet, lint, unit, fuzz, release plumbing, the image and chart, real-cluster and upstream's Deployment e2e on 1.37 and 1.35.
 
 .PHONY: bench-rollout
 bench-rollout: build ## Benchmark: 100 Deployments x 10 replicas rolled by the built-in controller vs ours.
