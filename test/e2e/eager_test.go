@@ -48,3 +48,21 @@ func eagerTakenOverWhileAnnotated(t *testing.T, e *grayEnv) {
 		}
 	})
 }
+
+// TestAlongsideAdmissionRefusesWithoutPolicy starts gray-controller with
+// --takeover=admission where the takeover policy is missing: it must refuse
+// to start and name the overlay to use instead. On Kubernetes 1.35 the reason
+// is that MutatingAdmissionPolicy v1 is not served at all.
+func TestAlongsideAdmissionRefusesWithoutPolicy(t *testing.T) {
+	c := cluster.StartForTest(t, cluster.Options{})
+	applyManifests(t, c, overlayManifests(t, "alongside-eager"))
+	version, err := c.Client.Discovery().ServerVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	why := "MutatingAdmissionPolicy kubegray-takeover and MutatingAdmissionPolicyBinding kubegray-takeover not found"
+	if version.Minor == "35" {
+		why = "the cluster does not serve MutatingAdmissionPolicy admissionregistration.k8s.io/v1 (Kubernetes 1.36 or later)"
+	}
+	wantRefusedToStart(t, c, "refusing to start in --mode=alongside --takeover=admission: "+why, "manifests/alongside-eager", "--takeover=eager")
+}
