@@ -163,7 +163,7 @@ func TestAlongside(t *testing.T) {
 			d := e.expect("web", held)
 			alongsideTakenOver(t, d, alongsideSaved)
 			status := alongsideKubectlGray(t, c, e.ns, "status", "web")
-			if !strings.Contains(status, "Mode:        alongside, taken over") {
+			if !strings.Contains(status, "Mode:        alongside (--takeover=admission), taken over: paused on strategy Recreate until the rollout ends") {
 				t.Fatalf("kubectl gray status does not show the takeover:\n%s", status)
 			}
 			alongsideKubectlGray(t, c, e.ns, "resume", "web", "--full")
