@@ -19,8 +19,8 @@ DIST_VERSION = sed -n 's/.*"version":"\([^"]*\)".*/\1/p' $(DIST)/metadata.json
 E2E_TIMEOUT ?= 75m
 # A known failure, skipped in every leg until it is fixed (README, "Known failures"): with
 # --takeover=eager, the scenario that freezes on an empty kubegray.io/percent once ended
-# Complete with the Deployment's template matching no ReplicaSet of the rollout (1 of 4 runs,
-# on 1.35).
+# Complete while the ReplicaSet matching the Deployment's template had 0 available (1 of 4
+# runs, on 1.35; not understood yet).
 E2E_KNOWN_FAILURES := TestAlongsideEagerGrayScenarios/invalid_percent_""_freezes_and_recovers
 # ko and helm each pin their own k8s.io/* versions, so each has a tools module
 # of its own (test/tools/ko, test/tools/helm), apart from test/tools.
