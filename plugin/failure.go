@@ -74,11 +74,7 @@ func notReadyView(rs *appsv1.ReplicaSet, pods []*corev1.Pod) *NotReadyView {
 		return nil
 	}
 	// Summarize picks rs's pods out by their controller reference.
-	all := make([]corev1.Pod, len(pods))
-	for i, p := range pods {
-		all[i] = *p
-	}
-	s := podhealth.Summarize(rs, all)
+	s := podhealth.Summarize(rs, pods)
 	if len(s.Reasons) == 0 {
 		return nil
 	}

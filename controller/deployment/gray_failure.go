@@ -26,12 +26,16 @@ func (dc *DeploymentController) whyNewPodsNotReady(ctx context.Context, rs *apps
 		return ""
 	}
 	selector := labels.Set{appsv1.DefaultDeploymentUniqueLabelKey: rs.Labels[appsv1.DefaultDeploymentUniqueLabelKey]}.AsSelector()
-	pods, err := dc.client.CoreV1().Pods(rs.Namespace).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
+	list, err := dc.client.CoreV1().Pods(rs.Namespace).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
 	if err != nil {
 		klog.FromContext(ctx).V(2).Info("Could not list the pods of a degraded replica set", "replicaSet", klog.KObj(rs), "err", err)
 		return podhealth.Summarize(rs, nil).Top()
 	}
-	return podhealth.Summarize(rs, pods.Items).Top()
+	pods := make([]*corev1.Pod, len(list.Items))
+	for i := range list.Items {
+		pods[i] = &list.Items[i]
+	}
+	return podhealth.Summarize(rs, pods).Top()
 }
 
 // rollBackOnFailure puts the stable revision's template back on a Degraded rollout whose

@@ -36,18 +36,19 @@ type Summary struct {
 
 // Summarize groups the not-ready pods of rs among pods (others are ignored: pods are matched
 // by their controller reference) by why they are not ready, and adds rs's ReplicaFailure
-// condition when it is True.
-func Summarize(rs *appsv1.ReplicaSet, pods []corev1.Pod) Summary {
-	var s Summary
-	byReason := map[string]*Reason{}
-	sorted := append([]corev1.Pod(nil), pods...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
-	for i := range sorted {
-		pod := &sorted[i]
-		if owner := metav1.GetControllerOf(pod); owner == nil || owner.UID != rs.UID || pod.DeletionTimestamp != nil || ready(pod) {
-			continue
+// condition when it is True. Only rs's not-ready pods are sorted (by name, so that each
+// reason's message comes from the same pod every time); pods itself is left as it is.
+func Summarize(rs *appsv1.ReplicaSet, pods []*corev1.Pod) Summary {
+	var notReady []*corev1.Pod
+	for _, pod := range pods {
+		if owner := metav1.GetControllerOf(pod); owner != nil && owner.UID == rs.UID && pod.DeletionTimestamp == nil && !ready(pod) {
+			notReady = append(notReady, pod)
 		}
-		s.NotReady++
+	}
+	sort.Slice(notReady, func(i, j int) bool { return notReady[i].Name < notReady[j].Name })
+	s := Summary{NotReady: len(notReady)}
+	byReason := map[string]*Reason{}
+	for _, pod := range notReady {
 		reason, message := whyNotReady(pod)
 		r, seen := byReason[reason]
 		if !seen {

@@ -11,8 +11,8 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-func pod(name string, owner types.UID, status corev1.PodStatus) corev1.Pod {
-	return corev1.Pod{
+func pod(name string, owner types.UID, status corev1.PodStatus) *corev1.Pod {
+	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, OwnerReferences: []metav1.OwnerReference{{UID: owner, Controller: ptr.To(true)}}},
 		Status:     status,
 	}
@@ -34,7 +34,7 @@ func TestSummarize(t *testing.T) {
 	unschedulable := corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{
 		{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: "0/3 nodes are available: 3 Insufficient cpu."}}}
 	readyPod := corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}
-	pods := []corev1.Pod{
+	pods := []*corev1.Pod{
 		pod("web-c", "new", waiting("CrashLoopBackOff", "back-off 20s", 4)),
 		pod("web-a", "new", waiting("CrashLoopBackOff", "back-off 10s", 2)),
 		pod("web-b", "new", waiting("ImagePullBackOff", `Back-off pulling image "web:nope"`, 0)),
@@ -73,7 +73,7 @@ func TestRunningButNotReady(t *testing.T) {
 	st := corev1.PodStatus{Phase: corev1.PodRunning,
 		Conditions:        []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse}},
 		ContainerStatuses: []corev1.ContainerStatus{{Name: "app", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}
-	got := Summarize(rs, []corev1.Pod{pod("web-a", "new", st)})
+	got := Summarize(rs, []*corev1.Pod{pod("web-a", "new", st)})
 	if len(got.Reasons) != 1 || got.Reasons[0].Reason != "NotReady" || got.Reasons[0].Message != "container app is running but not ready" {
 		t.Fatalf("Summarize = %+v", got)
 	}
