@@ -232,11 +232,8 @@ func (dc *DeploymentController) trackNotTakenOver(ctx context.Context, d *appsv1
 	st := grayapi.Status{
 		Mode: grayapi.ModeAlongside, Takeover: dc.takeover, Revision: rev, StableRevision: rev, Step: step, Percent: grayapi.FullPercent, Target: replicas,
 		Phase: grayapi.PhaseComplete, Message: fmt.Sprintf("all %d replicas run revision %d", replicas, rev), ObservedGeneration: d.Generation,
-	}
-	if prev.Revision == rev && prev.Failure != nil && prev.Failure.RolledBackFrom > 0 {
-		// The rollout that on-failure rolled back ended here; its failure stays until the next
-		// rollout begins (gray_failure.go), also across the release.
-		st.Failure = prev.Failure
+		// The failure of a rollout that on-failure rolled back stays across the release.
+		Failure: keptRollbackFailure(prev, rev),
 	}
 	value, err := grayapi.FormatStatus(st)
 	if err != nil {

@@ -56,8 +56,7 @@ func (g *graySync) trackDeadline(ctx context.Context) {
 		st.SettledAt = nil
 	}
 	g.keepOnlyRollbackFailure()
-	userPaused := (g.d.Spec.Paused && st.HeldAt == nil) || (g.view != nil && g.view.userPaused)
-	if userPaused || !deployutil.HasProgressDeadline(g.d) {
+	if g.pausedByUser() || !deployutil.HasProgressDeadline(g.d) {
 		// The user's own pause stops the clock, as it stops upstream's; it starts afresh on resume.
 		st.Progress = nil
 		return
@@ -93,9 +92,23 @@ func (g *graySync) trackDeadline(ctx context.Context) {
 // which stays until the next rollout begins, so that whoever waits for completion learns that
 // the revision they waited for was rolled back.
 func (g *graySync) keepOnlyRollbackFailure() {
-	if g.st.Failure != nil && g.st.Failure.RolledBackFrom == 0 {
-		g.st.Failure = nil
+	g.st.Failure = keptRollbackFailure(g.st, g.st.Revision)
+}
+
+// keptRollbackFailure is the failure a status of revision rev keeps: the one an on-failure
+// rollback recorded, which stays until the next rollout begins; nil otherwise.
+func keptRollbackFailure(st grayapi.Status, rev int64) *grayapi.Failure {
+	if st.Revision == rev && st.Failure != nil && st.Failure.RolledBackFrom > 0 {
+		return st.Failure
 	}
+	return nil
+}
+
+// pausedByUser reports whether the rollout is paused by its user rather than by our hold:
+// spec.paused without heldAt, or in alongside mode kubegray.io/paused. Such a pause stops
+// the deadline and keeps a timed hold.
+func (g *graySync) pausedByUser() bool {
+	return (g.d.Spec.Paused && g.st.HeldAt == nil) || (g.view != nil && g.view.userPaused)
 }
 
 // degrade makes the step Degraded. The Failure, its Warning event and the pod reasons in it

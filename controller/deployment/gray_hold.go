@@ -82,7 +82,7 @@ func (g *graySync) takeResume(ctx context.Context) bool {
 // Held (settled) and still stands: counted from the first time this step was Held, so that
 // scaling events under the hold do not postpone it. A hold the user paused is not resumed.
 func (g *graySync) timedHoldDue() bool {
-	if g.policy.HoldFor <= 0 || (g.view != nil && g.view.userPaused) || !g.d.Spec.Paused {
+	if g.policy.HoldFor <= 0 || g.pausedByUser() || !g.d.Spec.Paused {
 		return false
 	}
 	settledAt := g.prev.SettledAt
@@ -95,7 +95,7 @@ func (g *graySync) timedHoldDue() bool {
 
 // scheduleTimedHold queues the sync that ends a timed hold about to be reported Held.
 func (g *graySync) scheduleTimedHold() {
-	if g.st.Phase != grayapi.PhaseHeld || g.policy.HoldFor <= 0 || g.st.SettledAt == nil || (g.view != nil && g.view.userPaused) {
+	if g.st.Phase != grayapi.PhaseHeld || g.policy.HoldFor <= 0 || g.st.SettledAt == nil || g.pausedByUser() {
 		return
 	}
 	left := g.st.SettledAt.Add(g.policy.HoldFor).Sub(g.dc.now())
