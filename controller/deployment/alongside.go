@@ -48,7 +48,8 @@ package deployment
 // left on Recreate. Instead mode releases a taken-over Deployment it meets through the same
 // patch (takeover.go): there nothing else would ever take it off Recreate. A hold the built-in
 // controller took apart anyway (a lone canary of a held single-replica Deployment that is
-// scaled up) is restored in one sync (gray_scale.go: restore, unsaturate).
+// scaled up) is restored in one sync (gray_scale.go: restore, unsaturate), and one it takes
+// apart while our sync writes is planned again in the same sync (alongside_conflict.go).
 
 import (
 	"context"

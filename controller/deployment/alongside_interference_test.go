@@ -70,6 +70,49 @@ func TestAlongsideRestoresAHoldTheBuiltInControllerResized(t *testing.T) {
 	}
 }
 
+// Issue 10, random-164 of the 200-scenario run: the same scale of a lone canary, but the
+// built-in controller resizes the canary after our informer read it and before our writes.
+// Had the sync grown the old ReplicaSet first, it would have left a canary of 6 of 6, sized
+// for 6, next to an old pod: the built-in controller empties the old ReplicaSet as soon as
+// the canary's pods are available, and a requeue with backoff (or a controller killed in
+// between) gives it the time. The lone canary is written first (rule 4 of
+// GrayAlongsideWrites), that write conflicts, and the sync plans again from the live
+// ReplicaSets: the restore marks the canary unsaturated before the old pod comes back.
+func TestAlongsideRestoresAHoldResizedDuringTheSync(t *testing.T) {
+	w := newAlongsideWorld(t, grayDeployment(1, "83"), TakeoverAdmission)
+	w.step()
+	w.cap = 1
+	w.takeOverAsPolicy("v2", savedDefault)
+	w.settle()
+	w.wantSizes(sz("v1", 0, "v2", 1))
+
+	six := int32(6)
+	w.edit(func(d *appsv1.Deployment) { d.Spec.Replicas = &six })
+	w.refreshCaches() // the sync sees the scale and a canary of 1
+	w.builtInScaled("v2", 6)
+	before := len(w.f.client.Actions())
+	if err := w.f.dc.syncDeployment(w.f.ctx, grayKey); err != nil {
+		t.Fatalf("sync that met the built-in controller's resize failed (it would wait for a requeue): %v", err)
+	}
+	var got []string
+	for _, rs := range updatedReplicaSets(w.f.client.Actions()[before:]) {
+		got = append(got, rs.Spec.Template.Spec.Containers[0].Image+"="+itoa(*rs.Spec.Replicas)+
+			" desired "+rs.Annotations["deployment.kubernetes.io/desired-replicas"])
+	}
+	// The planned canary write, which conflicts, then the restore on the live canary: marked
+	// as sized for 5, the old pod back, the canary down to 5.
+	if want := []string{"v2=5 desired 6", "v2=6 desired 5", "v1=1 desired 6", "v2=5 desired 6"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("sync wrote %v, want %v", got, want)
+	}
+	w.wantSizes(sz("v1", 1, "v2", 5))
+	w.ready()
+	w.settle()
+	w.wantSizes(sz("v1", 1, "v2", 5))
+	if st := w.status(); st.Phase != grayapi.PhaseHeld || st.Target != 5 {
+		t.Fatalf("status %+v, want Held at 5", st)
+	}
+}
+
 // Issue 11 case 6: alongside mode respects the user's own pause (saved as kubegray.io/paused
 // by the takeover, since the takeover's own pause would hide it), takes `kubectl rollout
 // resume` as the user's resume, and hands the pause back at release.

@@ -58,6 +58,21 @@ func (g *graySync) prepare(ctx context.Context) error {
 // otherwise one capped rolling step (PlanGrayStep), which while held only converges the old
 // ReplicaSets (the new one is at its target and never topped up).
 func (g *graySync) reconcileReplicaSets(ctx context.Context) (bool, error) {
+	scaled, err := g.reconcileOnce(ctx)
+	if !g.replanAfterResize(err) {
+		return scaled, err
+	}
+	// In alongside mode the built-in controller resized a ReplicaSet between our read and our
+	// write: plan again at once from what the server has (alongside_conflict.go).
+	if refreshErr := g.refreshReplicaSets(ctx); refreshErr != nil {
+		return scaled, fmt.Errorf("%w (and reading its replica sets again: %w)", err, refreshErr)
+	}
+	again, err := g.reconcileOnce(ctx)
+	return scaled || again, err
+}
+
+// reconcileOnce is one plan and its writes, over the ReplicaSets this sync holds.
+func (g *graySync) reconcileOnce(ctx context.Context) (bool, error) {
 	d := g.d
 	replicas := *d.Spec.Replicas
 	_, minOld := rollout.GrayCaps(replicas, g.st.Target)
@@ -168,7 +183,8 @@ func (g *graySync) unsaturate(ctx context.Context) error {
 	rs := g.newRS
 	written, err := update(rs)
 	if apierrors.IsConflict(err) {
-		if live, ok := g.unresizedLive(ctx, rs); ok {
+		var live *appsv1.ReplicaSet
+		if live, err = g.unresizedLive(ctx, rs, err); err == nil {
 			written, err = update(live)
 		}
 	}
@@ -377,30 +393,4 @@ func specsOf(rss []*appsv1.ReplicaSet) []int32 {
 		out[i] = *rs.Spec.Replicas
 	}
 	return out
-}
-
-// rescaleAfterConflict retries a ReplicaSet write of alongside mode that conflicted only
-// because the built-in controller rewrote the ReplicaSet's annotations (see unresizedLive).
-func (g *graySync) rescaleAfterConflict(ctx context.Context, rs *appsv1.ReplicaSet, size int32, force bool, conflict error) (bool, *appsv1.ReplicaSet, error) {
-	live, ok := g.unresizedLive(ctx, rs)
-	if !ok {
-		return false, nil, conflict
-	}
-	return g.dc.scaleReplicaSet(ctx, live, size, g.d, force)
-}
-
-// unresizedLive reads rs live after one of our writes of it conflicted, and returns it when it
-// has the size and generation the write was planned from. In alongside mode the built-in
-// controller copies every Deployment annotation onto the new ReplicaSet, kubegray.io/status
-// included, so each of our status writes is followed by one of its ReplicaSet writes; waiting
-// for the informer and a rate-limited requeue would stretch a restore to seconds, while the
-// same write on the live object is as safe as the planned one. Any other change means the
-// next sync must plan again.
-func (g *graySync) unresizedLive(ctx context.Context, rs *appsv1.ReplicaSet) (*appsv1.ReplicaSet, bool) {
-	live, err := g.dc.client.AppsV1().ReplicaSets(rs.Namespace).Get(ctx, rs.Name, metav1.GetOptions{})
-	if err != nil || live.UID != rs.UID || live.Generation != rs.Generation || *live.Spec.Replicas != *rs.Spec.Replicas {
-		return nil, false
-	}
-	klog.FromContext(ctx).V(4).Info("Retrying a ReplicaSet write after an annotation-only conflict", "replicaSet", klog.KObj(rs))
-	return live, true
 }

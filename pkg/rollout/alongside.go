@@ -84,6 +84,15 @@ func BuiltInRescales(replicas int32, sizes GrayStep) bool {
 //     ReplicaSets whose size does not change come last (a caller refreshing
 //     annotations writes them too). The new ReplicaSet is left out when
 //     there is none.
+//  4. When the sizes before the step already leave the built-in controller
+//     a lone active ReplicaSet to resize (a scaling event of a Deployment
+//     whose canary is the whole of it), that ReplicaSet is written first
+//     when the step resizes it, unless it empties: the built-in controller is resizing it from the
+//     same state at the same moment, and our write makes its write conflict
+//     instead of landing after our others (a canary of 6 of 6 next to the
+//     old pod just brought back is saturated, and the built-in controller
+//     would empty the old ReplicaSet again). If its write lands first, ours
+//     conflicts and the caller plans again from the live ReplicaSets.
 //
 // Worked rows (R=10; sizes as new, old):
 //
@@ -93,7 +102,7 @@ func BuiltInRescales(replicas int32, sizes GrayStep) bool {
 //	T 2:           0, [1 9] planned 0, [0 9]       → new 1, old₀ 0, old₁ 9 (rule 1, canary first)
 //	T 0:           5, [5] planned 0, [10]          → old 10, new 0         (rule 3: grow first)
 //	R=1, T 1:      0, [1] planned 0, [0]           → new 1, old 0          (rule 1: none active is unsafe too)
-//	R 1→6, T 5:    1, [0] planned 5, [1]           → old 1, new 5          (rule 3: the empty one back first)
+//	R 1→6, T 5:    1, [0] planned 5, [1]           → new 5, old 1          (rule 4: the lone canary first)
 func GrayAlongsideWrites(in GrayWritesInput) []GrayWrite {
 	planned := GrayStep{New: in.Planned.New, Old: append([]int32(nil), in.Planned.Old...)}
 	var before, after int32
@@ -150,5 +159,37 @@ func GrayAlongsideWrites(in GrayWritesInput) []GrayWrite {
 	for i, s := range in.Current.Old {
 		add(GrayWrite{Old: i, Size: planned.Old[i]}, s)
 	}
-	return slices.Concat(activations, grows, shrinks, deactivations, same)
+	writes := slices.Concat(activations, grows, shrinks, deactivations, same)
+	if lone := loneActive(in); lone >= 0 && BuiltInRescales(in.Replicas, in.Current) {
+		for i, w := range writes {
+			from := in.Current.New
+			if !w.New {
+				from = in.Current.Old[w.Old]
+			}
+			if (w.New && lone == 0 || !w.New && lone == w.Old+1) && w.Size > 0 && w.Size != from {
+				writes = slices.Concat([]GrayWrite{w}, writes[:i], writes[i+1:])
+				break
+			}
+		}
+	}
+	return writes
+}
+
+// loneActive returns which ReplicaSet of in.Current is the only active one: 0 for the new one,
+// i+1 for old ReplicaSet i, −1 when none or several are.
+func loneActive(in GrayWritesInput) int {
+	lone := -1
+	if in.HasNew && in.Current.New > 0 {
+		lone = 0
+	}
+	for i, s := range in.Current.Old {
+		if s == 0 {
+			continue
+		}
+		if lone >= 0 {
+			return -1
+		}
+		lone = i + 1
+	}
+	return lone
 }

@@ -1,0 +1,104 @@
+package deployment
+
+// Conflicting ReplicaSet writes of alongside mode. The built-in controller writes the same
+// ReplicaSets as we do: it copies every Deployment annotation onto the new one (so each of our
+// status writes is followed by one of its ReplicaSet writes), and its paused sync resizes a
+// lone active ReplicaSet (alongside.go). A conflict of the first kind is retried on the live
+// object; one of the second kind makes the sync plan again from the live ReplicaSets, once,
+// instead of waiting for the informer and a rate-limited requeue: a canary the built-in
+// controller has just made the whole Deployment must be marked unsaturated (gray_scale.go:
+// unsaturate) before its pods become available, or the built-in controller empties the old
+// ReplicaSets the same sync has just grown.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/kubegray/kubectl-gray/pkg/deployutil"
+)
+
+// resizedError is a conflicting write of a ReplicaSet whose size or spec another writer
+// changed since this sync read it.
+type resizedError struct {
+	err error
+}
+
+func (e *resizedError) Error() string { return e.err.Error() }
+func (e *resizedError) Unwrap() error { return e.err }
+
+// rescaleAfterConflict retries a ReplicaSet write of alongside mode that conflicted only
+// because the built-in controller rewrote the ReplicaSet's annotations (see unresizedLive).
+func (g *graySync) rescaleAfterConflict(ctx context.Context, rs *appsv1.ReplicaSet, size int32, force bool, conflict error) (bool, *appsv1.ReplicaSet, error) {
+	live, err := g.unresizedLive(ctx, rs, conflict)
+	if err != nil {
+		return false, nil, err
+	}
+	return g.dc.scaleReplicaSet(ctx, live, size, g.d, force)
+}
+
+// unresizedLive reads rs live after one of our writes of it conflicted, and returns it when it
+// has the size and generation the write was planned from: the same write on the live object
+// is then as safe as the planned one. Otherwise it returns the conflict, as a resizedError
+// when the ReplicaSet is still there, so that the sync plans again (replanAfterResize).
+func (g *graySync) unresizedLive(ctx context.Context, rs *appsv1.ReplicaSet, conflict error) (*appsv1.ReplicaSet, error) {
+	live, err := g.dc.client.AppsV1().ReplicaSets(rs.Namespace).Get(ctx, rs.Name, metav1.GetOptions{})
+	switch {
+	case err != nil || live.UID != rs.UID:
+		return nil, conflict
+	case live.Generation != rs.Generation || *live.Spec.Replicas != *rs.Spec.Replicas:
+		klog.FromContext(ctx).V(2).Info("Replica set resized by another writer since it was read", "replicaSet", klog.KObj(rs),
+			"readReplicas", *rs.Spec.Replicas, "liveReplicas", *live.Spec.Replicas, "by", deployutil.FieldOwner(live.ManagedFields, "f:spec", "f:replicas"))
+		return nil, &resizedError{err: conflict}
+	}
+	klog.FromContext(ctx).V(4).Info("Retrying a ReplicaSet write after an annotation-only conflict", "replicaSet", klog.KObj(rs))
+	return live, nil
+}
+
+// replanAfterResize reports whether err is a resizedError of alongside mode that this sync has
+// not planned again for yet, and marks it planned for: one more plan per sync, so that two
+// controllers resizing the same ReplicaSet back and forth cannot keep a worker.
+func (g *graySync) replanAfterResize(err error) bool {
+	var resized *resizedError
+	if g.view == nil || g.replanned || !errors.As(err, &resized) {
+		return false
+	}
+	g.replanned = true
+	return true
+}
+
+// refreshReplicaSets replaces the ReplicaSets this sync holds with their live versions, read
+// in one list; one that is gone drops out.
+func (g *graySync) refreshReplicaSets(ctx context.Context) error {
+	d := g.d
+	list, err := g.dc.client.AppsV1().ReplicaSets(d.Namespace).List(ctx, metav1.ListOptions{
+		LabelSelector: metav1.FormatLabelSelector(d.Spec.Selector),
+	})
+	if err != nil {
+		return err
+	}
+	live := make(map[string]*appsv1.ReplicaSet, len(list.Items))
+	for i := range list.Items {
+		live[string(list.Items[i].UID)] = &list.Items[i]
+	}
+	var refreshed []*appsv1.ReplicaSet
+	for _, rs := range g.rsList {
+		if l := live[string(rs.UID)]; l != nil {
+			refreshed = append(refreshed, l)
+		}
+	}
+	g.rsList = refreshed
+	_, g.oldRSs = deployutil.FindOldReplicaSets(d, g.rsList)
+	if g.newRS == nil {
+		return nil
+	}
+	g.newRS = live[string(g.newRS.UID)]
+	if g.newRS == nil {
+		return fmt.Errorf("new replica set of deployment %s/%s is gone", d.Namespace, d.Name)
+	}
+	return nil
+}
