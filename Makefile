@@ -17,11 +17,6 @@ DIST     := $(CURDIR)/dist
 # The version goreleaser gave the build in dist/, e.g. 0.0.1-snapshot or 1.2.0.
 DIST_VERSION = sed -n 's/.*"version":"\([^"]*\)".*/\1/p' $(DIST)/metadata.json
 E2E_TIMEOUT ?= 75m
-# A known failure, skipped in every leg until it is fixed (README, "Known failures"): with
-# --takeover=eager, the scenario that freezes on an empty kubegray.io/percent once ended
-# Complete while the ReplicaSet matching the Deployment's template had 0 available (1 of 4
-# runs, on 1.35; not understood yet).
-E2E_KNOWN_FAILURES := TestAlongsideEagerGrayScenarios/invalid_percent_""_freezes_and_recovers
 # ko and helm each pin their own k8s.io/* versions, so each has a tools module
 # of its own (test/tools/ko, test/tools/helm), apart from test/tools.
 KO       := go tool -modfile=$(CURDIR)/test/tools/ko/go.mod ko
@@ -154,7 +149,7 @@ test-e2e: image ## Real-cluster tests; the controller under test is the binary t
 	export KUBEGRAY_CONTROLPLANE="$$(test/hack/build-controlplane.sh | tail -n1)"; \
 	export KUBEGRAY_BIN="$(IMAGE_DIR)/bin" KUBEGRAY_IMAGE="$(IMAGE_DIR)/oci"; \
 	export KUBEGRAY_HELM="$$(go tool -modfile=$(CURDIR)/test/tools/helm/go.mod -n helm)"; \
-	cd test && go test -count=1 -timeout $(E2E_TIMEOUT) -skip '$(E2E_KNOWN_FAILURES)' $(E2E_FLAGS) ./...
+	cd test && go test -count=1 -timeout $(E2E_TIMEOUT) $(E2E_FLAGS) ./...
 
 # The Kubernetes 1.35 leg: a cluster without MutatingAdmissionPolicy v1, where
 # alongside mode runs as manifests/alongside-eager installs it, and the plugin
@@ -167,7 +162,7 @@ test-e2e-k8s135: image ## The e2e leg on Kubernetes 1.35: eager alongside scenar
 	export KUBEGRAY_K8S=$(K8S_PREVIOUS); \
 	export KUBEGRAY_CONTROLPLANE="$$(test/hack/build-controlplane.sh | tail -n1)"; \
 	export KUBEGRAY_BIN="$(IMAGE_DIR)/bin"; \
-	cd test && go test -count=1 -timeout 20m -skip '$(E2E_KNOWN_FAILURES)' -run '^(TestAlongsideEagerGrayScenarios|TestAlongsideEager|TestAlongsideAdmissionRefusesWithoutPolicy|TestPlugin)$$' ./e2e/
+	cd test && go test -count=1 -timeout 20m -run '^(TestAlongsideEagerGrayScenarios|TestAlongsideEager|TestAlongsideAdmissionRefusesWithoutPolicy|TestPlugin)$$' ./e2e/
 
 # Upstream's own Deployment e2e tests, built from k8s.io/kubernetes at the
 # version test/go.mod pins (test/conformance carries the conformance build tag,

@@ -49,7 +49,7 @@ package deployment
 // patch (takeover.go): there nothing else would ever take it off Recreate. A hold the built-in
 // controller took apart anyway (a lone canary of a held single-replica Deployment that is
 // scaled up) is restored in one sync (gray_scale.go: restore, unsaturate), and one it takes
-// apart while our sync writes is planned again in the same sync (alongside_conflict.go).
+// apart while our sync writes is planned again in the same sync (alongside_writers.go).
 
 import (
 	"context"
@@ -169,6 +169,9 @@ func (dc *DeploymentController) syncAlongside(ctx context.Context, key string, d
 		return dc.retakeOver(ctx, d)
 	}
 
+	if behind, err := dc.newReplicaSetNotCached(ctx, d, rsList); err != nil || behind {
+		return err
+	}
 	view := &alongsideView{strategy: withStrategyDefaults(saved), releaseOnComplete: dc.takeover != TakeoverEager}
 	g, err := dc.runGray(ctx, key, d, rsList, view)
 	if err != nil || g == nil {

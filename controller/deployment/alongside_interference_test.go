@@ -6,6 +6,7 @@ package deployment
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -110,6 +111,57 @@ func TestAlongsideRestoresAHoldResizedDuringTheSync(t *testing.T) {
 	w.wantSizes(sz("v1", 1, "v2", 5))
 	if st := w.status(); st.Phase != grayapi.PhaseHeld || st.Target != 5 {
 		t.Fatalf("status %+v, want Held at 5", st)
+	}
+}
+
+// Issue 14, the eager scenario that failed 1 run in 4 on Kubernetes 1.35: a template the
+// built-in controller saw before the takeover gets its ReplicaSet from it, and on another
+// minor version its pod-template-hash differs from ours. A sync whose cache lacks that
+// ReplicaSet must not create a second one of the same template under our hash: it waits for
+// the informer and then rolls the built-in controller's ReplicaSet as the new one.
+func TestAlongsideEagerWaitsForTheBuiltInControllersReplicaSet(t *testing.T) {
+	w := newAlongsideWorld(t, grayDeployment(10, "20"), TakeoverEager)
+	// A Deployment just created with the annotation: no ReplicaSet, no revision, no status.
+	if err := w.f.client.Tracker().Delete(replicaSetsResource, "default", "web-v1"); err != nil {
+		t.Fatal(err)
+	}
+	w.edit(func(d *appsv1.Deployment) {
+		delete(d.Annotations, "deployment.kubernetes.io/revision")
+		d.Status = appsv1.DeploymentStatus{}
+	})
+	if got, want := verbsOf(w.sync()), []string{"patch deployments"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("first sync = %v, want the takeover patch only", got)
+	}
+	w.refreshCaches()
+	// What the built-in controller created on seeing the Deployment, under its own hash.
+	builtIn := withReplicasAnnotations(withRevision(ownedRS(w.deployment(), "web-builtin", 10), 1), 10, 13)
+	builtIn.Labels["pod-template-hash"] = "builtin"
+	builtIn.Spec.Template.Labels["pod-template-hash"] = "builtin"
+	builtIn.CreationTimestamp = metav1.NewTime(w.created.Add(time.Minute))
+	builtIn.Generation = 1
+	w.put(builtIn)
+
+	before := len(w.f.client.Actions())
+	if err := w.f.dc.syncDeployment(w.f.ctx, grayKey); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range w.f.client.Actions()[before:] {
+		if a.GetVerb() == "create" && a.GetResource().Resource == "replicasets" {
+			t.Fatalf("created a second ReplicaSet of the template next to the built-in controller's")
+		}
+	}
+	w.ready()
+	w.settle()
+	var names []string
+	for _, rs := range w.replicaSets() {
+		names = append(names, rs.Name)
+	}
+	if !reflect.DeepEqual(names, []string{"web-builtin"}) {
+		t.Fatalf("ReplicaSets %v, want only the built-in controller's", names)
+	}
+	w.wantSizes(sz("v1", 10))
+	if st := w.status(); st.Phase != grayapi.PhaseComplete || st.Revision != 1 || !st.TakenOver {
+		t.Fatalf("status %+v, want Complete on revision 1, taken over", st)
 	}
 }
 

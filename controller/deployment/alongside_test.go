@@ -173,6 +173,7 @@ func TestAlongsideTakenOverRollout(t *testing.T) {
 	actions = w.step()
 	wantOnlyOurWrites(t, actions)
 	if got, want := verbsOf(actions), []string{
+		"list replicasets",         // none of v2 on the server either (alongside_writers.go)
 		"patch deployments/status", // gray status: revision 2, target 2
 		"create replicasets",       // v2 at min(3 surge, T 2) = 2
 		"update replicasets",       // v1 10 → 8

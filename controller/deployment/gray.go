@@ -113,7 +113,7 @@ type graySync struct {
 	// spec.paused (see alongside.go), while the server keeps paused=true and Recreate.
 	view *alongsideView
 	// replanned: this sync already planned its ReplicaSet writes again after another writer
-	// resized one (alongside_conflict.go).
+	// resized one (alongside_writers.go).
 	replanned bool
 }
 

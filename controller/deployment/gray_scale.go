@@ -63,7 +63,7 @@ func (g *graySync) reconcileReplicaSets(ctx context.Context) (bool, error) {
 		return scaled, err
 	}
 	// In alongside mode the built-in controller resized a ReplicaSet between our read and our
-	// write: plan again at once from what the server has (alongside_conflict.go).
+	// write: plan again at once from what the server has (alongside_writers.go).
 	if refreshErr := g.refreshReplicaSets(ctx); refreshErr != nil {
 		return scaled, fmt.Errorf("%w (and reading its replica sets again: %w)", err, refreshErr)
 	}

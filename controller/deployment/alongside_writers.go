@@ -1,14 +1,22 @@
 package deployment
 
-// Conflicting ReplicaSet writes of alongside mode. The built-in controller writes the same
-// ReplicaSets as we do: it copies every Deployment annotation onto the new one (so each of our
-// status writes is followed by one of its ReplicaSet writes), and its paused sync resizes a
-// lone active ReplicaSet (alongside.go). A conflict of the first kind is retried on the live
-// object; one of the second kind makes the sync plan again from the live ReplicaSets, once,
-// instead of waiting for the informer and a rate-limited requeue: a canary the built-in
-// controller has just made the whole Deployment must be marked unsaturated (gray_scale.go:
-// unsaturate) before its pods become available, or the built-in controller empties the old
-// ReplicaSets the same sync has just grown.
+// The other writer of alongside mode. The built-in controller writes the same ReplicaSets as
+// we do: it copies every Deployment annotation onto the new one (so each of our status writes
+// is followed by one of its ReplicaSet writes), its paused sync resizes a lone active
+// ReplicaSet (alongside.go), and before a takeover it creates ReplicaSets itself.
+//
+// A conflict of the first kind is retried on the live object; one of the second kind makes the
+// sync plan again from the live ReplicaSets, once, instead of waiting for the informer and a
+// rate-limited requeue: a canary the built-in controller has just made the whole Deployment
+// must be marked unsaturated (gray_scale.go: unsaturate) before its pods become available, or
+// the built-in controller empties the old ReplicaSets the same sync has just grown.
+//
+// And a ReplicaSet the built-in controller created for a template it saw before the takeover
+// may not be in our cache yet when we would create one: where kube-controller-manager is
+// another minor version than ours, its pod-template-hash of the same template differs, our
+// create does not collide with its ReplicaSet, and the Deployment would get two ReplicaSets
+// of one template (upstream picks the oldest as the new one, and the rollout replaces the
+// other's pods for nothing). So the sync that would create one first looks for it live.
 
 import (
 	"context"
@@ -101,4 +109,28 @@ func (g *graySync) refreshReplicaSets(ctx context.Context) error {
 		return fmt.Errorf("new replica set of deployment %s/%s is gone", d.Namespace, d.Name)
 	}
 	return nil
+}
+
+// newReplicaSetNotCached reports whether the server has a ReplicaSet of d's template, owned
+// by d, that rsList (the cache) lacks: the sync then stops, and the informer's event for it
+// syncs d again. It reads only when the cache has no such ReplicaSet, that is before a create.
+func (dc *DeploymentController) newReplicaSetNotCached(ctx context.Context, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) (bool, error) {
+	if deployutil.FindNewReplicaSet(d, rsList) != nil {
+		return false, nil
+	}
+	list, err := dc.client.AppsV1().ReplicaSets(d.Namespace).List(ctx, metav1.ListOptions{
+		LabelSelector: metav1.FormatLabelSelector(d.Spec.Selector),
+	})
+	if err != nil {
+		return false, fmt.Errorf("deployment %s/%s: looking for its new replica set live: %w", d.Namespace, d.Name, err)
+	}
+	for i := range list.Items {
+		rs := &list.Items[i]
+		if ref := metav1.GetControllerOf(rs); ref != nil && ref.UID == d.UID && deployutil.EqualIgnoreHash(&rs.Spec.Template, &d.Spec.Template) {
+			klog.FromContext(ctx).V(2).Info("New replica set is on the server but not yet in the cache, waiting for it", "deployment", klog.KObj(d),
+				"replicaSet", klog.KObj(rs), "by", deployutil.FieldOwner(rs.ManagedFields, "f:spec", "f:replicas"))
+			return true, nil
+		}
+	}
+	return false, nil
 }
