@@ -80,37 +80,55 @@ func TestAlongsideRestoresAHoldTheBuiltInControllerResized(t *testing.T) {
 // GrayAlongsideWrites), that write conflicts, and the sync plans again from the live
 // ReplicaSets: the restore marks the canary unsaturated before the old pod comes back.
 func TestAlongsideRestoresAHoldResizedDuringTheSync(t *testing.T) {
-	w := newAlongsideWorld(t, grayDeployment(1, "83"), TakeoverAdmission)
-	w.step()
-	w.cap = 1
-	w.takeOverAsPolicy("v2", savedDefault)
-	w.settle()
-	w.wantSizes(sz("v1", 0, "v2", 1))
+	for _, tc := range []struct {
+		name      string
+		percent   string
+		scaledTo  int32
+		target    int32
+		wantWrite []string
+	}{
+		// The planned canary write, which conflicts, then the restore on the live canary:
+		// marked as sized for the target, the old pod back, the canary down to the target.
+		{name: "R 1 to 6 at 83%", percent: "83", scaledTo: 6, target: 5,
+			wantWrite: []string{"v2=5 desired 6", "v2=6 desired 5", "v1=1 desired 6", "v2=5 desired 6"}},
+		// random-4 and random-13 of the 200-scenario run: the canary keeps its size, and its
+		// write (annotations only) still goes first.
+		{name: "R 1 to 2 at 57%", percent: "57", scaledTo: 2, target: 1,
+			wantWrite: []string{"v2=1 desired 2", "v2=2 desired 1", "v1=1 desired 2", "v2=1 desired 2"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newAlongsideWorld(t, grayDeployment(1, tc.percent), TakeoverAdmission)
+			w.step()
+			w.cap = 1
+			w.takeOverAsPolicy("v2", savedDefault)
+			w.settle()
+			w.wantSizes(sz("v1", 0, "v2", 1))
 
-	six := int32(6)
-	w.edit(func(d *appsv1.Deployment) { d.Spec.Replicas = &six })
-	w.refreshCaches() // the sync sees the scale and a canary of 1
-	w.builtInScaled("v2", 6)
-	before := len(w.f.client.Actions())
-	if err := w.f.dc.syncDeployment(w.f.ctx, grayKey); err != nil {
-		t.Fatalf("sync that met the built-in controller's resize failed (it would wait for a requeue): %v", err)
-	}
-	var got []string
-	for _, rs := range updatedReplicaSets(w.f.client.Actions()[before:]) {
-		got = append(got, rs.Spec.Template.Spec.Containers[0].Image+"="+itoa(*rs.Spec.Replicas)+
-			" desired "+rs.Annotations["deployment.kubernetes.io/desired-replicas"])
-	}
-	// The planned canary write, which conflicts, then the restore on the live canary: marked
-	// as sized for 5, the old pod back, the canary down to 5.
-	if want := []string{"v2=5 desired 6", "v2=6 desired 5", "v1=1 desired 6", "v2=5 desired 6"}; !reflect.DeepEqual(got, want) {
-		t.Fatalf("sync wrote %v, want %v", got, want)
-	}
-	w.wantSizes(sz("v1", 1, "v2", 5))
-	w.ready()
-	w.settle()
-	w.wantSizes(sz("v1", 1, "v2", 5))
-	if st := w.status(); st.Phase != grayapi.PhaseHeld || st.Target != 5 {
-		t.Fatalf("status %+v, want Held at 5", st)
+			scaled := tc.scaledTo
+			w.edit(func(d *appsv1.Deployment) { d.Spec.Replicas = &scaled })
+			w.refreshCaches() // the sync sees the scale and a canary of 1
+			w.builtInScaled("v2", tc.scaledTo)
+			before := len(w.f.client.Actions())
+			if err := w.f.dc.syncDeployment(w.f.ctx, grayKey); err != nil {
+				t.Fatalf("sync that met the built-in controller's resize failed (it would wait for a requeue): %v", err)
+			}
+			var got []string
+			for _, rs := range updatedReplicaSets(w.f.client.Actions()[before:]) {
+				got = append(got, rs.Spec.Template.Spec.Containers[0].Image+"="+itoa(*rs.Spec.Replicas)+
+					" desired "+rs.Annotations["deployment.kubernetes.io/desired-replicas"])
+			}
+			if !reflect.DeepEqual(got, tc.wantWrite) {
+				t.Fatalf("sync wrote %v, want %v", got, tc.wantWrite)
+			}
+			want := map[string]int32{"v1": tc.scaledTo - tc.target, "v2": tc.target}
+			w.wantSizes(want)
+			w.ready()
+			w.settle()
+			w.wantSizes(want)
+			if st := w.status(); st.Phase != grayapi.PhaseHeld || st.Target != tc.target {
+				t.Fatalf("status %+v, want Held at %d", st, tc.target)
+			}
+		})
 	}
 }
 

@@ -86,13 +86,16 @@ func BuiltInRescales(replicas int32, sizes GrayStep) bool {
 //     there is none.
 //  4. When the sizes before the step already leave the built-in controller
 //     a lone active ReplicaSet to resize (a scaling event of a Deployment
-//     whose canary is the whole of it), that ReplicaSet is written first
-//     when the step resizes it, unless it empties: the built-in controller is resizing it from the
-//     same state at the same moment, and our write makes its write conflict
-//     instead of landing after our others (a canary of 6 of 6 next to the
-//     old pod just brought back is saturated, and the built-in controller
-//     would empty the old ReplicaSet again). If its write lands first, ours
-//     conflicts and the caller plans again from the live ReplicaSets.
+//     whose canary is the whole of it), the write to that ReplicaSet goes
+//     first, unless it empties it: the built-in controller is resizing it
+//     from the same state at the same moment, and our write makes its write
+//     conflict instead of landing after our others (a canary of 6 of 6 next
+//     to the old pod just brought back is saturated, and the built-in
+//     controller would empty the old ReplicaSet again). That holds for a
+//     write that only refreshes its annotations too (a scaling event writes
+//     every active ReplicaSet; R 1→2 at 50% keeps the canary at 1). If its
+//     write lands first, ours conflicts and the caller plans again from the
+//     live ReplicaSets.
 //
 // Worked rows (R=10; sizes as new, old):
 //
@@ -162,11 +165,7 @@ func GrayAlongsideWrites(in GrayWritesInput) []GrayWrite {
 	writes := slices.Concat(activations, grows, shrinks, deactivations, same)
 	if lone := loneActive(in); lone >= 0 && BuiltInRescales(in.Replicas, in.Current) {
 		for i, w := range writes {
-			from := in.Current.New
-			if !w.New {
-				from = in.Current.Old[w.Old]
-			}
-			if (w.New && lone == 0 || !w.New && lone == w.Old+1) && w.Size > 0 && w.Size != from {
+			if (w.New && lone == 0 || !w.New && lone == w.Old+1) && w.Size > 0 {
 				writes = slices.Concat([]GrayWrite{w}, writes[:i], writes[i+1:])
 				break
 			}

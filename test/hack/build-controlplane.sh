@@ -24,6 +24,10 @@ kwok_version="v0.8.0"
 cache="${KUBEGRAY_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-gray}/${k8s_version}-kwok-${kwok_version}"
 bin="$cache/bin"
 mkdir -p "$bin"
+# One build per cache folder at a time: `make test` starts the builds in the background while
+# the targets that need a control plane run this script too, and wait here for them.
+exec 9>"$cache/.build.lock"
+flock 9
 
 log() { echo "build-controlplane: $*" >&2; }
 
