@@ -88,7 +88,8 @@ func NewSetOptions(streams genericiooptions.IOStreams) *SetOptions {
 	}
 }
 
-// Values of --takeover.
+// Values of --patch-takeover (named apart from gray-controller's --takeover admission|eager,
+// which says how the controller expects Deployments to be taken over).
 const (
 	takeoverAuto   = "auto"
 	takeoverAlways = "always"
@@ -109,7 +110,7 @@ func NewCmdSet(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Com
 	}
 	cmd.Flags().StringVarP(&o.Selector, "selector", "l", o.Selector, "Label selector choosing the Deployments to set, instead of a name (e.g. -l tier=frontend).")
 	cmd.Flags().StringArrayVar(&o.Images, "image", o.Images, "CONTAINER=IMAGE to roll out with the hold points in the same patch; repeat for several containers.")
-	cmd.Flags().StringVar(&o.Takeover, "takeover", o.Takeover,
+	cmd.Flags().StringVar(&o.Takeover, "patch-takeover", o.Takeover,
 		`With --image, whether the same patch takes the Deployment over for gray-controller's alongside mode (paused, strategy Recreate, strategy saved in kubegray.io/strategy), so that the built-in deployment controller does not roll the new image out first: "auto" does unless gray-controller runs the Deployment in instead mode (its kubegray.io/status says so, or, without one, gray-controller owns its status.observedGeneration); "always"; "never".`)
 	cmd.Flags().Var(&o.OnFailure, "on-failure",
 		`What gray-controller does when a rollout misses its progress deadline (Degraded), written to kubegray.io/on-failure: "hold" reports it and changes nothing, "rollback" goes back to the stable revision by itself. An empty value removes the annotation (hold then applies).`)
@@ -163,7 +164,7 @@ func (o *SetOptions) complete(args []string) error {
 	switch o.Takeover {
 	case takeoverAuto, takeoverAlways, takeoverNever:
 	default:
-		return fmt.Errorf("invalid --takeover %q: must be %q, %q or %q", o.Takeover, takeoverAuto, takeoverAlways, takeoverNever)
+		return fmt.Errorf("invalid --patch-takeover %q: must be %q, %q or %q", o.Takeover, takeoverAuto, takeoverAlways, takeoverNever)
 	}
 	if err := o.completePolicy(); err != nil {
 		return err
@@ -292,7 +293,7 @@ func (o *SetOptions) edits(took *bool) []edit {
 // policy would: spec.paused, strategy Recreate (rollingUpdate removed), the
 // original strategy saved in kubegray.io/strategy. It leaves alone a
 // Deployment already taken over, one on Recreate (which has no gray rollout),
-// and with --takeover=auto one that gray-controller runs in instead mode,
+// and with --patch-takeover=auto one that gray-controller runs in instead mode,
 // where pausing would hold the rollout before it starts.
 func (o *SetOptions) takeOver(d *appsv1.Deployment) (bool, error) {
 	if o.Takeover == takeoverNever {

@@ -475,7 +475,7 @@ func ptrIntOrString(v intstr.IntOrString) *intstr.IntOrString { return &v }
 func TestSetRejectsUnknownTakeover(t *testing.T) {
 	cs := fake.NewClientset(deployment("web"))
 	_, _, err := setRun(cs, []string{"web", "20"}, func(o *SetOptions) { o.Takeover = "maybe" })
-	want := `invalid --takeover "maybe": must be "auto", "always" or "never"`
+	want := `invalid --patch-takeover "maybe": must be "auto", "always" or "never"`
 	if err == nil || err.Error() != want {
 		t.Fatalf("error = %v, want %q", err, want)
 	}

@@ -20,7 +20,7 @@ package deployment
 // which the new ReplicaSet reaches its target.
 //
 // A Deployment taken over for alongside mode (kubegray.io/strategy set: by `kubectl gray set
-// --takeover=always`, an older plugin, or a cluster that ran the controller alongside before)
+// --patch-takeover=always`, an older plugin, or a cluster that ran the controller alongside before)
 // is released before anything else, in the one patch alongside mode releases with
 // (releaseTakenOver): nothing in instead mode would ever take it off Recreate. Only our hold
 // survives the release, as spec.paused, since in this mode that is what a hold is.

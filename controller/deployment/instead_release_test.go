@@ -34,7 +34,7 @@ func (w *grayWorld) wantReleasedStatus(rev int64, held bool) {
 }
 
 func TestInsteadReleasesTakenOverGrayDeployment(t *testing.T) {
-	// kubectl gray set --takeover=always --image on an instead-mode cluster.
+	// kubectl gray set --patch-takeover=always --image on an instead-mode cluster.
 	w := newInsteadWorld(t, grayDeployment(10, "20", withProgressDeadline(600)))
 	w.takeOverAsPolicy("v2", savedDefault)
 
