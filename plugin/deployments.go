@@ -4,15 +4,12 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-
-	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 )
 
 // deploymentTypes are the resource spellings kubectl accepts for
@@ -125,17 +122,4 @@ func imageChanges(before, after []ContainerImage) string {
 		}
 	}
 	return strings.Join(changes, ", ")
-}
-
-// sortByRevision orders ReplicaSets newest revision first; unparsable
-// revisions count as 0 and ties go by name so output is stable.
-func sortByRevision(rss []*appsv1.ReplicaSet) {
-	sort.SliceStable(rss, func(i, j int) bool {
-		ri, _ := deployutil.Revision(rss[i])
-		rj, _ := deployutil.Revision(rss[j])
-		if ri != rj {
-			return ri > rj
-		}
-		return rss[i].Name < rss[j].Name
-	})
 }

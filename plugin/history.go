@@ -4,8 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
-	"strconv"
+	"sort"
 	"strings"
 	"time"
 
@@ -172,11 +171,7 @@ func newHistoryView(d *appsv1.Deployment, rss []*appsv1.ReplicaSet) HistoryView 
 	var current, previous int64
 	if newRS != nil {
 		current, _ = deployutil.Revision(newRS)
-		for _, h := range strings.Split(newRS.Annotations[deployutil.RevisionHistoryAnnotation], ",") {
-			if n, err := strconv.ParseInt(h, 10, 64); err == nil && n > previous {
-				previous = n
-			}
-		}
+		previous = deployutil.LastRevisionInHistory(newRS, 0)
 	}
 	var stable int64
 	if st != nil {
@@ -184,8 +179,7 @@ func newHistoryView(d *appsv1.Deployment, rss []*appsv1.ReplicaSet) HistoryView 
 	}
 
 	rss = append([]*appsv1.ReplicaSet(nil), rss...)
-	sortByRevision(rss)
-	slices.Reverse(rss)
+	sort.Sort(deployutil.ReplicaSetsByRevision(rss))
 	for _, rs := range rss {
 		rev, _ := deployutil.Revision(rs)
 		marks := []string{}

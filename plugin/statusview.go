@@ -347,7 +347,7 @@ func replicasOf(d *appsv1.Deployment) int32 {
 // the Deployment's template, nil if none does.
 func revisionViews(rss []*appsv1.ReplicaSet, newRS *appsv1.ReplicaSet, pods []*corev1.Pod, stable int64) []RevisionView {
 	rss = append([]*appsv1.ReplicaSet(nil), rss...)
-	sortByRevision(rss)
+	sort.Sort(sort.Reverse(deployutil.ReplicaSetsByRevision(rss)))
 	byOwner := map[types.UID][]PodView{}
 	for _, p := range pods {
 		if ref := metav1.GetControllerOf(p); ref != nil {
