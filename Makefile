@@ -176,17 +176,24 @@ CONFORMANCE_BIN    ?= $(BIN)/upstream-e2e.test
 CONFORMANCE_REPORT ?=
 CONFORMANCE_SKIP   ?=
 
-.PHONY: conformance
-conformance: image ## Upstream's Deployment e2e (test/e2e/apps) against gray-controller (from the image) in instead mode.
+# The suite binary is built once per make run: conformance and conformance-k8s135 share it,
+# as they share the image.
+.PHONY: conformance-suite
+conformance-suite:
 	cd test && go test -c -trimpath -tags conformance -o $(CONFORMANCE_BIN) ./conformance
-	export KUBEGRAY_CONTROLPLANE="$$(test/hack/build-controlplane.sh | tail -n1)"; \
+
+CONFORMANCE_RUN = export KUBEGRAY_CONTROLPLANE="$$(test/hack/build-controlplane.sh | tail -n1)"; \
 	export KUBEGRAY_BIN="$(IMAGE_DIR)/bin" KUBEGRAY_UPSTREAM_E2E="$(CONFORMANCE_BIN)"; \
 	export KUBEGRAY_UPSTREAM_E2E_REPORT="$(CONFORMANCE_REPORT)" KUBEGRAY_UPSTREAM_E2E_SKIP='$(CONFORMANCE_SKIP)'; \
 	cd test && go test -count=1 -timeout 45m -run '^TestUpstreamDeploymentE2E$$' -v ./e2e/
 
+.PHONY: conformance
+conformance: image conformance-suite ## Upstream's Deployment e2e (test/e2e/apps) against gray-controller (from the image) in instead mode.
+	$(CONFORMANCE_RUN)
+
 .PHONY: conformance-k8s135
-conformance-k8s135: ## The same suite (1.37's) against the Kubernetes 1.35 control plane.
-	KUBEGRAY_K8S=$(K8S_PREVIOUS) $(MAKE) conformance
+conformance-k8s135: image conformance-suite ## The same suite (1.37's) against the Kubernetes 1.35 control plane.
+	export KUBEGRAY_K8S=$(K8S_PREVIOUS); $(CONFORMANCE_RUN)
 
 .PHONY: goreleaser-check
 goreleaser-check: ## Validate .goreleaser.yaml with the pinned goreleaser.
