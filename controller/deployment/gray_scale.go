@@ -196,13 +196,18 @@ func (g *graySync) unsaturate(ctx context.Context) error {
 }
 
 // builtInTookHoldApart reports whether the caps broke because another writer (in alongside
-// mode, the built-in controller's paused sync) resized a ReplicaSet: the canary above its target,
-// or the old ReplicaSets below their floor, last resized by a field manager other than ours.
+// mode, the built-in controller's paused sync) resized a ReplicaSet, in one of the two shapes
+// its paused sync leaves: the canary above its target, last resized by a field manager other
+// than ours; or, next to a canary at spec.replicas, the old ReplicaSets below their floor with
+// one of them last resized by another. Old ReplicaSets below their floor next to a smaller
+// canary are a lowered hold point (the built-in controller may have written an old
+// ReplicaSet's size long before), restored within maxSurge and maxUnavailable.
 func (g *graySync) builtInTookHoldApart() bool {
 	if *g.newRS.Spec.Replicas > g.st.Target && g.dc.resizedByOther(g.newRS) {
 		return true
 	}
-	if deployutil.GetReplicaCountForReplicaSets(g.oldRSs) >= *g.d.Spec.Replicas-g.st.Target {
+	if *g.newRS.Spec.Replicas != *g.d.Spec.Replicas ||
+		deployutil.GetReplicaCountForReplicaSets(g.oldRSs) >= *g.d.Spec.Replicas-g.st.Target {
 		return false
 	}
 	for _, rs := range g.oldRSs {
