@@ -169,9 +169,6 @@ func (dc *DeploymentController) syncAlongside(ctx context.Context, key string, d
 		return dc.retakeOver(ctx, d)
 	}
 
-	if behind, err := dc.newReplicaSetNotCached(ctx, d, rsList); err != nil || behind {
-		return err
-	}
 	view := &alongsideView{strategy: withStrategyDefaults(saved), releaseOnComplete: dc.takeover != TakeoverEager}
 	g, err := dc.runGray(ctx, key, d, rsList, view)
 	if err != nil || g == nil {

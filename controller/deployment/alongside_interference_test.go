@@ -36,6 +36,16 @@ func (w *grayWorld) builtInScaled(image string, replicas int32) {
 	}
 }
 
+// sizeWrites lists the ReplicaSet updates among actions as "image=size desired N".
+func sizeWrites(actions []clienttesting.Action) []string {
+	var got []string
+	for _, rs := range updatedReplicaSets(actions) {
+		got = append(got, rs.Spec.Template.Spec.Containers[0].Image+"="+itoa(*rs.Spec.Replicas)+
+			" desired "+rs.Annotations["deployment.kubernetes.io/desired-replicas"])
+	}
+	return got
+}
+
 // Issue 10 case 2: R=1 held at 83% (the canary is the lone active ReplicaSet), scaled to 6;
 // the built-in controller scales the canary to 6 before we see the scale. The hold is restored
 // in one sync, the empty old ReplicaSet first (so that the built-in controller never sees a
@@ -52,11 +62,7 @@ func TestAlongsideRestoresAHoldTheBuiltInControllerResized(t *testing.T) {
 	w.edit(func(d *appsv1.Deployment) { d.Spec.Replicas = &six })
 	w.builtInScaled("v2", 6)
 	actions := w.sync()
-	var got []string
-	for _, rs := range updatedReplicaSets(actions) {
-		got = append(got, rs.Spec.Template.Spec.Containers[0].Image+"="+itoa(*rs.Spec.Replicas)+
-			" desired "+rs.Annotations["deployment.kubernetes.io/desired-replicas"])
-	}
+	got := sizeWrites(actions)
 	// The canary, a whole Deployment of 6 by now, is first marked as sized for 5 so that the
 	// built-in controller does not empty the old ReplicaSet as it comes back.
 	if want := []string{"v2=6 desired 5", "v1=1 desired 6", "v2=5 desired 6"}; !reflect.DeepEqual(got, want) {
@@ -112,11 +118,7 @@ func TestAlongsideRestoresAHoldResizedDuringTheSync(t *testing.T) {
 			if err := w.f.dc.syncDeployment(w.f.ctx, grayKey); err != nil {
 				t.Fatalf("sync that met the built-in controller's resize failed (it would wait for a requeue): %v", err)
 			}
-			var got []string
-			for _, rs := range updatedReplicaSets(w.f.client.Actions()[before:]) {
-				got = append(got, rs.Spec.Template.Spec.Containers[0].Image+"="+itoa(*rs.Spec.Replicas)+
-					" desired "+rs.Annotations["deployment.kubernetes.io/desired-replicas"])
-			}
+			got := sizeWrites(w.f.client.Actions()[before:])
 			if !reflect.DeepEqual(got, tc.wantWrite) {
 				t.Fatalf("sync wrote %v, want %v", got, tc.wantWrite)
 			}

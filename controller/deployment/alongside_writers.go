@@ -83,15 +83,13 @@ func (g *graySync) replanAfterResize(err error) bool {
 // in one list; one that is gone drops out.
 func (g *graySync) refreshReplicaSets(ctx context.Context) error {
 	d := g.d
-	list, err := g.dc.client.AppsV1().ReplicaSets(d.Namespace).List(ctx, metav1.ListOptions{
-		LabelSelector: metav1.FormatLabelSelector(d.Spec.Selector),
-	})
+	items, err := g.dc.liveReplicaSets(ctx, d)
 	if err != nil {
 		return err
 	}
-	live := make(map[string]*appsv1.ReplicaSet, len(list.Items))
-	for i := range list.Items {
-		live[string(list.Items[i].UID)] = &list.Items[i]
+	live := make(map[string]*appsv1.ReplicaSet, len(items))
+	for i := range items {
+		live[string(items[i].UID)] = &items[i]
 	}
 	var refreshed []*appsv1.ReplicaSet
 	for _, rs := range g.rsList {
@@ -118,14 +116,12 @@ func (dc *DeploymentController) newReplicaSetNotCached(ctx context.Context, d *a
 	if deployutil.FindNewReplicaSet(d, rsList) != nil {
 		return false, nil
 	}
-	list, err := dc.client.AppsV1().ReplicaSets(d.Namespace).List(ctx, metav1.ListOptions{
-		LabelSelector: metav1.FormatLabelSelector(d.Spec.Selector),
-	})
+	items, err := dc.liveReplicaSets(ctx, d)
 	if err != nil {
 		return false, fmt.Errorf("deployment %s/%s: looking for its new replica set live: %w", d.Namespace, d.Name, err)
 	}
-	for i := range list.Items {
-		rs := &list.Items[i]
+	for i := range items {
+		rs := &items[i]
 		if ref := metav1.GetControllerOf(rs); ref != nil && ref.UID == d.UID && deployutil.EqualIgnoreHash(&rs.Spec.Template, &d.Spec.Template) {
 			klog.FromContext(ctx).V(2).Info("New replica set is on the server but not yet in the cache, waiting for it", "deployment", klog.KObj(d),
 				"replicaSet", klog.KObj(rs), "by", deployutil.FieldOwner(rs.ManagedFields, "f:spec", "f:replicas"))
@@ -133,4 +129,15 @@ func (dc *DeploymentController) newReplicaSetNotCached(ctx context.Context, d *a
 		}
 	}
 	return false, nil
+}
+
+// liveReplicaSets lists the ReplicaSets matching d's selector from the server, not the cache.
+func (dc *DeploymentController) liveReplicaSets(ctx context.Context, d *appsv1.Deployment) ([]appsv1.ReplicaSet, error) {
+	list, err := dc.client.AppsV1().ReplicaSets(d.Namespace).List(ctx, metav1.ListOptions{
+		LabelSelector: metav1.FormatLabelSelector(d.Spec.Selector),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return list.Items, nil
 }

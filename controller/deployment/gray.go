@@ -138,6 +138,12 @@ func (dc *DeploymentController) runGray(ctx context.Context, key string, d *apps
 			"replicaSet", missing)
 		return nil, nil
 	}
+	if view != nil {
+		// Only in alongside mode does another writer create ReplicaSets (alongside_writers.go).
+		if behind, err := dc.newReplicaSetNotCached(ctx, d, rsList); err != nil || behind {
+			return nil, err
+		}
+	}
 	g := &graySync{dc: dc, d: d, server: d.DeepCopy(), key: key, rsList: rsList, view: view}
 	if view != nil {
 		view.apply(ctx, g.d)

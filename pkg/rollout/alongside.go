@@ -163,9 +163,10 @@ func GrayAlongsideWrites(in GrayWritesInput) []GrayWrite {
 		add(GrayWrite{Old: i, Size: planned.Old[i]}, s)
 	}
 	writes := slices.Concat(activations, grows, shrinks, deactivations, same)
-	if lone := loneActive(in); lone >= 0 && BuiltInRescales(in.Replicas, in.Current) {
+	// Rule 4.
+	if lone, ok := loneActive(in); ok && BuiltInRescales(in.Replicas, in.Current) {
 		for i, w := range writes {
-			if (w.New && lone == 0 || !w.New && lone == w.Old+1) && w.Size > 0 {
+			if w.Size > 0 && w.New == lone.New && w.Old == lone.Old {
 				writes = slices.Concat([]GrayWrite{w}, writes[:i], writes[i+1:])
 				break
 			}
@@ -174,21 +175,18 @@ func GrayAlongsideWrites(in GrayWritesInput) []GrayWrite {
 	return writes
 }
 
-// loneActive returns which ReplicaSet of in.Current is the only active one: 0 for the new one,
-// i+1 for old ReplicaSet i, −1 when none or several are.
-func loneActive(in GrayWritesInput) int {
-	lone := -1
+// loneActive names the only active ReplicaSet of in.Current (as a GrayWrite without a size),
+// and reports false when none or several are.
+func loneActive(in GrayWritesInput) (GrayWrite, bool) {
+	var lone GrayWrite
+	active := 0
 	if in.HasNew && in.Current.New > 0 {
-		lone = 0
+		lone, active = GrayWrite{New: true}, 1
 	}
 	for i, s := range in.Current.Old {
-		if s == 0 {
-			continue
+		if s > 0 {
+			lone, active = GrayWrite{Old: i}, active+1
 		}
-		if lone >= 0 {
-			return -1
-		}
-		lone = i + 1
 	}
-	return lone
+	return lone, active == 1
 }

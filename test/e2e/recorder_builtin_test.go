@@ -9,7 +9,6 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
@@ -62,12 +61,8 @@ func (r *recorder) builtInTookOldApart(ev recordedEvent, rs, prev *appsv1.Replic
 	if spec >= before || replicasManager(rs) != "kube-controller-manager" {
 		return false
 	}
-	ref := metav1.GetControllerOf(rs)
-	if ref == nil {
-		return false
-	}
-	tr := deployments[ref.Name]
-	if tr == nil || tr.d.UID != ref.UID {
+	tr := ownerTrack(rs, deployments)
+	if tr == nil {
 		return false
 	}
 	if _, takenOver := tr.d.Annotations[grayapi.StrategyAnnotation]; !takenOver || deployutil.EqualIgnoreHash(&tr.d.Spec.Template, &rs.Spec.Template) {

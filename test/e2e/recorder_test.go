@@ -310,12 +310,8 @@ func (r *recorder) verify() {
 func (r *recorder) checkGrayTarget(ev recordedEvent, rs, prev *appsv1.ReplicaSet, deployments map[string]*deploymentTrack,
 	transients map[string]*builtinTransient, fail func(uint64, string, ...any)) {
 	rv := ev.rv
-	ref := metav1.GetControllerOf(rs)
-	if ref == nil {
-		return
-	}
-	tr := deployments[ref.Name]
-	if tr == nil || tr.d.UID != ref.UID {
+	tr := ownerTrack(rs, deployments)
+	if tr == nil {
 		return
 	}
 	d := tr.d
@@ -367,6 +363,18 @@ func (r *recorder) checkGrayTarget(ev recordedEvent, rs, prev *appsv1.ReplicaSet
 		return
 	}
 	fail(rv, "overshoot: new replicaset %s grew %d→%d, above the target %d (%d%% of %d, step %d)", rs.Name, before, spec, target, points[step], replicas, step)
+}
+
+// ownerTrack is the track of the Deployment controlling rs, nil when it is not recorded.
+func ownerTrack(rs *appsv1.ReplicaSet, deployments map[string]*deploymentTrack) *deploymentTrack {
+	ref := metav1.GetControllerOf(rs)
+	if ref == nil {
+		return nil
+	}
+	if tr := deployments[ref.Name]; tr != nil && tr.d.UID == ref.UID {
+		return tr
+	}
+	return nil
 }
 
 // isRevisionOf reports whether rs is, or was before a rollback renumbered
