@@ -17,6 +17,9 @@ DIST     := $(CURDIR)/dist
 # The version goreleaser gave the build in dist/, e.g. 0.0.1-snapshot or 1.2.0.
 DIST_VERSION = sed -n 's/.*"version":"\([^"]*\)".*/\1/p' $(DIST)/metadata.json
 E2E_TIMEOUT ?= 75m
+# Parallel subtests at a time (go test's default is GOMAXPROCS, 2 here): the e2e scenarios wait
+# on their control plane far more than they compute.
+E2E_PARALLEL ?= 4
 # ko and helm each pin their own k8s.io/* versions, so each has a tools module
 # of its own (test/tools/ko, test/tools/helm), apart from test/tools.
 KO       := go tool -modfile=$(CURDIR)/test/tools/ko/go.mod ko
@@ -43,8 +46,10 @@ help: ## Show this help.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: build
+# Static (CGO_ENABLED=0, -trimpath) as goreleaser and ko build them, so that their linux/amd64
+# builds find every package compiled already.
 build: ## Build kubectl-gray and gray-controller into bin/ with version info injected.
-	go build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/kubectl-gray ./cmd/gray-controller
+	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/kubectl-gray ./cmd/gray-controller
 
 .PHONY: version-check
 version-check: build ## Prove the -X injection took effect in both binaries.
@@ -149,7 +154,7 @@ test-e2e: image ## Real-cluster tests; the controller under test is the binary t
 	export KUBEGRAY_CONTROLPLANE="$$(test/hack/build-controlplane.sh | tail -n1)"; \
 	export KUBEGRAY_BIN="$(IMAGE_DIR)/bin" KUBEGRAY_IMAGE="$(IMAGE_DIR)/oci"; \
 	export KUBEGRAY_HELM="$$(go tool -modfile=$(CURDIR)/test/tools/helm/go.mod -n helm)"; \
-	cd test && go test -count=1 -timeout $(E2E_TIMEOUT) $(E2E_FLAGS) ./...
+	cd test && go test -count=1 -timeout $(E2E_TIMEOUT) -parallel $(E2E_PARALLEL) $(E2E_FLAGS) ./...
 
 # The Kubernetes 1.35 leg: a cluster without MutatingAdmissionPolicy v1, where
 # alongside mode runs as manifests/alongside-eager installs it, and the plugin
@@ -162,7 +167,7 @@ test-e2e-k8s135: image ## The e2e leg on Kubernetes 1.35: eager alongside scenar
 	export KUBEGRAY_K8S=$(K8S_PREVIOUS); \
 	export KUBEGRAY_CONTROLPLANE="$$(test/hack/build-controlplane.sh | tail -n1)"; \
 	export KUBEGRAY_BIN="$(IMAGE_DIR)/bin"; \
-	cd test && go test -count=1 -timeout 20m -run '^(TestAlongsideEagerGrayScenarios|TestAlongsideEager|TestAlongsideAdmissionRefusesWithoutPolicy|TestPlugin)$$' ./e2e/
+	cd test && go test -count=1 -timeout 20m -parallel $(E2E_PARALLEL) -run '^(TestAlongsideEagerGrayScenarios|TestAlongsideEager|TestAlongsideAdmissionRefusesWithoutPolicy|TestPlugin)$$' ./e2e/
 
 # Upstream's own Deployment e2e tests, built from k8s.io/kubernetes at the
 # version test/go.mod pins (test/conformance carries the conformance build tag,
@@ -242,8 +247,22 @@ test: ## Every test: vet, lint, unit, fuzz, release plumbing, the image and char
 	trap 'kill -- -$$builds 2>/dev/null || true' EXIT; \
 	$(MAKE) --no-print-directory test-steps
 
+# The release checks build goreleaser, then cross-compile seven binaries: 18 minutes of
+# compiling on a fresh machine, two of the targets' packages shared with `make build`. They
+# run niced beside the real-cluster suites, which wait on their clusters more than they
+# compute, and their log is printed when they end; a failure fails make test.
+RELEASE_CHECKS := goreleaser-check krew-check
+CLUSTER_STEPS  := test-e2e conformance test-e2e-k8s135 conformance-k8s135
+
 .PHONY: test-steps
-test-steps: vet lint version-check test-unit goreleaser-check krew-check helm-lint render-check test-e2e conformance test-e2e-k8s135 conformance-k8s135
+test-steps: vet lint version-check test-unit helm-lint render-check
+	@log=$(BIN)/release-checks.log; \
+	setsid nice -n 19 ionice -c 3 $(MAKE) --no-print-directory $(RELEASE_CHECKS) >$$log 2>&1 & checks=$$!; \
+	trap 'kill -- -$$checks 2>/dev/null || true' EXIT; \
+	echo "$(RELEASE_CHECKS) run in the background beside $(CLUSTER_STEPS): $$log"; \
+	$(MAKE) --no-print-directory $(CLUSTER_STEPS); \
+	echo "waiting for $(RELEASE_CHECKS)"; status=0; wait $$checks || status=$$?; \
+	cat $$log; if ((status != 0)); then echo "$(RELEASE_CHECKS) failed (exit $$status)" >&2; exit 1; fi
 
 .PHONY: bench-rollout
 bench-rollout: build ## Benchmark: 100 Deployments x 10 replicas rolled by the built-in controller vs ours.
