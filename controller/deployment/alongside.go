@@ -252,42 +252,6 @@ func (dc *DeploymentController) trackNotTakenOver(ctx context.Context, d *appsv1
 	return nil
 }
 
-// updateAlongside is writeHold in alongside mode: the hold lives in kubegray.io/status
-// only (the Deployment stays paused on the server), so taking or leaving it writes the status;
-// a consumed resume request goes in the same main-resource patch, so that the step it asked
-// for and its removal land together.
-func (g *graySync) updateAlongside(ctx context.Context, paused bool) error {
-	d := g.d
-	g.view.paused = paused || g.view.userPaused
-	d.Spec.Paused = g.view.paused
-	updated := d.DeepCopy()
-	if err := g.setStatusAnnotation(updated); err != nil {
-		return err
-	}
-	var written *appsv1.Deployment
-	var err error
-	if g.removeResume {
-		written, err = g.dc.patchDeployment(ctx, d, map[string]any{
-			"metadata": map[string]any{
-				"resourceVersion": d.ResourceVersion,
-				"annotations": map[string]any{
-					grayapi.StatusAnnotation: updated.Annotations[grayapi.StatusAnnotation],
-					grayapi.ResumeAnnotation: nil,
-				},
-			},
-		})
-	} else {
-		written, err = g.dc.patchGrayStatus(ctx, updated)
-	}
-	if err != nil {
-		return fmt.Errorf("deployment %s/%s: recording the gray hold (held=%t): %w", d.Namespace, d.Name, paused, err)
-	}
-	g.adopt(written)
-	g.removeResume = false
-	g.stored, g.hasStored = g.st, true
-	return nil
-}
-
 // patchDeployment sends a JSON merge patch to the Deployment itself.
 func (dc *DeploymentController) patchDeployment(ctx context.Context, d *appsv1.Deployment, patch map[string]any) (*appsv1.Deployment, error) {
 	body, err := json.Marshal(patch)

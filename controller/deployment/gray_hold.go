@@ -11,7 +11,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/kubegray/kubectl-gray/controller/metrics"
@@ -158,28 +157,17 @@ func (g *graySync) settleHold(ctx context.Context, resumed bool) error {
 	return nil
 }
 
-// writeHold writes spec.paused, the consumed resume request and the status in one
-// main-resource Update (the only way to change spec.paused; it bumps the generation).
+// writeHold writes the hold (paused or not) as this sync's mode keeps it (gray_mode.go).
 func (g *graySync) writeHold(ctx context.Context, paused bool) error {
-	if g.view != nil {
-		return g.updateAlongside(ctx, paused)
-	}
-	d := g.d.DeepCopy()
-	d.Spec.Paused = paused
-	if g.removeResume {
-		delete(d.Annotations, grayapi.ResumeAnnotation)
-	}
-	if err := g.setStatusAnnotation(d); err != nil {
-		return err
-	}
-	written, err := g.dc.client.AppsV1().Deployments(d.Namespace).Update(ctx, d, metav1.UpdateOptions{FieldManager: g.dc.fieldManager})
-	if err != nil {
-		return fmt.Errorf("deployment %s/%s: setting paused=%t for the gray rollout: %w", d.Namespace, d.Name, paused, err)
-	}
+	return g.mode.writeHold(ctx, g, paused)
+}
+
+// holdWritten takes the Deployment a hold write answered with: the resume request it consumed
+// and the status it carried are on the server now.
+func (g *graySync) holdWritten(written *appsv1.Deployment) {
 	g.adopt(written)
 	g.removeResume = false
 	g.stored, g.hasStored = g.st, true
-	return nil
 }
 
 // holdIfReached pauses the rollout in the same sync in which the new ReplicaSet reached the

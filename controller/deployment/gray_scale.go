@@ -43,7 +43,7 @@ func (g *graySync) prepare(ctx context.Context) error {
 	if err := g.setStatusAnnotation(g.d); err != nil {
 		return err
 	}
-	written, err := g.persistStatus(ctx, g.d)
+	written, err := g.mode.persistStatus(ctx, g.dc, g.d)
 	if err != nil {
 		return fmt.Errorf("deployment %s/%s: recording gray target %d before scaling: %w", g.d.Namespace, g.d.Name, g.st.Target, err)
 	}
@@ -288,7 +288,7 @@ func (g *graySync) apply(ctx context.Context, newSize int32, old []*appsv1.Repli
 		scaledAny = scaledAny || scaled
 		return written, nil
 	}
-	for _, w := range g.writeOrder(ctx, newSize, old, oldSizes) {
+	for _, w := range g.mode.writeOrder(ctx, g, newSize, old, oldSizes) {
 		if w.New {
 			written, err := write(g.newRS, w.Size)
 			if err != nil {
@@ -305,45 +305,6 @@ func (g *graySync) apply(ctx context.Context, newSize int32, old []*appsv1.Repli
 		g.replaceOld(rs, written)
 	}
 	return scaledAny, nil
-}
-
-// writeOrder lists the writes of apply: the new ReplicaSet (if any) and then the old ones in
-// the given order in instead mode; in alongside mode rollout.GrayAlongsideWrites decides, so
-// that no write leaves the built-in controller a lone ReplicaSet to resize (see alongside.go).
-func (g *graySync) writeOrder(ctx context.Context, newSize int32, old []*appsv1.ReplicaSet, oldSizes []int32) []rollout.GrayWrite {
-	if g.view == nil {
-		var writes []rollout.GrayWrite
-		if g.newRS != nil {
-			writes = append(writes, rollout.GrayWrite{New: true, Size: newSize})
-		}
-		for i, size := range oldSizes {
-			writes = append(writes, rollout.GrayWrite{Old: i, Size: size})
-		}
-		return writes
-	}
-	replicas := *g.d.Spec.Replicas
-	maxNew, _ := rollout.GrayCaps(replicas, g.st.Target)
-	in := rollout.GrayWritesInput{
-		Replicas: replicas, HasNew: g.newRS != nil, MaxNew: maxNew,
-		Current: rollout.GrayStep{Old: specsOf(old)},
-		Planned: rollout.GrayStep{New: newSize, Old: oldSizes},
-	}
-	if g.newRS != nil {
-		in.Current.New = *g.newRS.Spec.Replicas
-	}
-	writes := rollout.GrayAlongsideWrites(in)
-	for _, w := range writes {
-		planned := newSize
-		if !w.New {
-			planned = oldSizes[w.Old]
-		}
-		if w.Size != planned {
-			klog.FromContext(ctx).V(2).Info("Adjusted gray step so the built-in controller has no lone ReplicaSet to resize",
-				"deployment", klog.KObj(g.d), "replicas", replicas, "plannedNew", newSize, "plannedOld", oldSizes, "writes", writes)
-			break
-		}
-	}
-	return writes
 }
 
 // replaceOld swaps a written old ReplicaSet into oldRSs so the status sees its new spec.

@@ -77,13 +77,13 @@ func (g *graySync) finish(ctx context.Context) error {
 // rolling Deployment gets its progress-deadline check scheduled instead, as upstream does.
 func (g *graySync) writeStatus(ctx context.Context, updated *appsv1.Deployment) error {
 	d := g.d
-	if g.statusUnchanged(updated) {
+	if g.mode.statusUnchanged(g.server, updated) {
 		if !d.Spec.Paused {
 			g.dc.requeueStuckDeployment(ctx, d, updated.Status)
 		}
 		return nil
 	}
-	written, err := g.persistStatus(ctx, updated)
+	written, err := g.mode.persistStatus(ctx, g.dc, updated)
 	if err != nil {
 		return fmt.Errorf("deployment %s/%s: writing status (gray phase %s): %w", d.Namespace, d.Name, g.st.Phase, err)
 	}
@@ -91,24 +91,6 @@ func (g *graySync) writeStatus(ctx context.Context, updated *appsv1.Deployment) 
 	g.adopt(written)
 	g.stored, g.hasStored = g.st, true
 	return nil
-}
-
-// statusUnchanged is statusUnchanged for this sync's mode: in alongside mode only our
-// annotation, the mirrored revision and the GrayHeld condition are ours to write.
-func (g *graySync) statusUnchanged(updated *appsv1.Deployment) bool {
-	if g.view != nil {
-		return alongsideStatusUnchanged(g.server, updated)
-	}
-	return statusUnchanged(g.server, updated)
-}
-
-// persistStatus writes the status side of updated: all of it through UpdateStatus in instead
-// mode, only what is ours through a merge patch in alongside mode.
-func (g *graySync) persistStatus(ctx context.Context, updated *appsv1.Deployment) (*appsv1.Deployment, error) {
-	if g.view != nil {
-		return g.dc.patchGrayStatus(ctx, updated)
-	}
-	return g.dc.client.AppsV1().Deployments(updated.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: g.dc.fieldManager})
 }
 
 // statusUnchanged reports whether writing updated would change nothing a status write owns
@@ -220,12 +202,7 @@ func (dc *DeploymentController) setResumedCondition(d *appsv1.Deployment) {
 
 // setStatusAnnotation writes st into d's annotations.
 func (g *graySync) setStatusAnnotation(d *appsv1.Deployment) error {
-	g.st.Mode = grayapi.ModeInstead
-	if g.view != nil {
-		g.st.Mode = grayapi.ModeAlongside
-		g.st.TakenOver = true
-		g.st.Takeover = g.dc.takeover
-	}
+	g.mode.stamp(&g.st, g.dc.takeover)
 	g.st.ObservedGeneration = d.Generation
 	value, err := grayapi.FormatStatus(g.st)
 	if err != nil {
@@ -241,9 +218,7 @@ func (g *graySync) adopt(written *appsv1.Deployment) {
 	g.d.ObjectMeta = *written.ObjectMeta.DeepCopy()
 	g.d.Spec = *written.Spec.DeepCopy()
 	g.server = written.DeepCopy()
-	if g.view != nil {
-		g.view.reapply(g.d)
-	}
+	g.mode.adopted(g.d)
 }
 
 // freeze handles an unparsable kubegray.io/percent: nothing is created or scaled, the phase is
@@ -278,11 +253,11 @@ func (g *graySync) freeze(ctx context.Context, perr error) error {
 	if err := g.setStatusAnnotation(updated); err != nil {
 		return err
 	}
-	if g.statusUnchanged(updated) {
+	if g.mode.statusUnchanged(g.server, updated) {
 		metrics.SetGrayPhase(g.key, g.st.Phase)
 		return nil
 	}
-	if _, err := g.persistStatus(ctx, updated); err != nil {
+	if _, err := g.mode.persistStatus(ctx, g.dc, updated); err != nil {
 		return fmt.Errorf("deployment %s/%s: writing status (gray phase Invalid): %w", d.Namespace, d.Name, err)
 	}
 	metrics.SetGrayPhase(g.key, g.st.Phase)
