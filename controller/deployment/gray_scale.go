@@ -326,14 +326,7 @@ func (g *graySync) isStable(rs *appsv1.ReplicaSet) bool {
 // oldScaleDownOrder lists the old ReplicaSets in the order a rollout shrinks them: abandoned
 // canaries (every non-stable old ReplicaSet) oldest first, then the stable one.
 func (g *graySync) oldScaleDownOrder() []*appsv1.ReplicaSet {
-	var canaries, stable []*appsv1.ReplicaSet
-	for _, rs := range g.oldRSs {
-		if g.isStable(rs) {
-			stable = append(stable, rs)
-		} else {
-			canaries = append(canaries, rs)
-		}
-	}
+	stable, canaries := g.splitStable()
 	sort.Sort(deployutil.ReplicaSetsByCreationTimestamp(canaries))
 	return append(canaries, stable...)
 }
@@ -341,7 +334,13 @@ func (g *graySync) oldScaleDownOrder() []*appsv1.ReplicaSet {
 // oldKeepOrder lists the old ReplicaSets in the order SpreadOld favours on ties: the stable
 // one first, then the others newest first.
 func (g *graySync) oldKeepOrder() []*appsv1.ReplicaSet {
-	var stable, others []*appsv1.ReplicaSet
+	stable, others := g.splitStable()
+	deployutil.SortNewestFirst(others)
+	return append(stable, others...)
+}
+
+// splitStable separates the stable ReplicaSet from the other old ones, in new slices.
+func (g *graySync) splitStable() (stable, others []*appsv1.ReplicaSet) {
 	for _, rs := range g.oldRSs {
 		if g.isStable(rs) {
 			stable = append(stable, rs)
@@ -349,8 +348,7 @@ func (g *graySync) oldKeepOrder() []*appsv1.ReplicaSet {
 			others = append(others, rs)
 		}
 	}
-	deployutil.SortNewestFirst(others)
-	return append(stable, others...)
+	return stable, others
 }
 
 func specsOf(rss []*appsv1.ReplicaSet) []int32 {
