@@ -30,17 +30,15 @@ type seen struct {
 // run by gray-controller in instead mode.
 func runGray(args []string) error {
 	fs := flag.NewFlagSet("gray", flag.ExitOnError)
-	controller := fs.String("controller", "", "path of the gray-controller binary (required)")
-	deployments := fs.Int("deployments", 50, "number of Deployments")
-	replicas := fs.Int("replicas", 10, "replicas per Deployment")
+	parsed := benchFlags(fs, 50)
 	percent := fs.Int("percent", 20, "hold point")
 	qps := fs.Int("qps", 20, "gray-controller's --kube-api-qps (burst is 1.5x); 20 is its default and kube-controller-manager's")
 	_ = fs.Parse(args)
-	if *controller == "" {
-		return fmt.Errorf("-controller is required")
+	b := bench{workers: 5}
+	if err := parsed(&b); err != nil {
+		return err
 	}
 	ctx := context.Background()
-	b := bench{controller: *controller, deployments: *deployments, replicas: int32(*replicas), workers: 5}
 	c, err := cluster.Start(ctx, cluster.Options{Controllers: cluster.WithoutDeploymentController, Nodes: 4, Audit: true})
 	if err != nil {
 		return err

@@ -27,6 +27,21 @@ type bench struct {
 	workers     int
 }
 
+// benchFlags registers the flags every bench command takes on fs; parsed fills b from them
+// once fs is parsed, and fails without -controller.
+func benchFlags(fs *flag.FlagSet, deployments int) (parsed func(b *bench) error) {
+	controller := fs.String("controller", "", "path of the gray-controller binary (required)")
+	count := fs.Int("deployments", deployments, "number of Deployments")
+	replicas := fs.Int("replicas", 10, "replicas per Deployment")
+	return func(b *bench) error {
+		if *controller == "" {
+			return fmt.Errorf("-controller is required")
+		}
+		b.controller, b.deployments, b.replicas = *controller, *count, int32(*replicas)
+		return nil
+	}
+}
+
 type result struct {
 	name   string
 	wall   time.Duration
@@ -114,15 +129,13 @@ func (b bench) deployment(i int) *appsv1.Deployment {
 // runRollout is `bench rollout`: built-in vs ours, side by side in one run.
 func runRollout(args []string) error {
 	fs := flag.NewFlagSet("rollout", flag.ExitOnError)
-	controller := fs.String("controller", "", "path of the gray-controller binary (required)")
-	deployments := fs.Int("deployments", 100, "number of Deployments")
-	replicas := fs.Int("replicas", 10, "replicas per Deployment")
+	parsed := benchFlags(fs, 100)
 	workers := fs.Int("workers", 5, "deployment workers for both controllers")
 	_ = fs.Parse(args)
-	if *controller == "" {
-		return fmt.Errorf("-controller is required")
+	b := bench{workers: *workers}
+	if err := parsed(&b); err != nil {
+		return err
 	}
-	b := bench{controller: *controller, deployments: *deployments, replicas: int32(*replicas), workers: *workers}
 	var rows []result
 	for _, ours := range []bool{false, true} {
 		r, err := b.run(context.Background(), ours)
