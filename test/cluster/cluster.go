@@ -261,27 +261,22 @@ func (c *Cluster) start(ctx context.Context, name, binary, healthURL string, cli
 		tlsConfig.Certificates = []tls.Certificate{*clientCert}
 	}
 	httpClient := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsConfig}}
-	deadline := time.Now().Add(90 * time.Second)
-	for {
+	err = Poll(ctx, 90*time.Second, 50*time.Millisecond, func(ctx context.Context) (bool, string, error) {
 		if !p.alive() {
-			return fmt.Errorf("%s exited during start-up", name)
+			return false, "", errors.New("exited during start-up")
 		}
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, healthURL, nil)
-		if resp, err := httpClient.Do(req); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
+		resp, err := httpClient.Do(req)
+		if err != nil {
+			return false, err.Error(), nil
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s not healthy at %s after 90s", name, healthURL)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, resp.Status, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s (health %s): %w", name, healthURL, err)
 	}
+	return nil
 }
 
 func (c *Cluster) createNodes(ctx context.Context, n int) error {
@@ -305,8 +300,9 @@ func (c *Cluster) createNodes(ctx context.Context, n int) error {
 			return fmt.Errorf("create node %s: %w", name, err)
 		}
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	// Pods in a namespace without its default ServiceAccount are refused, so the wait is also
+	// for the serviceaccount controller to have made one.
+	err := Poll(ctx, 60*time.Second, 50*time.Millisecond, func(ctx context.Context) (bool, string, error) {
 		nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		ready := 0
 		if err == nil {
@@ -318,21 +314,13 @@ func (c *Cluster) createNodes(ctx context.Context, n int) error {
 				}
 			}
 		}
-		// Pods in a namespace without its default ServiceAccount are refused,
-		// so wait for the serviceaccount controller to have made one.
 		_, saErr := c.Client.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
-		if ready == n && saErr == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%d of %d nodes ready after 60s (serviceaccount: %w)", ready, n, saErr)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
+		return ready == n && saErr == nil, fmt.Sprintf("%d of %d nodes ready (serviceaccount: %v)", ready, n, saErr), nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for %d kwok nodes: %w", n, err)
 	}
+	return nil
 }
 
 // Stop stops every process the cluster started, newest first, by pid, and

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -83,20 +84,21 @@ func (p *process) stop(grace time.Duration) error {
 	if err := syscall.Kill(p.pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("stop %s (pid %d): %w", p.name, p.pid, err)
 	}
-	deadline := time.Now().Add(grace)
-	for time.Now().Before(deadline) {
-		if !p.alive() {
-			return nil
-		}
-		time.Sleep(50 * time.Millisecond)
+	if p.waitGone(grace, 50*time.Millisecond) == nil {
+		return nil
 	}
 	if err := syscall.Kill(p.pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("kill %s (pid %d): %w", p.name, p.pid, err)
 	}
-	for i := 0; i < 100 && p.alive(); i++ {
-		time.Sleep(20 * time.Millisecond)
-	}
+	_ = p.waitGone(2*time.Second, 20*time.Millisecond)
 	return nil
+}
+
+// waitGone waits up to timeout for the process to be gone.
+func (p *process) waitGone(timeout, interval time.Duration) error {
+	return Poll(context.Background(), timeout, interval, func(context.Context) (bool, string, error) {
+		return !p.alive(), "still running", nil
+	})
 }
 
 // kill sends SIGKILL to the pid at once and waits until it has exited.
@@ -107,11 +109,8 @@ func (p *process) kill() error {
 	if err := syscall.Kill(p.pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("kill %s (pid %d): %w", p.name, p.pid, err)
 	}
-	for i := 0; i < 250 && p.alive(); i++ {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if p.alive() {
-		return fmt.Errorf("kill %s (pid %d): still running 5s after SIGKILL", p.name, p.pid)
+	if err := p.waitGone(5*time.Second, 20*time.Millisecond); err != nil {
+		return fmt.Errorf("kill %s (pid %d) with SIGKILL: %w", p.name, p.pid, err)
 	}
 	return nil
 }

@@ -252,15 +252,13 @@ func TestAlongside(t *testing.T) {
 		}
 		e.resume("web", true)
 		// Nobody runs the rollout now; the built-in controller must not either.
-		deadline := time.Now().Add(5 * time.Second)
-		for time.Now().Before(deadline) {
+		consistently(5*time.Second, 500*time.Millisecond, func() {
 			s, d, msg := e.observed("web")
 			if s != held {
 				t.Fatalf("without gray-controller the Deployment moved: %s", msg)
 			}
 			alongsideTakenOver(t, d, alongsideSaved)
-			time.Sleep(500 * time.Millisecond)
-		}
+		})
 		// Without the takeover policy, --takeover=admission must not start: nothing would take
 		// the next new template over before the built-in controller rolls it out.
 		wantRefusedToStart(t, c, "refusing to start in --mode=alongside --takeover=admission: "+

@@ -139,11 +139,11 @@ func statusLines(h []seenStatus) string {
 // that is not want: a state that must last, checked for as long as it must.
 func (e *grayEnv) stays(name string, want grayState, d time.Duration) {
 	e.t.Helper()
-	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(250 * time.Millisecond) {
+	consistently(d, 250*time.Millisecond, func() {
 		if got, _, msg := e.observed(name); got != want {
 			e.t.Fatalf("deployment %s/%s left %+v within %v: %s", e.ns, name, want, d, msg)
 		}
-	}
+	})
 }
 
 // events lists the Deployment's events of reason.

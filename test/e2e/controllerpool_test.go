@@ -148,26 +148,28 @@ func (p *controllerPool) killLeader(t *testing.T) {
 
 // leader is the live replica whose identity holds the Lease; p.mu is held.
 func (p *controllerPool) leader() (string, string, error) {
-	deadline := time.Now().Add(30 * time.Second)
-	last := "no lease yet"
-	for {
-		lease, err := p.c.Client.CoordinationV1().Leases("gray-system").Get(context.Background(), grayControllerName, metav1.GetOptions{})
-		if err == nil && lease.Spec.HolderIdentity != nil {
-			holder := *lease.Spec.HolderIdentity
-			last = "held by " + holder + ", no live replica has that identity"
-			for _, name := range p.live {
-				if p.identity(name) == holder && p.c.ComponentAlive(name) {
-					return name, holder, nil
-				}
+	var leader, holder string
+	err := cluster.Poll(context.Background(), 30*time.Second, 100*time.Millisecond, func(ctx context.Context) (bool, string, error) {
+		lease, err := p.c.Client.CoordinationV1().Leases("gray-system").Get(ctx, grayControllerName, metav1.GetOptions{})
+		switch {
+		case err != nil:
+			return false, "lease: " + err.Error(), nil
+		case lease.Spec.HolderIdentity == nil:
+			return false, "no lease holder yet", nil
+		}
+		holder = *lease.Spec.HolderIdentity
+		for _, name := range p.live {
+			if p.identity(name) == holder && p.c.ComponentAlive(name) {
+				leader = name
+				return true, "", nil
 			}
-		} else if err != nil {
-			last = err.Error()
 		}
-		if time.Now().After(deadline) {
-			return "", "", fmt.Errorf("no live replica of %v leads after 30s: lease %s", p.live, last)
-		}
-		time.Sleep(100 * time.Millisecond)
+		return false, "lease held by " + holder + ", no live replica has that identity", nil
+	})
+	if err != nil {
+		return "", "", fmt.Errorf("no live replica of %v leads: %w", p.live, err)
 	}
+	return leader, holder, nil
 }
 
 // campaigning is the line every replica logs at start with its identity

@@ -87,17 +87,14 @@ func runScenario(t *testing.T, worlds []world, sc scenario) {
 		})
 		if st.wait != nil {
 			forEach(t, worlds, func(w world) error {
-				deadline := time.Now().Add(90 * time.Second)
-				for {
+				err := cluster.Poll(ctx, 90*time.Second, 200*time.Millisecond, func(ctx context.Context) (bool, string, error) {
 					ok, msg := st.wait(ctx, w.client, ns)
-					if ok {
-						return nil
-					}
-					if time.Now().After(deadline) {
-						return fmt.Errorf("%s on %s: wait timed out: %s", label, w.name, msg)
-					}
-					time.Sleep(200 * time.Millisecond)
+					return ok, msg, nil
+				})
+				if err != nil {
+					return fmt.Errorf("%s on %s: %w", label, w.name, err)
 				}
+				return nil
 			})
 		}
 		snaps := make([]snapshot, len(worlds))
@@ -147,17 +144,14 @@ func createNamespace(ctx context.Context, client kubernetes.Interface, ns string
 	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		return err
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	err := cluster.Poll(ctx, 30*time.Second, 100*time.Millisecond, func(ctx context.Context) (bool, string, error) {
 		_, err := client.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("namespace %s has no default serviceaccount: %w", ns, err)
-		}
-		time.Sleep(100 * time.Millisecond)
+		return err == nil, fmt.Sprint(err), nil
+	})
+	if err != nil {
+		return fmt.Errorf("namespace %s has no default serviceaccount: %w", ns, err)
 	}
+	return nil
 }
 
 func rolling(surge, unavailable intstr.IntOrString) deploymentOption {

@@ -114,20 +114,21 @@ func waitTakeoverPolicy(t testing.TB, c *cluster.Cluster) {
 	defer func() {
 		_ = c.Client.AppsV1().Deployments(ns).Delete(ctx, "probe", metav1.DeleteOptions{})
 	}()
-	deadline := time.Now().Add(60 * time.Second)
-	for i := 0; ; i++ {
+	changes := 0
+	err := cluster.Poll(ctx, 60*time.Second, 200*time.Millisecond, func(ctx context.Context) (bool, string, error) {
 		d, err := c.Client.AppsV1().Deployments(ns).Get(ctx, "probe", metav1.GetOptions{})
 		if err == nil {
 			if _, taken := d.Annotations[grayapi.StrategyAnnotation]; taken {
-				return
+				return true, "", nil
 			}
-			setTemplateAnnotation(d, "probe", strconv.Itoa(i))
+			changes++
+			setTemplateAnnotation(d, "probe", strconv.Itoa(changes))
 			_, err = c.Client.AppsV1().Deployments(ns).Update(ctx, d, metav1.UpdateOptions{})
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the takeover policy did not act within 60s (last error: %v)", err)
-		}
-		time.Sleep(200 * time.Millisecond)
+		return false, fmt.Sprintf("%d template changes not taken over (last error: %v)", changes, err), nil
+	})
+	if err != nil {
+		t.Fatalf("the takeover policy did not act: %v", err)
 	}
 }
 

@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
+
+	"github.com/kubegray/kubectl-gray/test/cluster"
 )
 
 // deploymentOption changes a test Deployment before it is created.
@@ -54,19 +56,22 @@ func newDeployment(name, image string, opts ...deploymentOption) *appsv1.Deploym
 // the last message explains a failure.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	last := ""
-	for {
+	err := cluster.Poll(context.Background(), timeout, 100*time.Millisecond, func(context.Context) (bool, string, error) {
 		ok, msg := cond()
-		if ok {
-			return
-		}
-		last = msg
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s: %s", timeout, what, last)
-		}
-		time.Sleep(100 * time.Millisecond)
+		return ok, msg, nil
+	})
+	if err != nil {
+		t.Fatalf("waiting for %s: %v", what, err)
 	}
+}
+
+// consistently runs check every interval for d, the first time at once: a state that must
+// last, looked at for as long as it must. check fails the test itself.
+func consistently(d, interval time.Duration, check func()) {
+	_ = cluster.Poll(context.Background(), d, interval, func(context.Context) (bool, string, error) {
+		check()
+		return false, "", nil
+	})
 }
 
 // waitRolledOut waits until the Deployment's status says the rollout of its

@@ -364,21 +364,20 @@ func runFromImage(t *testing.T, c *cluster.Cluster, img v1.Image, ns, sa string,
 	})
 	ic.checkIdentity(t, root)
 	readyz := "http://127.0.0.1:" + strconv.Itoa(healthPort) + "/readyz"
-	deadline := time.Now().Add(time.Minute)
-	for {
+	err = cluster.Poll(context.Background(), time.Minute, 100*time.Millisecond, func(ctx context.Context) (bool, string, error) {
 		if ic.done() {
-			t.Fatalf("gray-controller from the image exited before ready:\n%s", tail(logPath, 40))
+			return false, "", errors.New("exited before ready")
 		}
-		if resp, err := http.Get(readyz); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, readyz, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false, err.Error(), nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("gray-controller from the image not ready within 1m:\n%s", tail(logPath, 40))
-		}
-		time.Sleep(100 * time.Millisecond)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, readyz + ": " + resp.Status, nil
+	})
+	if err != nil {
+		t.Fatalf("gray-controller from the image: %v\n%s", err, tail(logPath, 40))
 	}
 	t.Logf("gray-controller from the image ready: pid %d, chroot %s (read-only), uid %d", cmd.Process.Pid, root, image.NonRootUID)
 	return ic

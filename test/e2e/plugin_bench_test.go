@@ -76,22 +76,18 @@ func BenchmarkStatusVsRolloutStatus(b *testing.B) {
 // Complete with every replica updated and available.
 func waitGrayComplete(b *testing.B, c *cluster.Cluster, ns, name string, replicas int32) {
 	b.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		d, err := c.Client.AppsV1().Deployments(ns).Get(context.Background(), name, metav1.GetOptions{})
-		msg := fmt.Sprint(err)
-		if err == nil {
-			st, _ := grayapi.ParseStatus(d.Annotations[grayapi.StatusAnnotation])
-			s := d.Status
-			if st.Phase == grayapi.PhaseComplete && s.ObservedGeneration >= d.Generation &&
-				s.UpdatedReplicas == replicas && s.AvailableReplicas == replicas && s.Replicas == replicas {
-				return
-			}
-			msg = fmt.Sprintf("phase %q, replicas %d updated %d available %d", st.Phase, s.Replicas, s.UpdatedReplicas, s.AvailableReplicas)
+	err := cluster.Poll(context.Background(), 60*time.Second, 100*time.Millisecond, func(ctx context.Context) (bool, string, error) {
+		d, err := c.Client.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error(), nil
 		}
-		if time.Now().After(deadline) {
-			b.Fatalf("deployment %s/%s not complete after 60s: %s", ns, name, msg)
-		}
-		time.Sleep(100 * time.Millisecond)
+		st, _ := grayapi.ParseStatus(d.Annotations[grayapi.StatusAnnotation])
+		s := d.Status
+		return st.Phase == grayapi.PhaseComplete && s.ObservedGeneration >= d.Generation &&
+				s.UpdatedReplicas == replicas && s.AvailableReplicas == replicas && s.Replicas == replicas,
+			fmt.Sprintf("phase %q, replicas %d updated %d available %d", st.Phase, s.Replicas, s.UpdatedReplicas, s.AvailableReplicas), nil
+	})
+	if err != nil {
+		b.Fatalf("deployment %s/%s not complete: %v", ns, name, err)
 	}
 }

@@ -10,6 +10,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubegray/kubectl-gray/test/cluster"
 )
 
 // snapshot is the observable result of a deployment controller in one
@@ -132,33 +134,31 @@ const settleQuiet = 1500 * time.Millisecond
 // waitSettled polls until the namespace is settled and unchanged for
 // settleQuiet, and returns that snapshot.
 func waitSettled(ctx context.Context, client kubernetes.Interface, ns string, timeout time.Duration) (snapshot, error) {
-	deadline := time.Now().Add(timeout)
 	var last string
 	var lastSnap snapshot
 	stableSince := time.Time{}
-	for {
+	err := cluster.Poll(ctx, timeout, 250*time.Millisecond, func(ctx context.Context) (bool, string, error) {
 		s, settled, err := takeSnapshot(ctx, client, ns)
-		if err == nil {
-			cur := s.String()
-			switch {
-			case !settled:
-				stableSince = time.Time{}
-			case cur != last || stableSince.IsZero():
-				stableSince = time.Now()
-			case time.Since(stableSince) >= settleQuiet:
-				return s, nil
-			}
-			last, lastSnap = cur, s
+		if err != nil {
+			return false, fmt.Sprintf("last error: %v; last snapshot:\n%s", err, last), nil
 		}
-		if time.Now().After(deadline) {
-			return lastSnap, fmt.Errorf("namespace %s not settled after %v (last error: %w); last snapshot:\n%s", ns, timeout, err, last)
+		cur := s.String()
+		switch {
+		case !settled:
+			stableSince = time.Time{}
+		case cur != last || stableSince.IsZero():
+			stableSince = time.Now()
+		case time.Since(stableSince) >= settleQuiet:
+			lastSnap = s
+			return true, "", nil
 		}
-		select {
-		case <-ctx.Done():
-			return lastSnap, ctx.Err()
-		case <-time.After(250 * time.Millisecond):
-		}
+		last, lastSnap = cur, s
+		return false, "last snapshot:\n" + cur, nil
+	})
+	if err != nil {
+		return lastSnap, fmt.Errorf("namespace %s not settled: %w", ns, err)
 	}
+	return lastSnap, nil
 }
 
 // replicaSetsByRevision maps revision → spec.replicas of a snapshot's

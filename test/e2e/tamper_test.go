@@ -375,15 +375,13 @@ func (e *tamperEnv) keeps(what string, before tamperState, d time.Duration) {
 	if e.phaseUntrusted {
 		before.phase = ""
 	}
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
+	consistently(d, 200*time.Millisecond, func() {
 		got, _, msg := e.look()
 		if fmt.Sprint(got.sizes) != fmt.Sprint(before.sizes) || got.paused != before.paused ||
 			(before.phase != "" && got.phase != "" && got.phase != before.phase) {
 			e.t.Fatalf("%s: web moved: was %s, now %s", what, before, msg)
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	})
 }
 
 // still is keeps from the state now.
@@ -442,19 +440,15 @@ func (e *tamperEnv) final(sizes map[string]int32, gray bool, surge, unavailable 
 		e.t.Errorf("a resume request is left on web: %v", tpGrayAnnotations(d))
 	}
 	if gray {
-		deadline := time.Now().Add(15 * time.Second)
-		for {
-			d = e.get("web")
+		err := cluster.Poll(context.Background(), 15*time.Second, 200*time.Millisecond, func(context.Context) (bool, string, error) {
+			d := e.get("web")
 			st := e.grayStatus(d)
-			if st.Revision == st.StableRevision && st.ObservedGeneration == d.Generation {
-				break
-			}
-			if time.Now().After(deadline) {
-				e.t.Errorf("complete web: status revision %d stableRevision %d observedGeneration %d (generation %d) after 15s",
-					st.Revision, st.StableRevision, st.ObservedGeneration, d.Generation)
-				break
-			}
-			time.Sleep(200 * time.Millisecond)
+			return st.Revision == st.StableRevision && st.ObservedGeneration == d.Generation,
+				fmt.Sprintf("status revision %d stableRevision %d observedGeneration %d (generation %d)",
+					st.Revision, st.StableRevision, st.ObservedGeneration, d.Generation), nil
+		})
+		if err != nil {
+			e.t.Errorf("complete web: %v", err)
 		}
 	}
 }

@@ -195,25 +195,23 @@ func startInstead(ctx context.Context, c *cluster.Cluster, binary string, worker
 
 // waitAll polls until done holds for n Deployments of the namespace.
 func waitAll(ctx context.Context, client kubernetes.Interface, n int, timeout time.Duration, what string, done func(*appsv1.Deployment) bool) error {
-	deadline := time.Now().Add(timeout)
-	for {
+	err := cluster.Poll(ctx, timeout, 200*time.Millisecond, func(ctx context.Context) (bool, string, error) {
 		list, err := client.AppsV1().Deployments("default").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
 		count := 0
-		if err == nil {
-			for i := range list.Items {
-				if done(&list.Items[i]) {
-					count++
-				}
+		for i := range list.Items {
+			if done(&list.Items[i]) {
+				count++
 			}
 		}
-		if count == n {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%d of %d Deployments %s after %v (last error: %w)", count, n, what, timeout, err)
-		}
-		time.Sleep(200 * time.Millisecond)
+		return count == n, fmt.Sprintf("%d of %d Deployments %s", count, n, what), nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for %d Deployments %s: %w", n, what, err)
 	}
+	return nil
 }
 
 func waitAllRolledOut(ctx context.Context, client kubernetes.Interface, n int, timeout time.Duration) error {
