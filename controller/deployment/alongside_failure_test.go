@@ -3,13 +3,14 @@ package deployment
 import (
 	"testing"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
 // In alongside mode the Deployment stays paused on Recreate while taken over: the deadline
 // runs on our hold alone, and the rollback write keeps the takeover.
 func TestAlongsideOnFailureRollback(t *testing.T) {
-	d := grayDeployment(10, "20", withProgressDeadline(10))
+	d := grayDeployment(10, "20", testutil.WithProgressDeadline(10))
 	d.Annotations[grayapi.OnFailureAnnotation] = "rollback"
 	w := newAlongsideWorld(t, d, TakeoverAdmission)
 	w.step()

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clienttesting "k8s.io/client-go/testing"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
@@ -154,7 +155,7 @@ func TestAlongsideEagerWaitsForTheBuiltInControllersReplicaSet(t *testing.T) {
 	}
 	w.refreshCaches()
 	// What the built-in controller created on seeing the Deployment, under its own hash.
-	builtIn := withReplicasAnnotations(withRevision(ownedRS(w.deployment(), "web-builtin", 10), 1), 10, 13)
+	builtIn := testutil.ReplicaSet("web-builtin", 10, testutil.RSOwnedBy(w.deployment()), testutil.RSRevision(1), replicasAnnotations(10, 13))
 	builtIn.Labels["pod-template-hash"] = "builtin"
 	builtIn.Spec.Template.Labels["pod-template-hash"] = "builtin"
 	builtIn.CreationTimestamp = metav1.NewTime(w.created.Add(time.Minute))

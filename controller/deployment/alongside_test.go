@@ -3,6 +3,7 @@ package deployment
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"testing"
 
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	clienttesting "k8s.io/client-go/testing"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
@@ -133,8 +135,8 @@ func TestAlongsideLeavesOtherDeploymentsAlone(t *testing.T) {
 	w := newAlongsideWorld(t, d, TakeoverEager)
 	w.setImage("v2")
 	// An orphan the Deployment would adopt in instead mode: claiming it is a write too.
-	orphan := newRS("stray", 0, w.created)
-	orphan.Labels = copyMap(d.Spec.Selector.MatchLabels)
+	orphan := testutil.ReplicaSet("stray", 0, testutil.RSCreatedAt(w.created))
+	orphan.Labels = maps.Clone(d.Spec.Selector.MatchLabels)
 	w.put(orphan)
 	if actions := w.sync(); len(actions) != 0 {
 		t.Fatalf("a Deployment without %s got actions %v", grayapi.PercentAnnotation, verbs(actions))
@@ -153,7 +155,7 @@ func TestAlongsideLeavesOtherDeploymentsAlone(t *testing.T) {
 // 25%/25%) taken over by the policy: the same sizes, our hold only in kubegray.io/status, the
 // Deployment paused on Recreate throughout, and one release patch at the end.
 func TestAlongsideTakenOverRollout(t *testing.T) {
-	w := newAlongsideWorld(t, grayDeployment(10, "20", withProgressDeadline(600)), TakeoverAdmission)
+	w := newAlongsideWorld(t, grayDeployment(10, "20", testutil.WithProgressDeadline(600)), TakeoverAdmission)
 
 	// Annotated but not taken over: only the completed revision is recorded, in the status and
 	// in the durable record (v1 marked stable and given kubegray.io/percent).
@@ -426,7 +428,7 @@ func TestAlongsideEager(t *testing.T) {
 // the built-in controller's paused sync (upstream spec §5.3 step 1) has nothing to resize.
 func TestAlongsideMaxSurgeZeroLeavesNoLoneReplicaSet(t *testing.T) {
 	const saved = "RollingUpdate;maxSurge=0;maxUnavailable=1"
-	d := grayDeployment(10, "30", withFenceposts(intstr.FromInt32(0), intstr.FromInt32(1)))
+	d := grayDeployment(10, "30", testutil.WithRollingUpdate(intstr.FromInt32(0), intstr.FromInt32(1)))
 	w := newAlongsideWorld(t, d, TakeoverAdmission)
 	w.step()
 

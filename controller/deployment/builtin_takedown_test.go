@@ -9,12 +9,13 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
 // sizedBy is a ReplicaSet of size replicas whose spec.replicas manager last wrote.
 func sizedBy(name string, replicas int32, manager string) *appsv1.ReplicaSet {
-	rs := newRS(name, replicas, metav1.Now().Time)
+	rs := testutil.ReplicaSet(name, replicas, testutil.RSCreatedAt(metav1.Now().Time))
 	rs.ManagedFields = []metav1.ManagedFieldsEntry{{
 		Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, FieldsType: "FieldsV1",
 		FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:replicas":{}}}`),

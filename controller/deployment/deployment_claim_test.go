@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	clienttesting "k8s.io/client-go/testing"
+
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 )
 
 func TestGetReplicaSetsForDeployment(t *testing.T) {
@@ -24,8 +26,8 @@ func TestGetReplicaSetsForDeployment(t *testing.T) {
 	// Same labels; controller refs decide.
 	d1 := newDeployment("foo", 1)
 	d2 := newDeployment("bar", 1)
-	rs1 := ownedRS(d1, "rs1", 1)
-	rs2 := ownedRS(d2, "rs2", 1)
+	rs1 := testutil.ReplicaSet("rs1", 1, testutil.RSOwnedBy(d1))
+	rs2 := testutil.ReplicaSet("rs2", 1, testutil.RSOwnedBy(d2))
 	f.both(d1, d2, rs1, rs2)
 
 	for _, tc := range []struct {
@@ -49,13 +51,13 @@ func TestGetReplicaSetsForDeploymentAdoptRelease(t *testing.T) {
 	f := newFixture(t)
 	d := newDeployment("foo", 1)
 	// Matching orphan: adopted. Another owner's non-controller reference is kept.
-	rsAdopt := ownedRS(d, "rsAdopt", 1)
+	rsAdopt := testutil.ReplicaSet("rsAdopt", 1, testutil.RSOwnedBy(d))
 	rsAdopt.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "other", UID: "uid-other"}}
 	// A second orphan: the uncached recheck still happens only once per sync.
-	rsAdopt2 := ownedRS(d, "rsAdopt2", 1)
+	rsAdopt2 := testutil.ReplicaSet("rsAdopt2", 1, testutil.RSOwnedBy(d))
 	rsAdopt2.OwnerReferences = nil
 	// Owned but no longer matching: released.
-	rsRelease := ownedRS(d, "rsRelease", 1)
+	rsRelease := testutil.ReplicaSet("rsRelease", 1, testutil.RSOwnedBy(d))
 	rsRelease.Labels = map[string]string{"foo": "notbar"}
 	f.both(d, rsAdopt, rsAdopt2, rsRelease)
 
@@ -128,7 +130,7 @@ func TestReleaseIgnoresNotFoundAndInvalid(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
 			d := newDeployment("foo", 1)
-			rsRelease := ownedRS(d, "rsRelease", 1)
+			rsRelease := testutil.ReplicaSet("rsRelease", 1, testutil.RSOwnedBy(d))
 			rsRelease.Labels = map[string]string{"foo": "notbar"}
 			f.both(d, rsRelease)
 			f.client.PrependReactor("patch", "replicasets", func(clienttesting.Action) (bool, runtime.Object, error) {
@@ -145,8 +147,8 @@ func TestReleaseIgnoresNotFoundAndInvalid(t *testing.T) {
 func TestGetPodMapForReplicaSets(t *testing.T) {
 	f := newFixture(t)
 	d := newDeployment("foo", 1)
-	rs1 := ownedRS(d, "rs1", 1)
-	rs2 := ownedRS(d, "rs2", 1)
+	rs1 := testutil.ReplicaSet("rs1", 1, testutil.RSOwnedBy(d))
+	rs2 := testutil.ReplicaSet("rs2", 1, testutil.RSOwnedBy(d))
 	pod1 := podOf(rs1, "rs1-pod", corev1.PodRunning)
 	pod2 := podOf(rs2, "rs2-pod", corev1.PodRunning)
 	// Matching labels but no controller ref: not in the map.

@@ -13,13 +13,15 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
+
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 )
 
 func TestSyncDeploymentCreatesReplicaSet(t *testing.T) {
 	f := newFixture(t)
 	// The template of the spec's hash example (§3.2): labels app=x, one container c/nginx,
 	// which hashes to 8479cb96c7 with k8s.io/api v0.37.2.
-	d := newDeployment("foo", 1, withSelector(map[string]string{"app": "x"}), withImage("nginx"))
+	d := newDeployment("foo", 1, testutil.WithLabels(map[string]string{"app": "x"}), testutil.WithImage("nginx"))
 	d.Generation = 1
 	f.both(d)
 
@@ -100,7 +102,7 @@ func TestSyncDeploymentDeletionRace(t *testing.T) {
 	deleting.Finalizers = []string{"test/hold"}
 	f.server(deleting)
 	// The recheck only happens when there is an orphan to adopt.
-	orphan := ownedRS(d, "rs1", 1)
+	orphan := testutil.ReplicaSet("rs1", 1, testutil.RSOwnedBy(d))
 	orphan.OwnerReferences = nil
 	f.both(orphan)
 
@@ -189,12 +191,12 @@ func TestReentrantRollback(t *testing.T) {
 				"deployment.kubernetes.io/revision": "2",
 				"deprecated.deployment.rollback.to": tc.rollbackTo,
 			}
-			rs1 := withRevision(ownedRS(d, "foo-old", 0), 1)
+			rs1 := testutil.ReplicaSet("foo-old", 0, testutil.RSOwnedBy(d), testutil.RSRevision(1))
 			if tc.oldTemplate {
 				rs1.Spec.Template.Spec.TerminationGracePeriodSeconds = ptr.To[int64](1)
 			}
 			rs1.Spec.Template.Labels["pod-template-hash"] = "old"
-			rs2 := withRevision(ownedRS(d, "foo-new", 1), 2)
+			rs2 := testutil.ReplicaSet("foo-new", 1, testutil.RSOwnedBy(d), testutil.RSRevision(2))
 			rs2.Spec.Template.Labels["pod-template-hash"] = "new"
 			f.both(d, rs1, rs2)
 
@@ -226,7 +228,7 @@ func TestRollbackWithoutLastRevision(t *testing.T) {
 	f := newFixture(t)
 	d := newDeployment("foo", 1)
 	d.Annotations = map[string]string{"deployment.kubernetes.io/revision": "1", "deprecated.deployment.rollback.to": "0"}
-	f.both(d, withRevision(ownedRS(d, "foo-only", 1), 1))
+	f.both(d, testutil.ReplicaSet("foo-only", 1, testutil.RSOwnedBy(d), testutil.RSRevision(1)))
 
 	if err := f.dc.syncDeployment(f.ctx, "default/foo"); err != nil {
 		t.Fatalf("syncDeployment: %v", err)

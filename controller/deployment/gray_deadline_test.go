@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
@@ -81,7 +82,7 @@ func (w *grayWorld) crashLooping(rs *appsv1.ReplicaSet, n int, restarts int32) {
 }
 
 func TestGrayDeadlineDegradesAHeldCanaryWhosePodsNeverBecomeReady(t *testing.T) {
-	w := startGray(t, grayDeployment(10, "20", withProgressDeadline(10)))
+	w := startGray(t, grayDeployment(10, "20", testutil.WithProgressDeadline(10)))
 	w.holdNotReady("v2")
 	w.wantSizes(sz("v1", 8, "v2", 2))
 	w.crashLooping(w.replicaSetOf("v2"), 2, 3)
@@ -133,7 +134,7 @@ func TestGrayDeadlineDegradesAHeldCanaryWhosePodsNeverBecomeReady(t *testing.T) 
 }
 
 func TestGrayDeadlineRestartsOnProgress(t *testing.T) {
-	w := startGray(t, grayDeployment(10, "50", withProgressDeadline(10)))
+	w := startGray(t, grayDeployment(10, "50", testutil.WithProgressDeadline(10)))
 	w.holdNotReady("v2")
 	// The old side cannot drain below minAvailable while no canary pod is available.
 	w.wantSizes(sz("v1", 8, "v2", 5))
@@ -156,7 +157,7 @@ func TestGrayDeadlineRestartsOnProgress(t *testing.T) {
 }
 
 func TestGraySettledHoldIsNeverDegraded(t *testing.T) {
-	w := startGray(t, grayDeployment(10, "20", withProgressDeadline(10)))
+	w := startGray(t, grayDeployment(10, "20", testutil.WithProgressDeadline(10)))
 	w.setImage("v2")
 	w.settle()
 	w.wantState(grayapi.PhaseHeld, true)
@@ -166,8 +167,8 @@ func TestGraySettledHoldIsNeverDegraded(t *testing.T) {
 }
 
 func TestGrayUserPauseStopsTheDeadline(t *testing.T) {
-	w := startGray(t, grayDeployment(10, "50", withProgressDeadline(10),
-		withFenceposts(intstr.FromInt32(1), intstr.FromInt32(0))))
+	w := startGray(t, grayDeployment(10, "50", testutil.WithProgressDeadline(10),
+		testutil.WithRollingUpdate(intstr.FromInt32(1), intstr.FromInt32(0))))
 	w.setImage("v2")
 	w.sync()
 	w.readyBut("v2", 0)
@@ -181,7 +182,7 @@ func TestGrayUserPauseStopsTheDeadline(t *testing.T) {
 }
 
 func TestGrayOnFailureRollback(t *testing.T) {
-	d := grayDeployment(10, "20", withProgressDeadline(10))
+	d := grayDeployment(10, "20", testutil.WithProgressDeadline(10))
 	d.Annotations[grayapi.OnFailureAnnotation] = "rollback"
 	w := startGray(t, d)
 	w.holdNotReady("v2")
@@ -213,7 +214,7 @@ func TestGrayOnFailureRollback(t *testing.T) {
 }
 
 func TestGrayTimedHold(t *testing.T) {
-	d := grayDeployment(10, "20,50", withProgressDeadline(10))
+	d := grayDeployment(10, "20,50", testutil.WithProgressDeadline(10))
 	d.Annotations[grayapi.HoldForAnnotation] = "5s"
 	w := startGray(t, d)
 	w.setImage("v2")
@@ -236,7 +237,7 @@ func TestGrayTimedHold(t *testing.T) {
 }
 
 func TestGrayTimedHoldDoesNotAdvanceADegradedStep(t *testing.T) {
-	d := grayDeployment(10, "20,50", withProgressDeadline(10))
+	d := grayDeployment(10, "20,50", testutil.WithProgressDeadline(10))
 	d.Annotations[grayapi.HoldForAnnotation] = "5s"
 	w := startGray(t, d)
 	w.holdNotReady("v2")
@@ -288,7 +289,7 @@ func TestGrayPolicyIsRecordedOnReplicaSets(t *testing.T) {
 // The deadline counts from the instant of the last progress, not from its whole second: a step
 // that started at .9 of a second is still in time 9.6 s later.
 func TestGrayDeadlineIsNotRoundedDown(t *testing.T) {
-	w := startGray(t, grayDeployment(10, "20", withProgressDeadline(10)))
+	w := startGray(t, grayDeployment(10, "20", testutil.WithProgressDeadline(10)))
 	w.f.dc.now = func() time.Time { return testNow.Add(900 * time.Millisecond) }
 	w.holdNotReady("v2")
 	w.f.dc.now = func() time.Time { return testNow.Add(10500 * time.Millisecond) }

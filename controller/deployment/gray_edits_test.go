@@ -10,6 +10,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
@@ -183,7 +184,7 @@ func TestGrayInvalidWhileHeld(t *testing.T) {
 }
 
 func TestGrayAnnotationRemoved(t *testing.T) {
-	w := startGray(t, grayDeployment(10, "20", withProgressDeadline(600)))
+	w := startGray(t, grayDeployment(10, "20", testutil.WithProgressDeadline(600)))
 	w.cap = 2
 	w.setImage("v2")
 	w.settle()

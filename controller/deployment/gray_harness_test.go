@@ -22,6 +22,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
@@ -70,9 +71,9 @@ var (
 
 // grayDeployment is the Deployment "web" of the scenarios: replicas R, maxSurge/maxUnavailable
 // 25%/25% unless changed, kubegray.io/percent set, template image v1.
-func grayDeployment(replicas int32, percent string, opts ...deploymentOption) *appsv1.Deployment {
-	d := newDeployment("web", replicas, withImage("v1"),
-		withFenceposts(intstr.FromString("25%"), intstr.FromString("25%")))
+func grayDeployment(replicas int32, percent string, opts ...testutil.DeploymentOption) *appsv1.Deployment {
+	d := newDeployment("web", replicas, testutil.WithImage("v1"),
+		testutil.WithRollingUpdate(intstr.FromString("25%"), intstr.FromString("25%")))
 	d.Annotations[grayapi.PercentAnnotation] = percent
 	d.Generation = 1
 	for _, o := range opts {
@@ -88,7 +89,7 @@ func newGrayWorld(t *testing.T, d *appsv1.Deployment) *grayWorld {
 	w.installReactors()
 
 	replicas := *d.Spec.Replicas
-	rs := withReplicasAnnotations(withRevision(ownedRS(d, "web-v1", replicas), 1), replicas, replicas+surgeOf(d))
+	rs := testutil.ReplicaSet("web-v1", replicas, testutil.RSOwnedBy(d), testutil.RSRevision(1), replicasAnnotations(replicas, replicas+surgeOf(d)))
 	rs.Labels["pod-template-hash"] = "v1"
 	rs.CreationTimestamp = metav1.NewTime(w.created)
 	rs.Generation = 1

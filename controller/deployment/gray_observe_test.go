@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
@@ -33,7 +34,7 @@ func TestGrayRestart(t *testing.T) {
 		w.noFlapping()
 	})
 	t.Run("while progressing", func(t *testing.T) {
-		w := startGray(t, grayDeployment(10, "20", withFenceposts(intstr.FromInt32(0), intstr.FromInt32(1))))
+		w := startGray(t, grayDeployment(10, "20", testutil.WithRollingUpdate(intstr.FromInt32(0), intstr.FromInt32(1))))
 		w.cap = 2
 		w.setImage("v2")
 		w.step()
@@ -70,7 +71,7 @@ func TestGrayStaleCacheWritesNothing(t *testing.T) {
 }
 
 func TestGrayRecreateIsNotGray(t *testing.T) {
-	d := grayDeployment(3, "20", withRecreate())
+	d := grayDeployment(3, "20", testutil.WithRecreate())
 	if isGray(d) {
 		t.Fatal("a Recreate Deployment took the gray path")
 	}

@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
@@ -111,7 +112,7 @@ func TestGrayResumeIgnored(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			w := startGray(t, grayDeployment(10, "20", withFenceposts(intstr.FromInt32(0), intstr.FromInt32(1))))
+			w := startGray(t, grayDeployment(10, "20", testutil.WithRollingUpdate(intstr.FromInt32(0), intstr.FromInt32(1))))
 			w.cap = 2
 			w.setImage("v2")
 			if tc.held {
@@ -139,7 +140,7 @@ func TestGrayResumeIgnored(t *testing.T) {
 }
 
 func TestGrayUserPauseRespected(t *testing.T) {
-	w := startGray(t, grayDeployment(10, "20", withFenceposts(intstr.FromInt32(0), intstr.FromInt32(1))))
+	w := startGray(t, grayDeployment(10, "20", testutil.WithRollingUpdate(intstr.FromInt32(0), intstr.FromInt32(1))))
 	w.cap = 2
 	w.setImage("v2")
 	w.step()

@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
@@ -48,7 +49,7 @@ func sz(pairs ...any) map[string]int32 {
 }
 
 func TestGraySingleHold(t *testing.T) {
-	w := startGray(t, grayDeployment(10, "20", withProgressDeadline(600)))
+	w := startGray(t, grayDeployment(10, "20", testutil.WithProgressDeadline(600)))
 	w.cap = 2 // ceil(10·20/100)
 	w.setImage("v2")
 
@@ -198,7 +199,7 @@ func TestGrayFenceposts(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			w := startGray(t, grayDeployment(10, "20", withFenceposts(tc.surge, tc.unavailable)))
+			w := startGray(t, grayDeployment(10, "20", testutil.WithRollingUpdate(tc.surge, tc.unavailable)))
 			w.cap = 2
 			w.setImage("v2")
 			for i, want := range tc.steps {
@@ -219,8 +220,8 @@ func TestGrayFenceposts(t *testing.T) {
 }
 
 func TestGrayDegraded(t *testing.T) {
-	w := startGray(t, grayDeployment(10, "20", withProgressDeadline(600),
-		withFenceposts(intstr.FromInt32(0), intstr.FromInt32(1))))
+	w := startGray(t, grayDeployment(10, "20", testutil.WithProgressDeadline(600),
+		testutil.WithRollingUpdate(intstr.FromInt32(0), intstr.FromInt32(1))))
 	w.cap = 2
 	w.setImage("v2")
 	w.sync() // v2 created at 0, v1 10 → 9; the pods never become ready

@@ -14,6 +14,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
+
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 )
 
 func TestPodDeletionEnqueuesRecreateDeployment(t *testing.T) {
@@ -38,9 +40,9 @@ func TestPodDeletionEnqueuesRecreateDeployment(t *testing.T) {
 			f := newFixture(t)
 			foo := newDeployment("foo", 1)
 			if tc.strategy == appsv1.RecreateDeploymentStrategyType {
-				withRecreate()(foo)
+				testutil.WithRecreate()(foo)
 			}
-			rs := ownedRS(foo, "foo-1", 1)
+			rs := testutil.ReplicaSet("foo-1", 1, testutil.RSOwnedBy(foo))
 			pod := podOf(rs, "foo-1-pod", corev1.PodRunning)
 			if tc.wrongRSUID {
 				pod.OwnerReferences[0].UID = "uid-gone"
@@ -50,7 +52,7 @@ func TestPodDeletionEnqueuesRecreateDeployment(t *testing.T) {
 				f.cache(podOf(rs, "foo-1-sibling", corev1.PodRunning))
 			}
 			if tc.orphanRS {
-				other := ownedRS(foo, "foo-2", 2)
+				other := testutil.ReplicaSet("foo-2", 2, testutil.RSOwnedBy(foo))
 				other.OwnerReferences = nil
 				f.cache(other)
 			}
@@ -75,11 +77,11 @@ func TestAddReplicaSet(t *testing.T) {
 	f.cache(d1, d2)
 	logger := klog.FromContext(f.ctx)
 
-	f.dc.addReplicaSet(logger, ownedRS(d1, "rs1", 1))
+	f.dc.addReplicaSet(logger, testutil.ReplicaSet("rs1", 1, testutil.RSOwnedBy(d1)))
 	if got := queued(f.dc); !reflect.DeepEqual(got, []string{"default/d1"}) {
 		t.Errorf("after rs1: enqueued %v, want [default/d1]", got)
 	}
-	f.dc.addReplicaSet(logger, ownedRS(d2, "rs2", 1))
+	f.dc.addReplicaSet(logger, testutil.ReplicaSet("rs2", 1, testutil.RSOwnedBy(d2)))
 	if got := queued(f.dc); !reflect.DeepEqual(got, []string{"default/d2"}) {
 		t.Errorf("after rs2: enqueued %v, want [default/d2]", got)
 	}
@@ -90,9 +92,9 @@ func TestAddReplicaSetOrphan(t *testing.T) {
 	// d1 and d2 match, d3 does not.
 	d1 := newDeployment("d1", 1)
 	d2 := newDeployment("d2", 1)
-	d3 := newDeployment("d3", 1, withSelector(map[string]string{"foo": "notbar"}))
+	d3 := newDeployment("d3", 1, testutil.WithLabels(map[string]string{"foo": "notbar"}))
 	f.cache(d1, d2, d3)
-	rs := ownedRS(d1, "rs1", 1)
+	rs := testutil.ReplicaSet("rs1", 1, testutil.RSOwnedBy(d1))
 	rs.OwnerReferences = nil
 
 	f.dc.addReplicaSet(klog.FromContext(f.ctx), rs)
@@ -109,9 +111,9 @@ func TestAddReplicaSetBeingDeleted(t *testing.T) {
 	d2 := newDeployment("d2", 1)
 	f.cache(d1, d2)
 	// Treated as a delete: the owner is woken, a deleting orphan wakes nobody.
-	owned := ownedRS(d1, "rs1", 1)
+	owned := testutil.ReplicaSet("rs1", 1, testutil.RSOwnedBy(d1))
 	owned.DeletionTimestamp = ptr.To(metav1.NewTime(testNow))
-	orphan := ownedRS(d1, "rs2", 1)
+	orphan := testutil.ReplicaSet("rs2", 1, testutil.RSOwnedBy(d1))
 	orphan.OwnerReferences = nil
 	orphan.DeletionTimestamp = ptr.To(metav1.NewTime(testNow))
 
@@ -127,8 +129,8 @@ func TestUpdateReplicaSet(t *testing.T) {
 	f := newFixture(t)
 	d1 := newDeployment("d1", 1)
 	d2 := newDeployment("d2", 1)
-	rs1 := ownedRS(d1, "rs1", 1)
-	rs2 := ownedRS(d2, "rs2", 1)
+	rs1 := testutil.ReplicaSet("rs1", 1, testutil.RSOwnedBy(d1))
+	rs2 := testutil.ReplicaSet("rs2", 1, testutil.RSOwnedBy(d2))
 	f.cache(d1, d2, rs1, rs2)
 	logger := klog.FromContext(f.ctx)
 
@@ -155,7 +157,7 @@ func TestUpdateReplicaSetOrphanWithNewLabels(t *testing.T) {
 	f := newFixture(t)
 	d1 := newDeployment("d1", 1)
 	d2 := newDeployment("d2", 1)
-	rs := ownedRS(d1, "rs1", 1)
+	rs := testutil.ReplicaSet("rs1", 1, testutil.RSOwnedBy(d1))
 	rs.OwnerReferences = nil
 	f.cache(d1, d2, rs)
 
@@ -183,7 +185,7 @@ func TestUpdateReplicaSetChangeControllerRef(t *testing.T) {
 	f := newFixture(t)
 	d1 := newDeployment("d1", 1)
 	d2 := newDeployment("d2", 1)
-	rs := ownedRS(d1, "rs1", 1)
+	rs := testutil.ReplicaSet("rs1", 1, testutil.RSOwnedBy(d1))
 	f.cache(d1, d2, rs)
 
 	prev := rs.DeepCopy()
@@ -202,7 +204,7 @@ func TestUpdateReplicaSetRelease(t *testing.T) {
 	f := newFixture(t)
 	d1 := newDeployment("d1", 1)
 	d2 := newDeployment("d2", 1)
-	rs := ownedRS(d1, "rs1", 1)
+	rs := testutil.ReplicaSet("rs1", 1, testutil.RSOwnedBy(d1))
 	f.cache(d1, d2, rs)
 
 	next := rs.DeepCopy()
@@ -220,8 +222,8 @@ func TestDeleteReplicaSet(t *testing.T) {
 	f := newFixture(t)
 	d1 := newDeployment("d1", 1)
 	d2 := newDeployment("d2", 1)
-	rs1 := ownedRS(d1, "rs1", 1)
-	rs2 := ownedRS(d2, "rs2", 1)
+	rs1 := testutil.ReplicaSet("rs1", 1, testutil.RSOwnedBy(d1))
+	rs2 := testutil.ReplicaSet("rs2", 1, testutil.RSOwnedBy(d2))
 	f.cache(d1, d2, rs1, rs2)
 	logger := klog.FromContext(f.ctx)
 
@@ -239,7 +241,7 @@ func TestDeleteReplicaSetOrphan(t *testing.T) {
 	f := newFixture(t)
 	d1 := newDeployment("d1", 1)
 	d2 := newDeployment("d2", 1)
-	rs := ownedRS(d1, "rs1", 1)
+	rs := testutil.ReplicaSet("rs1", 1, testutil.RSOwnedBy(d1))
 	rs.OwnerReferences = nil
 	f.cache(d1, d2, rs)
 

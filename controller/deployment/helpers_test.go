@@ -3,6 +3,7 @@ package deployment
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strconv"
 	"testing"
 	"time"
@@ -19,6 +20,8 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
+
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 )
 
 const testFieldManager = "gray-controller"
@@ -149,129 +152,22 @@ func queued(dc *DeploymentController) []string {
 	return keys
 }
 
-type deploymentOption func(*appsv1.Deployment)
-
 // newDeployment builds a RollingUpdate Deployment with maxSurge 0 and maxUnavailable 0 (so the
 // unavailable fencepost resolves to 1), selector and template labels foo=bar, one container,
 // no progress deadline and no history limit unless options say otherwise.
-func newDeployment(name string, replicas int32, opts ...deploymentOption) *appsv1.Deployment {
-	d := &appsv1.Deployment{
-		TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:        name,
-			Namespace:   metav1.NamespaceDefault,
-			UID:         types.UID("uid-" + name),
-			Annotations: map[string]string{},
-		},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To(replicas),
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"foo": "bar"}},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"foo": "bar"}},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "foo/bar"}}},
-			},
-			Strategy: appsv1.DeploymentStrategy{
-				Type: appsv1.RollingUpdateDeploymentStrategyType,
-				RollingUpdate: &appsv1.RollingUpdateDeployment{
-					MaxSurge:       ptr.To(intstr.FromInt32(0)),
-					MaxUnavailable: ptr.To(intstr.FromInt32(0)),
-				},
-			},
-		},
+func newDeployment(name string, replicas int32, opts ...testutil.DeploymentOption) *appsv1.Deployment {
+	base := testutil.Options(testutil.WithTypeMeta(), testutil.WithUID(), testutil.WithReplicas(replicas),
+		testutil.WithLabels(map[string]string{"foo": "bar"}), testutil.WithContainer("c", "foo/bar"),
+		testutil.WithRollingUpdate(intstr.FromInt32(0), intstr.FromInt32(0)))
+	return testutil.Deployment(name, append([]testutil.DeploymentOption{base}, opts...)...)
+}
+
+// replicasAnnotations sets the desired-replicas and max-replicas annotations by hand.
+func replicasAnnotations(desired, maxReplicas int32) testutil.ReplicaSetOption {
+	return func(rs *appsv1.ReplicaSet) {
+		testutil.RSAnnotation("deployment.kubernetes.io/desired-replicas", strconv.Itoa(int(desired)))(rs)
+		testutil.RSAnnotation("deployment.kubernetes.io/max-replicas", strconv.Itoa(int(maxReplicas)))(rs)
 	}
-	for _, o := range opts {
-		o(d)
-	}
-	return d
-}
-
-func withFenceposts(surge, unavailable intstr.IntOrString) deploymentOption {
-	return func(d *appsv1.Deployment) {
-		d.Spec.Strategy.RollingUpdate.MaxSurge = &surge
-		d.Spec.Strategy.RollingUpdate.MaxUnavailable = &unavailable
-	}
-}
-
-func withRecreate() deploymentOption {
-	return func(d *appsv1.Deployment) {
-		d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
-	}
-}
-
-func withHistoryLimit(limit int32) deploymentOption {
-	return func(d *appsv1.Deployment) { d.Spec.RevisionHistoryLimit = ptr.To(limit) }
-}
-
-func withProgressDeadline(seconds int32) deploymentOption {
-	return func(d *appsv1.Deployment) { d.Spec.ProgressDeadlineSeconds = ptr.To(seconds) }
-}
-
-func withSelector(labels map[string]string) deploymentOption {
-	return func(d *appsv1.Deployment) {
-		d.Spec.Selector = &metav1.LabelSelector{MatchLabels: copyMap(labels)}
-		d.Spec.Template.Labels = copyMap(labels)
-	}
-}
-
-func withImage(image string) deploymentOption {
-	return func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = image }
-}
-
-func copyMap(m map[string]string) map[string]string {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
-}
-
-// newRS builds a bare ReplicaSet (no owner, no labels) for the maths-only tests.
-func newRS(name string, replicas int32, created time.Time) *appsv1.ReplicaSet {
-	return &appsv1.ReplicaSet{
-		TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "ReplicaSet"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:              name,
-			Namespace:         metav1.NamespaceDefault,
-			UID:               types.UID("uid-" + name),
-			CreationTimestamp: metav1.NewTime(created),
-		},
-		Spec: appsv1.ReplicaSetSpec{
-			Replicas: ptr.To(replicas),
-			Selector: &metav1.LabelSelector{},
-		},
-	}
-}
-
-// ownedRS builds a ReplicaSet controlled by d, running d's current template.
-func ownedRS(d *appsv1.Deployment, name string, replicas int32) *appsv1.ReplicaSet {
-	rs := newRS(name, replicas, time.Time{})
-	rs.Labels = copyMap(d.Spec.Selector.MatchLabels)
-	rs.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(d, controllerKind)}
-	rs.Spec.Selector = d.Spec.Selector.DeepCopy()
-	rs.Spec.Template = *d.Spec.Template.DeepCopy()
-	return rs
-}
-
-// withRevision sets the revision annotation.
-func withRevision(rs *appsv1.ReplicaSet, revision int) *appsv1.ReplicaSet {
-	if rs.Annotations == nil {
-		rs.Annotations = map[string]string{}
-	}
-	rs.Annotations["deployment.kubernetes.io/revision"] = strconv.Itoa(revision)
-	return rs
-}
-
-// withReplicasAnnotations sets the desired-replicas and max-replicas annotations by hand.
-func withReplicasAnnotations(rs *appsv1.ReplicaSet, desired, maxReplicas int32) *appsv1.ReplicaSet {
-	if rs.Annotations == nil {
-		rs.Annotations = map[string]string{}
-	}
-	rs.Annotations["deployment.kubernetes.io/desired-replicas"] = strconv.Itoa(int(desired))
-	rs.Annotations["deployment.kubernetes.io/max-replicas"] = strconv.Itoa(int(maxReplicas))
-	return rs
 }
 
 // podOf builds a pod controlled by rs.
@@ -281,7 +177,7 @@ func podOf(rs *appsv1.ReplicaSet, name string, phase corev1.PodPhase) *corev1.Po
 			Name:            name,
 			Namespace:       rs.Namespace,
 			UID:             types.UID("uid-" + name),
-			Labels:          copyMap(rs.Labels),
+			Labels:          maps.Clone(rs.Labels),
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID, Controller: ptr.To(true)}},
 		},
 		Status: corev1.PodStatus{Phase: phase},

@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
@@ -35,7 +36,7 @@ func (w *grayWorld) wantReleasedStatus(rev int64, held bool) {
 
 func TestInsteadReleasesTakenOverGrayDeployment(t *testing.T) {
 	// kubectl gray set --patch-takeover=always --image on an instead-mode cluster.
-	w := newInsteadWorld(t, grayDeployment(10, "20", withProgressDeadline(600)))
+	w := newInsteadWorld(t, grayDeployment(10, "20", testutil.WithProgressDeadline(600)))
 	w.takeOverAsPolicy("v2", savedDefault)
 
 	actions := w.sync()
@@ -77,7 +78,7 @@ func TestInsteadReleasesTakenOverGrayDeployment(t *testing.T) {
 // instead mode while a taken-over rollout is held at 2/10: the release keeps the pause,
 // which is the hold in instead mode, and the rollout goes on from there.
 func TestInsteadKeepsTheHoldOfATakenOverDeployment(t *testing.T) {
-	w := newAlongsideWorld(t, grayDeployment(10, "20", withProgressDeadline(600)), TakeoverAdmission)
+	w := newAlongsideWorld(t, grayDeployment(10, "20", testutil.WithProgressDeadline(600)), TakeoverAdmission)
 	w.step()
 	w.cap = 2
 	w.takeOverAsPolicy("v2", savedDefault)
@@ -294,7 +295,7 @@ func TestInsteadReleaseConflictsOnStaleCache(t *testing.T) {
 func TestRevisionInFlight(t *testing.T) {
 	created := time.Date(2026, 11, 1, 11, 0, 0, 0, time.UTC)
 	rs := func(revision string) *appsv1.ReplicaSet {
-		r := newRS("rs-"+revision, 1, created)
+		r := testutil.ReplicaSet("rs-"+revision, 1, testutil.RSCreatedAt(created))
 		if revision != "" {
 			r.Annotations = map[string]string{"deployment.kubernetes.io/revision": revision}
 		}

@@ -10,18 +10,20 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 )
 
 // progressDeployment is a Recreate Deployment (maxUnavailable 0) with the given status.
 func progressDeployment(deadline *int32, replicas, statusReplicas, updated, available int32, conditions []appsv1.DeploymentCondition) *appsv1.Deployment {
-	d := newDeployment("progress-test", replicas, withRecreate())
+	d := newDeployment("progress-test", replicas, testutil.WithRecreate())
 	d.Spec.ProgressDeadlineSeconds = deadline
 	d.Status = appsv1.DeploymentStatus{Replicas: statusReplicas, UpdatedReplicas: updated, AvailableReplicas: available, Conditions: conditions}
 	return d
 }
 
 func rsWithAvailable(name string, spec, status, available int32) *appsv1.ReplicaSet {
-	rs := newRS(name, spec, time.Time{})
+	rs := testutil.ReplicaSet(name, spec, testutil.RSCreatedAt(time.Time{}))
 	rs.Status = appsv1.ReplicaSetStatus{Replicas: status, AvailableReplicas: available}
 	return rs
 }

@@ -10,12 +10,14 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
+
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 )
 
 func TestScaleDownOldReplicaSets(t *testing.T) {
 	f := newFixture(t)
-	d := newDeployment("foo", 3, withRecreate())
-	old := ownedRS(d, "foo-0", 3)
+	d := newDeployment("foo", 3, testutil.WithRecreate())
+	old := testutil.ReplicaSet("foo-0", 3, testutil.RSOwnedBy(d))
 	f.server(old)
 	oldRSs := []*appsv1.ReplicaSet{old}
 
@@ -44,7 +46,7 @@ func TestScaleDownOldReplicaSets(t *testing.T) {
 
 func TestOldPodsRunning(t *testing.T) {
 	withStatus := func(name string, spec, status int32) *appsv1.ReplicaSet {
-		rs := newRS(name, spec, oldTime)
+		rs := testutil.ReplicaSet(name, spec, testutil.RSCreatedAt(oldTime))
 		rs.Status.Replicas = status
 		return rs
 	}
@@ -139,9 +141,9 @@ func TestRolloutRecreate(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
-			d := newDeployment("foo", 3, withRecreate(), withImage("v2"))
+			d := newDeployment("foo", 3, testutil.WithRecreate(), testutil.WithImage("v2"))
 			d.Annotations["deployment.kubernetes.io/revision"] = "1"
-			old := withReplicasAnnotations(withRevision(ownedRS(newDeployment("foo", 3, withImage("v1")), "foo-v1", tc.oldSpec), 1), 3, 3)
+			old := testutil.ReplicaSet("foo-v1", tc.oldSpec, testutil.RSOwnedBy(newDeployment("foo", 3, testutil.WithImage("v1"))), testutil.RSRevision(1), replicasAnnotations(3, 3))
 			old.Status.Replicas = tc.oldStatus
 			f.both(d, old)
 			for i, phase := range tc.pods {

@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	clienttesting "k8s.io/client-go/testing"
+
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 )
 
 func TestDeploymentController_reconcileNewReplicaSet(t *testing.T) {
@@ -30,10 +32,10 @@ func TestDeploymentController_reconcileNewReplicaSet(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
-			newReplicaSet := newRS("foo-new", tc.newReplicas, newerTime)
-			oldReplicaSet := newRS("foo-old", tc.oldReplicas, oldTime)
+			newReplicaSet := testutil.ReplicaSet("foo-new", tc.newReplicas, testutil.RSCreatedAt(newerTime))
+			oldReplicaSet := testutil.ReplicaSet("foo-old", tc.oldReplicas, testutil.RSCreatedAt(oldTime))
 			f.server(newReplicaSet, oldReplicaSet)
-			d := newDeployment("foo", 10, withFenceposts(intstr.FromInt32(tc.surge), intstr.FromInt32(0)))
+			d := newDeployment("foo", 10, testutil.WithRollingUpdate(intstr.FromInt32(tc.surge), intstr.FromInt32(0)))
 
 			scaled, err := f.dc.reconcileNewReplicaSet(f.ctx, []*appsv1.ReplicaSet{newReplicaSet, oldReplicaSet}, newReplicaSet, d)
 			if err != nil {
@@ -77,12 +79,12 @@ func TestDeploymentController_reconcileOldReplicaSets(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
-			newReplicaSet := newRS("foo-new", tc.newReplicas, newerTime)
+			newReplicaSet := testutil.ReplicaSet("foo-new", tc.newReplicas, testutil.RSCreatedAt(newerTime))
 			newReplicaSet.Status.AvailableReplicas = tc.newAvailable
-			oldReplicaSet := newRS("foo-old", tc.oldReplicas, oldTime)
+			oldReplicaSet := testutil.ReplicaSet("foo-old", tc.oldReplicas, testutil.RSCreatedAt(oldTime))
 			oldReplicaSet.Status.AvailableReplicas = tc.oldAvailable
 			f.server(newReplicaSet, oldReplicaSet)
-			d := newDeployment("foo", 10, withFenceposts(intstr.FromInt32(0), intstr.FromInt32(tc.unavailable)))
+			d := newDeployment("foo", 10, testutil.WithRollingUpdate(intstr.FromInt32(0), intstr.FromInt32(tc.unavailable)))
 
 			scaled, err := f.dc.reconcileOldReplicaSets(f.ctx, []*appsv1.ReplicaSet{oldReplicaSet, newReplicaSet}, []*appsv1.ReplicaSet{oldReplicaSet}, newReplicaSet, d)
 			if err != nil {
@@ -121,10 +123,10 @@ func TestDeploymentController_cleanupUnhealthyReplicas(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
-			oldReplicaSet := newRS("foo-v2", tc.oldReplicas, oldTime)
+			oldReplicaSet := testutil.ReplicaSet("foo-v2", tc.oldReplicas, testutil.RSCreatedAt(oldTime))
 			oldReplicaSet.Status.AvailableReplicas = tc.available
 			f.server(oldReplicaSet)
-			d := newDeployment("foo", 10, withFenceposts(intstr.FromInt32(2), intstr.FromInt32(2)))
+			d := newDeployment("foo", 10, testutil.WithRollingUpdate(intstr.FromInt32(2), intstr.FromInt32(2)))
 
 			rss, cleaned, err := f.dc.cleanupUnhealthyReplicas(f.ctx, []*appsv1.ReplicaSet{oldReplicaSet}, d, tc.maxCleanupCount)
 			if err != nil {
@@ -158,10 +160,10 @@ func TestDeploymentController_scaleDownOldReplicaSetsForRollingUpdate(t *testing
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
-			oldReplicaSet := newRS("foo-v2", tc.oldReplicas, oldTime)
+			oldReplicaSet := testutil.ReplicaSet("foo-v2", tc.oldReplicas, testutil.RSCreatedAt(oldTime))
 			oldReplicaSet.Status.AvailableReplicas = tc.available
 			f.server(oldReplicaSet)
-			d := newDeployment("foo", 10, withFenceposts(intstr.FromInt32(0), intstr.FromInt32(tc.unavailable)))
+			d := newDeployment("foo", 10, testutil.WithRollingUpdate(intstr.FromInt32(0), intstr.FromInt32(tc.unavailable)))
 
 			scaled, err := f.dc.scaleDownOldReplicaSetsForRollingUpdate(f.ctx, []*appsv1.ReplicaSet{oldReplicaSet}, []*appsv1.ReplicaSet{oldReplicaSet}, d)
 			if err != nil {
@@ -188,10 +190,10 @@ func TestDeploymentController_scaleDownOldReplicaSetsForRollingUpdate(t *testing
 // (surge 3, unavailable 2), v1 at 10 available, template changed to v2.
 func TestRolloutRollingFirstStep(t *testing.T) {
 	f := newFixture(t)
-	d := newDeployment("foo", 10, withFenceposts(intstr.FromString("25%"), intstr.FromString("25%")), withImage("v2"), withProgressDeadline(600))
+	d := newDeployment("foo", 10, testutil.WithRollingUpdate(intstr.FromString("25%"), intstr.FromString("25%")), testutil.WithImage("v2"), testutil.WithProgressDeadline(600))
 	d.Annotations["deployment.kubernetes.io/revision"] = "1"
 	d.Status = appsv1.DeploymentStatus{Replicas: 10, UpdatedReplicas: 10, ReadyReplicas: 10, AvailableReplicas: 10}
-	v1 := withReplicasAnnotations(withRevision(ownedRS(newDeployment("foo", 10, withImage("v1")), "foo-v1", 10), 1), 10, 13)
+	v1 := testutil.ReplicaSet("foo-v1", 10, testutil.RSOwnedBy(newDeployment("foo", 10, testutil.WithImage("v1"))), testutil.RSRevision(1), replicasAnnotations(10, 13))
 	v1.Status = appsv1.ReplicaSetStatus{Replicas: 10, ReadyReplicas: 10, AvailableReplicas: 10}
 	f.both(d, v1)
 
@@ -239,12 +241,12 @@ func TestRolloutRollingFirstStep(t *testing.T) {
 // the start of the sync says the rollout is complete.
 func TestRolloutRollingCleansUpWhenComplete(t *testing.T) {
 	f := newFixture(t)
-	d := newDeployment("foo", 2, withHistoryLimit(0), withImage("v2"))
+	d := newDeployment("foo", 2, testutil.WithRevisionHistoryLimit(0), testutil.WithImage("v2"))
 	d.Annotations["deployment.kubernetes.io/revision"] = "2"
 	d.Status = appsv1.DeploymentStatus{Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 2, AvailableReplicas: 2}
-	cur := withReplicasAnnotations(withRevision(ownedRS(d, "foo-v2", 2), 2), 2, 2)
+	cur := testutil.ReplicaSet("foo-v2", 2, testutil.RSOwnedBy(d), testutil.RSRevision(2), replicasAnnotations(2, 2))
 	cur.Status = appsv1.ReplicaSetStatus{Replicas: 2, ReadyReplicas: 2, AvailableReplicas: 2}
-	old := withReplicasAnnotations(withRevision(ownedRS(newDeployment("foo", 2, withImage("v1")), "foo-v1", 0), 1), 2, 2)
+	old := testutil.ReplicaSet("foo-v1", 0, testutil.RSOwnedBy(newDeployment("foo", 2, testutil.WithImage("v1"))), testutil.RSRevision(1), replicasAnnotations(2, 2))
 	f.both(d, cur, old)
 
 	if err := f.dc.syncDeployment(f.ctx, "default/foo"); err != nil {

@@ -12,11 +12,13 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 )
 
 func TestDeploymentController_cleanupDeployment(t *testing.T) {
 	withStatus := func(name string, spec, status int32) *appsv1.ReplicaSet {
-		rs := newRS(name, spec, time.Time{})
+		rs := testutil.ReplicaSet(name, spec, testutil.RSCreatedAt(time.Time{}))
 		rs.Status.Replicas = status
 		return rs
 	}
@@ -96,7 +98,7 @@ func TestDeploymentController_cleanupDeployment(t *testing.T) {
 func TestDeploymentController_cleanupDeploymentOrder(t *testing.T) {
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	rev := func(name string, replicas int32, created time.Time, revision string) *appsv1.ReplicaSet {
-		rs := newRS(name, replicas, created)
+		rs := testutil.ReplicaSet(name, replicas, testutil.RSCreatedAt(created))
 		if revision != "" {
 			rs.Annotations = map[string]string{"deployment.kubernetes.io/revision": revision}
 		}
@@ -159,7 +161,7 @@ func TestDeploymentController_cleanupDeploymentOrder(t *testing.T) {
 			for _, rs := range tc.oldRSs {
 				f.server(rs)
 			}
-			d := newDeployment("foo", 1, withHistoryLimit(tc.limit))
+			d := newDeployment("foo", 1, testutil.WithRevisionHistoryLimit(tc.limit))
 			if err := f.dc.cleanupDeployment(f.ctx, tc.oldRSs, d); err != nil {
 				t.Fatalf("cleanupDeployment: %v", err)
 			}

@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clienttesting "k8s.io/client-go/testing"
+
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 )
 
 func TestDeploymentController_generateReplicaSetName(t *testing.T) {
@@ -31,7 +33,7 @@ func TestDeploymentController_generateReplicaSetName(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
-			d := newDeployment(tc.deploymentName, 1, withSelector(map[string]string{"app": "x"}), withImage("nginx"))
+			d := newDeployment(tc.deploymentName, 1, testutil.WithLabels(map[string]string{"app": "x"}), testutil.WithImage("nginx"))
 			f.both(d)
 			if _, err := f.dc.getNewReplicaSet(f.ctx, d, nil, nil, true); err != nil {
 				t.Fatalf("getNewReplicaSet: %v", err)
@@ -50,10 +52,10 @@ func TestDeploymentController_generateReplicaSetName(t *testing.T) {
 
 func TestGetNewReplicaSetHashCollision(t *testing.T) {
 	f := newFixture(t)
-	d := newDeployment("foo", 1, withSelector(map[string]string{"app": "x"}), withImage("nginx"))
+	d := newDeployment("foo", 1, testutil.WithLabels(map[string]string{"app": "x"}), testutil.WithImage("nginx"))
 	// Someone else's ReplicaSet already has our name.
-	other := newDeployment("other", 1, withSelector(map[string]string{"app": "x"}), withImage("nginx"))
-	squatter := ownedRS(other, "foo-8479cb96c7", 1)
+	other := newDeployment("other", 1, testutil.WithLabels(map[string]string{"app": "x"}), testutil.WithImage("nginx"))
+	squatter := testutil.ReplicaSet("foo-8479cb96c7", 1, testutil.RSOwnedBy(other))
 	f.both(d, squatter)
 
 	_, err := f.dc.getNewReplicaSet(f.ctx, d, nil, nil, true)
@@ -74,9 +76,9 @@ func TestGetNewReplicaSetHashCollision(t *testing.T) {
 
 func TestGetNewReplicaSetAlreadyExistsAndOurs(t *testing.T) {
 	f := newFixture(t)
-	d := newDeployment("foo", 1, withSelector(map[string]string{"app": "x"}), withImage("nginx"), withProgressDeadline(600))
+	d := newDeployment("foo", 1, testutil.WithLabels(map[string]string{"app": "x"}), testutil.WithImage("nginx"), testutil.WithProgressDeadline(600))
 	// Our own ReplicaSet that the claimed list missed (slow cache).
-	ours := ownedRS(d, "foo-8479cb96c7", 1)
+	ours := testutil.ReplicaSet("foo-8479cb96c7", 1, testutil.RSOwnedBy(d))
 	ours.Spec.Template.Labels["pod-template-hash"] = "8479cb96c7"
 	f.both(d, ours)
 
@@ -119,7 +121,7 @@ func TestGetNewReplicaSetCreateError(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
-			d := newDeployment("foo", 1, withSelector(map[string]string{"app": "x"}), withImage("nginx"), withProgressDeadline(600))
+			d := newDeployment("foo", 1, testutil.WithLabels(map[string]string{"app": "x"}), testutil.WithImage("nginx"), testutil.WithProgressDeadline(600))
 			f.both(d)
 			f.client.PrependReactor("create", "replicasets", func(clienttesting.Action) (bool, runtime.Object, error) {
 				return true, nil, tc.err
@@ -152,7 +154,7 @@ func TestGetNewReplicaSetCreateError(t *testing.T) {
 
 func TestGetNewReplicaSetSyncsExistingAnnotations(t *testing.T) {
 	f := newFixture(t)
-	d := newDeployment("foo", 1, withProgressDeadline(600))
+	d := newDeployment("foo", 1, testutil.WithProgressDeadline(600))
 	d.Annotations = map[string]string{
 		"team": "a",
 		"kubectl.kubernetes.io/last-applied-configuration": "{}",
@@ -160,9 +162,9 @@ func TestGetNewReplicaSetSyncsExistingAnnotations(t *testing.T) {
 	}
 	d.Spec.MinReadySeconds = 5
 	// Rolling back to the template of revision 1 while revision 3 is the newest.
-	current := withRevision(ownedRS(d, "foo-v1", 1), 1)
-	oldD := newDeployment("foo", 1, withImage("v3"))
-	old := withRevision(ownedRS(oldD, "foo-v3", 0), 3)
+	current := testutil.ReplicaSet("foo-v1", 1, testutil.RSOwnedBy(d), testutil.RSRevision(1))
+	oldD := newDeployment("foo", 1, testutil.WithImage("v3"))
+	old := testutil.ReplicaSet("foo-v3", 0, testutil.RSOwnedBy(oldD), testutil.RSRevision(3))
 	f.both(d, current, old)
 
 	got, err := f.dc.getNewReplicaSet(f.ctx, d, []*appsv1.ReplicaSet{current, old}, []*appsv1.ReplicaSet{old}, false)

@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 )
 
 func TestCheckPausedConditions(t *testing.T) {
@@ -48,7 +50,7 @@ func TestCheckPausedConditions(t *testing.T) {
 			f := newFixture(t)
 			d := newDeployment("foo", 1)
 			if tc.deadline {
-				withProgressDeadline(600)(d)
+				testutil.WithProgressDeadline(600)(d)
 			}
 			d.Spec.Paused = tc.paused
 			d.Status.Conditions = tc.conditions
@@ -72,12 +74,12 @@ func TestCheckPausedConditions(t *testing.T) {
 
 func TestCalculateStatus(t *testing.T) {
 	f := newFixture(t)
-	d := newDeployment("foo", 10, withFenceposts(intstr.FromInt32(3), intstr.FromInt32(2)))
+	d := newDeployment("foo", 10, testutil.WithRollingUpdate(intstr.FromInt32(3), intstr.FromInt32(2)))
 	d.Generation = 7
 	d.Status.CollisionCount = ptr.To[int32](2)
-	old := newRS("old", 8, oldTime)
+	old := testutil.ReplicaSet("old", 8, testutil.RSCreatedAt(oldTime))
 	old.Status = appsv1.ReplicaSetStatus{Replicas: 9, ReadyReplicas: 8, AvailableReplicas: 8, TerminatingReplicas: ptr.To[int32](1), ObservedGeneration: 1}
-	cur := newRS("new", 5, newerTime)
+	cur := testutil.ReplicaSet("new", 5, testutil.RSCreatedAt(newerTime))
 	cur.Status = appsv1.ReplicaSetStatus{Replicas: 5, ReadyReplicas: 1, AvailableReplicas: 0, TerminatingReplicas: ptr.To[int32](0), ObservedGeneration: 1}
 
 	got := f.dc.calculateStatus([]*appsv1.ReplicaSet{old, cur}, cur, d)

@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	clienttesting "k8s.io/client-go/testing"
+
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 )
 
 var (
@@ -204,9 +206,9 @@ func TestScale(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
-			d := newDeployment("foo", tc.replicas, withFenceposts(intstr.FromInt32(tc.surge), intstr.FromInt32(tc.unavailable)))
+			d := newDeployment("foo", tc.replicas, testutil.WithRollingUpdate(intstr.FromInt32(tc.surge), intstr.FromInt32(tc.unavailable)))
 			build := func(c rsCase) *appsv1.ReplicaSet {
-				rs := withReplicasAnnotations(newRS(c.name, c.size, c.created), c.desired, c.max)
+				rs := testutil.ReplicaSet(c.name, c.size, testutil.RSCreatedAt(c.created), replicasAnnotations(c.desired, c.max))
 				rs.Status.AvailableReplicas = c.available
 				f.server(rs)
 				return rs
@@ -325,19 +327,19 @@ func TestProportionalScalingThroughSync(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
-			d := newDeployment("foo", tc.replicas, withFenceposts(tc.surge, tc.unavailable), withImage("v2"))
+			d := newDeployment("foo", tc.replicas, testutil.WithRollingUpdate(tc.surge, tc.unavailable), testutil.WithImage("v2"))
 			d.Spec.Paused = tc.paused
 			d.Annotations["deployment.kubernetes.io/revision"] = "2"
 			if tc.progressDeadline {
-				withProgressDeadline(600)(d)
+				testutil.WithProgressDeadline(600)(d)
 				d.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: tc.startProgressingReason}}
 			}
-			oldD := newDeployment("foo", tc.replicas, withImage("v1"))
-			oldRS := withReplicasAnnotations(withRevision(ownedRS(oldD, "foo-old", tc.oldSize), 1), tc.annDesired, tc.annMax)
+			oldD := newDeployment("foo", tc.replicas, testutil.WithImage("v1"))
+			oldRS := testutil.ReplicaSet("foo-old", tc.oldSize, testutil.RSOwnedBy(oldD), testutil.RSRevision(1), replicasAnnotations(tc.annDesired, tc.annMax))
 			oldRS.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(d, controllerKind)}
 			oldRS.CreationTimestamp = metav1.NewTime(oldTime)
 			oldRS.Status = appsv1.ReplicaSetStatus{Replicas: tc.oldSize, ReadyReplicas: tc.oldAvailable, AvailableReplicas: tc.oldAvailable}
-			newReplicaSet := withReplicasAnnotations(withRevision(ownedRS(d, "foo-new", tc.newSize), 2), tc.annDesired, tc.annMax)
+			newReplicaSet := testutil.ReplicaSet("foo-new", tc.newSize, testutil.RSOwnedBy(d), testutil.RSRevision(2), replicasAnnotations(tc.annDesired, tc.annMax))
 			newReplicaSet.CreationTimestamp = metav1.NewTime(newerTime)
 			newReplicaSet.Status = appsv1.ReplicaSetStatus{Replicas: tc.newSize}
 			f.both(d, oldRS, newReplicaSet)
@@ -375,9 +377,9 @@ func TestProportionalScalingThroughSync(t *testing.T) {
 // writes nothing, so a template change never creates a new ReplicaSet.
 func TestStaleDesiredReplicasBlocksRollout(t *testing.T) {
 	f := newFixture(t)
-	d := newDeployment("foo", 3, withImage("v2"))
-	oldD := newDeployment("foo", 3, withImage("v1"))
-	rs := withReplicasAnnotations(withRevision(ownedRS(oldD, "foo-v1", 3), 1), 5, 5)
+	d := newDeployment("foo", 3, testutil.WithImage("v2"))
+	oldD := newDeployment("foo", 3, testutil.WithImage("v1"))
+	rs := testutil.ReplicaSet("foo-v1", 3, testutil.RSOwnedBy(oldD), testutil.RSRevision(1), replicasAnnotations(5, 5))
 	f.both(d, rs)
 
 	if err := f.dc.syncDeployment(f.ctx, "default/foo"); err != nil {
