@@ -162,31 +162,3 @@ func waitCondition(name string, condType appsv1.DeploymentConditionType, reason 
 		return false, fmt.Sprintf("conditions %v", d.Status.Conditions)
 	}
 }
-
-func withTemplateAnnotation(key, value string) deploymentOption {
-	return func(d *appsv1.Deployment) { setTemplateAnnotation(d, key, value) }
-}
-
-func withStrategy(s appsv1.DeploymentStrategy) deploymentOption {
-	return func(d *appsv1.Deployment) { d.Spec.Strategy = s }
-}
-
-func withMinReadySeconds(n int32) deploymentOption {
-	return func(d *appsv1.Deployment) { d.Spec.MinReadySeconds = n }
-}
-
-func withRevisionHistoryLimit(n int32) deploymentOption {
-	return func(d *appsv1.Deployment) { d.Spec.RevisionHistoryLimit = ptr.To(n) }
-}
-
-func withProgressDeadline(seconds int32) deploymentOption {
-	return func(d *appsv1.Deployment) { d.Spec.ProgressDeadlineSeconds = ptr.To(seconds) }
-}
-
-func withPaused() deploymentOption {
-	return func(d *appsv1.Deployment) { d.Spec.Paused = true }
-}
-
-func withAnnotations(a map[string]string) deploymentOption {
-	return func(d *appsv1.Deployment) { d.Annotations = a }
-}

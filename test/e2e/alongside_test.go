@@ -14,6 +14,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 	"github.com/kubegray/kubectl-gray/test/cluster"
 )
@@ -154,7 +155,7 @@ func TestAlongside(t *testing.T) {
 		t.Run("takeover by kubectl gray set --image", func(t *testing.T) {
 			t.Parallel()
 			e := newAlongsideEnv(t, c, "plugin")
-			e.do(createDeployment(newDeployment("web", "nginx:1.25", withReplicas(10))))
+			e.do(createDeployment(testutil.Deployment("web", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(10))))
 			waitRolledOut(t, e.client, e.ns, "web", 60*time.Second)
 			out := alongsideKubectlGray(t, c, e.ns, "set", "web", "20", "--image", "app=nginx:1.26")
 			if !strings.Contains(out, "taken over by kubectl gray (strategy "+alongsideSaved+" saved)") {
@@ -174,7 +175,7 @@ func TestAlongside(t *testing.T) {
 		t.Run("non-annotated deployment is left to the built-in controller", func(t *testing.T) {
 			t.Parallel()
 			e := newAlongsideEnv(t, c, "plain")
-			e.do(createDeployment(newDeployment("plain", "nginx:1.25", withReplicas(10))))
+			e.do(createDeployment(testutil.Deployment("plain", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(10))))
 			e.startStable(grayDeployment("web", 10, "20"))
 			waitRolledOut(t, e.client, e.ns, "plain", 60*time.Second)
 			e.do(setImage("plain", "nginx:1.26"))

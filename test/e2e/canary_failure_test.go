@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 	"github.com/kubegray/kubectl-gray/plugin"
@@ -42,9 +43,10 @@ var (
 
 // canaryWeb is web, not gray yet: 10 replicas of stableImage with a
 // progress deadline of 10s, and crashImage marked as crash-looping.
-func canaryWeb(opts ...deploymentOption) *appsv1.Deployment {
-	return newDeployment("web", stableImage, append([]deploymentOption{withReplicas(10),
-		withProgressDeadline(canaryDeadlineSeconds), withTemplateAnnotation(cluster.CrashLoopAnnotation, crashImage)}, opts...)...)
+func canaryWeb(opts ...testutil.DeploymentOption) *appsv1.Deployment {
+	base := testutil.Options(testutil.WithImage(stableImage), testutil.WithReplicas(10),
+		testutil.WithProgressDeadline(canaryDeadlineSeconds), testutil.WithTemplateAnnotation(cluster.CrashLoopAnnotation, crashImage))
+	return testutil.Deployment("web", append([]testutil.DeploymentOption{base}, opts...)...)
 }
 
 // canary is one scenario: its namespace, and a kubectl user in it.
@@ -62,7 +64,7 @@ func newCanary(t *testing.T, c *cluster.Cluster, m canaryMode, name string) *can
 // startStable creates web gray at percent and waits for revision 1 to be Complete.
 func (c *canary) startStable(percent string) {
 	c.t.Helper()
-	c.grayEnv.startStable(canaryWeb(withAnnotations(map[string]string{grayapi.PercentAnnotation: percent})))
+	c.grayEnv.startStable(canaryWeb(testutil.WithAnnotation(grayapi.PercentAnnotation, percent)))
 	c.released()
 }
 

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/test/cluster"
 )
 
@@ -154,8 +155,8 @@ func createNamespace(ctx context.Context, client kubernetes.Interface, ns string
 	return nil
 }
 
-func rolling(surge, unavailable intstr.IntOrString) deploymentOption {
-	return withRollingUpdate(surge, unavailable)
+func rolling(surge, unavailable intstr.IntOrString) testutil.DeploymentOption {
+	return testutil.WithRollingUpdate(surge, unavailable)
 }
 
 func expectRevisions(want map[string]int32) func(*testing.T, snapshot) {
@@ -171,43 +172,43 @@ func differentialScenarios() []scenario {
 	i := intstr.FromInt32
 	pct := intstr.FromString
 	recreate := appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
-	neverReady := withTemplateAnnotation(cluster.NeverReadyAnnotation, "true")
-	orphanTemplate := newDeployment("adopter", "nginx:1.25", withReplicas(3))
+	neverReady := testutil.WithTemplateAnnotation(cluster.NeverReadyAnnotation, "true")
+	orphanTemplate := testutil.Deployment("adopter", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(3))
 
 	return []scenario{
 		{name: "new deployment", steps: []step{
-			{name: "create 20 replicas", act: createDeployment(newDeployment("web", "nginx:1.25", withReplicas(20),
-				withAnnotations(map[string]string{"test": "should-be-copied",
-					"kubectl.kubernetes.io/last-applied-configuration": "should-not-be-copied"})))},
+			{name: "create 20 replicas", act: createDeployment(testutil.Deployment("web", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(20),
+				testutil.WithAnnotation("test", "should-be-copied"),
+				testutil.WithAnnotation("kubectl.kubernetes.io/last-applied-configuration", "should-not-be-copied")))},
 		}, check: expectRevisions(map[string]int32{"1": 20})},
 
 		{name: "rolling update", steps: []step{
-			{name: "create", act: createDeployment(newDeployment("web", "nginx:1.25", withReplicas(20), rolling(pct("25%"), pct("25%"))))},
+			{name: "create", act: createDeployment(testutil.Deployment("web", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(20), rolling(pct("25%"), pct("25%"))))},
 			{name: "new image", act: setImage("web", "nginx:1.26")},
 			{name: "another image", act: setImage("web", "nginx:1.27")},
 		}, check: expectRevisions(map[string]int32{"1": 0, "2": 0, "3": 20})},
 
 		{name: "recreate", steps: []step{
-			{name: "create", act: createDeployment(newDeployment("web", "nginx:1.25", withReplicas(5), withStrategy(recreate)))},
+			{name: "create", act: createDeployment(testutil.Deployment("web", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(5), testutil.WithStrategy(recreate)))},
 			{name: "new image", act: setImage("web", "nginx:1.26")},
 			{name: "scale", act: scaleDeployment("web", 7)},
 		}, check: expectRevisions(map[string]int32{"1": 0, "2": 7})},
 
 		{name: "rollover mid-rollout", steps: []step{
-			{name: "create", act: createDeployment(newDeployment("web", "nginx:1.25", withReplicas(10), rolling(i(3), i(2))))},
+			{name: "create", act: createDeployment(testutil.Deployment("web", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(10), rolling(i(3), i(2))))},
 			{name: "broken image", act: breakPods("web", "nginx:broken")},
 			{name: "rollover to a good image", act: fixPods("web", "nginx:1.27")},
 		}, check: expectRevisions(map[string]int32{"1": 0, "2": 0, "3": 10})},
 
 		{name: "proportional scaling with a bad image", steps: []step{
-			{name: "create", act: createDeployment(newDeployment("web", "nginx:1.25", withReplicas(10), rolling(i(3), i(2))))},
+			{name: "create", act: createDeployment(testutil.Deployment("web", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(10), rolling(i(3), i(2))))},
 			{name: "broken image", act: breakPods("web", "nginx:broken")},
 			{name: "scale to 30", act: scaleDeployment("web", 30)},
 			{name: "scale to 5", act: scaleDeployment("web", 5)},
 		}},
 
 		{name: "pause and resume", steps: []step{
-			{name: "create paused", act: createDeployment(newDeployment("web", "nginx:1.25", withReplicas(3), withPaused()))},
+			{name: "create paused", act: createDeployment(testutil.Deployment("web", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(3), testutil.WithPaused()))},
 			{name: "resume", act: setPaused("web", false)},
 			{name: "pause", act: setPaused("web", true)},
 			{name: "new image while paused", act: setImage("web", "nginx:1.26")},
@@ -215,14 +216,14 @@ func differentialScenarios() []scenario {
 		}, check: expectRevisions(map[string]int32{"1": 0, "2": 3})},
 
 		{name: "scale while paused", steps: []step{
-			{name: "create", act: createDeployment(newDeployment("web", "nginx:1.25", withReplicas(1)))},
+			{name: "create", act: createDeployment(testutil.Deployment("web", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(1)))},
 			{name: "pause", act: setPaused("web", true)},
 			{name: "scale to 10", act: scaleDeployment("web", 10)},
 			{name: "resume", act: setPaused("web", false)},
 		}, check: expectRevisions(map[string]int32{"1": 10})},
 
 		{name: "paused mid-rollout top-up", steps: []step{
-			{name: "create", act: createDeployment(newDeployment("web", "nginx:1.25", withReplicas(10), rolling(i(3), i(2))))},
+			{name: "create", act: createDeployment(testutil.Deployment("web", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(10), rolling(i(3), i(2))))},
 			{name: "broken image", act: breakPods("web", "nginx:broken")},
 			{name: "pause", act: setPaused("web", true)},
 			{name: "raise maxSurge while paused", act: setMaxSurge("web", i(5))},
@@ -231,7 +232,7 @@ func differentialScenarios() []scenario {
 		}},
 
 		{name: "template change while paused", steps: []step{
-			{name: "create", act: createDeployment(newDeployment("web", "nginx:1.25", withReplicas(5)))},
+			{name: "create", act: createDeployment(testutil.Deployment("web", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(5)))},
 			{name: "pause", act: setPaused("web", true)},
 			{name: "new image", act: setImage("web", "nginx:1.26")},
 			{name: "scale to 8", act: scaleDeployment("web", 8)},
@@ -239,7 +240,7 @@ func differentialScenarios() []scenario {
 		}, check: expectRevisions(map[string]int32{"1": 0, "2": 8})},
 
 		{name: "rollback annotation", steps: []step{
-			{name: "create", act: createDeployment(newDeployment("web", "nginx:1.25", withReplicas(4)))},
+			{name: "create", act: createDeployment(testutil.Deployment("web", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(4)))},
 			{name: "new image", act: setImage("web", "nginx:1.26")},
 			{name: "roll back to revision 1", act: setAnnotation("web", "deprecated.deployment.rollback.to", "1")},
 			{name: "roll back to a missing revision", act: setAnnotation("web", "deprecated.deployment.rollback.to", "99")},
@@ -247,14 +248,14 @@ func differentialScenarios() []scenario {
 		}},
 
 		{name: "revision history limit", steps: []step{
-			{name: "create", act: createDeployment(newDeployment("web", "nginx:1.25", withReplicas(2), withRevisionHistoryLimit(1)))},
+			{name: "create", act: createDeployment(testutil.Deployment("web", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(2), testutil.WithRevisionHistoryLimit(1)))},
 			{name: "image 2", act: setImage("web", "nginx:1.26")},
 			{name: "image 3", act: setImage("web", "nginx:1.27")},
 			{name: "image 4", act: setImage("web", "nginx:1.28")},
 		}, check: expectRevisions(map[string]int32{"3": 0, "4": 2})},
 
 		{name: "progress deadline exceeded and recovery", steps: []step{
-			{name: "create", act: createDeployment(newDeployment("web", "nginx:1.25", withReplicas(3), withProgressDeadline(3)))},
+			{name: "create", act: createDeployment(testutil.Deployment("web", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(3), testutil.WithProgressDeadline(3)))},
 			{name: "broken image", act: breakPods("web", "nginx:broken"),
 				wait: waitCondition("web", appsv1.DeploymentProgressing, "ProgressDeadlineExceeded")},
 			{name: "fix", act: fixPods("web", "nginx:1.27"),
@@ -262,7 +263,7 @@ func differentialScenarios() []scenario {
 		}},
 
 		{name: "replicaset release and adoption by label change", steps: []step{
-			{name: "create", act: createDeployment(newDeployment("web", "nginx:1.25", withReplicas(2)))},
+			{name: "create", act: createDeployment(testutil.Deployment("web", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(2)))},
 			{name: "relabel away", act: setReplicaSetLabel("web", "1", "app", "elsewhere")},
 			{name: "relabel back", act: setReplicaSetLabel("web", "1", "app", "web")},
 		}},
@@ -274,45 +275,45 @@ func differentialScenarios() []scenario {
 
 		{name: "deletion with and without cascading", steps: []step{
 			{name: "create two", act: func(ctx context.Context, c kubernetes.Interface, ns string) error {
-				if err := createDeployment(newDeployment("keep", "nginx:1.25", withReplicas(2)))(ctx, c, ns); err != nil {
+				if err := createDeployment(testutil.Deployment("keep", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(2)))(ctx, c, ns); err != nil {
 					return err
 				}
-				return createDeployment(newDeployment("gone", "nginx:1.25", withReplicas(2)))(ctx, c, ns)
+				return createDeployment(testutil.Deployment("gone", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(2)))(ctx, c, ns)
 			}},
 			{name: "delete orphaning", act: deleteDeployment("keep", metav1.DeletePropagationOrphan)},
 			{name: "delete cascading", act: deleteDeployment("gone", metav1.DeletePropagationBackground)},
 		}},
 
 		{name: "min ready seconds", steps: []step{
-			{name: "create", act: createDeployment(newDeployment("web", "nginx:1.25", withReplicas(4), withMinReadySeconds(2)))},
+			{name: "create", act: createDeployment(testutil.Deployment("web", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(4), testutil.WithMinReadySeconds(2)))},
 			{name: "new image", act: setImage("web", "nginx:1.26")},
 			{name: "lower minReadySeconds", act: mutateDeployment("web", func(d *appsv1.Deployment) { d.Spec.MinReadySeconds = 1 })},
 		}},
 
 		{name: "maxSurge 0", steps: []step{
-			{name: "create", act: createDeployment(newDeployment("web", "nginx:1.25", withReplicas(4), rolling(i(0), i(1))))},
+			{name: "create", act: createDeployment(testutil.Deployment("web", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(4), rolling(i(0), i(1))))},
 			{name: "new image", act: setImage("web", "nginx:1.26")},
 		}, check: expectRevisions(map[string]int32{"1": 0, "2": 4})},
 
 		{name: "maxUnavailable 0", steps: []step{
-			{name: "create", act: createDeployment(newDeployment("web", "nginx:1.25", withReplicas(4), rolling(i(1), i(0))))},
+			{name: "create", act: createDeployment(testutil.Deployment("web", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(4), rolling(i(1), i(0))))},
 			{name: "new image", act: setImage("web", "nginx:1.26")},
 		}, check: expectRevisions(map[string]int32{"1": 0, "2": 4})},
 
 		{name: "scale to zero and back", steps: []step{
-			{name: "create", act: createDeployment(newDeployment("web", "nginx:1.25", withReplicas(3)))},
+			{name: "create", act: createDeployment(testutil.Deployment("web", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(3)))},
 			{name: "scale to 0", act: scaleDeployment("web", 0)},
 			{name: "new image at zero", act: setImage("web", "nginx:1.26")},
 			{name: "scale to 3", act: scaleDeployment("web", 3)},
 		}, check: expectRevisions(map[string]int32{"1": 0, "2": 3})},
 
 		{name: "100 replicas", steps: []step{
-			{name: "create", act: createDeployment(newDeployment("web", "nginx:1.25", withReplicas(100)))},
+			{name: "create", act: createDeployment(testutil.Deployment("web", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(100)))},
 			{name: "new image", act: setImage("web", "nginx:1.26")},
 		}, check: expectRevisions(map[string]int32{"1": 0, "2": 100})},
 
 		{name: "scaled rollout", steps: []step{
-			{name: "create", act: createDeployment(newDeployment("web", "nginx:1.25", withReplicas(10), rolling(i(3), i(2))))},
+			{name: "create", act: createDeployment(testutil.Deployment("web", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(10), rolling(i(3), i(2))))},
 			{name: "broken image", act: breakPods("web", "nginx:broken")},
 			{name: "scale to 20", act: scaleDeployment("web", 20)},
 			{name: "another broken image", act: breakPods("web", "nginx:broken-2")},
@@ -322,8 +323,8 @@ func differentialScenarios() []scenario {
 
 		{name: "overlapping selectors", steps: []step{
 			{name: "create two with one selector", act: func(ctx context.Context, c kubernetes.Interface, ns string) error {
-				a := newDeployment("first", "nginx:1.25", withReplicas(2))
-				b := newDeployment("second", "nginx:1.25", withReplicas(3))
+				a := testutil.Deployment("first", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(2))
+				b := testutil.Deployment("second", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(3))
 				b.Spec.Selector = a.Spec.Selector.DeepCopy()
 				b.Spec.Template.Labels = a.Spec.Template.Labels
 				if err := createDeployment(a)(ctx, c, ns); err != nil {
@@ -335,7 +336,8 @@ func differentialScenarios() []scenario {
 		}},
 
 		{name: "recreate with never-ready pods", steps: []step{
-			{name: "create", act: createDeployment(newDeployment("web", "nginx:1.25", withReplicas(3), withStrategy(recreate), neverReady))},
+			{name: "create", act: createDeployment(testutil.Deployment("web", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(3),
+				testutil.WithStrategy(recreate), neverReady))},
 			{name: "fix", act: fixPods("web", "nginx:1.27")},
 		}},
 	}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 	"github.com/kubegray/kubectl-gray/test/cluster"
@@ -136,9 +137,9 @@ func (e *grayEnv) heldCondition(name string) *appsv1.DeploymentCondition {
 	return deployutil.GetDeploymentCondition(d.Status, grayapi.ConditionGrayHeld)
 }
 
-func grayDeployment(name string, replicas int32, percent string, opts ...deploymentOption) *appsv1.Deployment {
-	all := append([]deploymentOption{withReplicas(replicas), withAnnotations(map[string]string{grayapi.PercentAnnotation: percent})}, opts...)
-	return newDeployment(name, "nginx:1.25", all...)
+func grayDeployment(name string, replicas int32, percent string, opts ...testutil.DeploymentOption) *appsv1.Deployment {
+	base := testutil.Options(testutil.WithReplicas(replicas), testutil.WithAnnotation(grayapi.PercentAnnotation, percent))
+	return testutil.Deployment(name, append([]testutil.DeploymentOption{base}, opts...)...)
 }
 
 // startStable creates a gray Deployment and waits for its first revision to
@@ -265,7 +266,7 @@ func runGrayScenarios(t *testing.T, c *cluster.Cluster, m grayMode) {
 	t.Run("maxSurge 0 maxUnavailable 1", func(t *testing.T) {
 		t.Parallel()
 		e := newGrayEnv(t, c, "surge0")
-		e.startStable(grayDeployment("web", 10, "30", withRollingUpdate(intstr.FromInt32(0), intstr.FromInt32(1))))
+		e.startStable(grayDeployment("web", 10, "30", testutil.WithRollingUpdate(intstr.FromInt32(0), intstr.FromInt32(1))))
 		e.do(setImage("web", "nginx:1.26"))
 		e.expect("web", grayState{phase: held, newSpec: 3, oldTotal: 7, paused: true})
 		e.finish("web", 10)
@@ -274,7 +275,7 @@ func runGrayScenarios(t *testing.T, c *cluster.Cluster, m grayMode) {
 	t.Run("maxSurge 100%", func(t *testing.T) {
 		t.Parallel()
 		e := newGrayEnv(t, c, "surge100")
-		e.startStable(grayDeployment("web", 10, "30", withRollingUpdate(intstr.FromString("100%"), intstr.FromInt32(0))))
+		e.startStable(grayDeployment("web", 10, "30", testutil.WithRollingUpdate(intstr.FromString("100%"), intstr.FromInt32(0))))
 		e.do(setImage("web", "nginx:1.26"))
 		e.expect("web", grayState{phase: held, newSpec: 3, oldTotal: 7, paused: true})
 		e.finish("web", 10)

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 
 	"github.com/kubegray/kubectl-gray/test/cluster"
@@ -105,8 +106,7 @@ func waitTakeoverPolicy(t testing.TB, c *cluster.Cluster) {
 	if err := createNamespace(ctx, c.Client, ns); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
-	probe := newDeployment("probe", "nginx:1.25", withReplicas(0),
-		withAnnotations(map[string]string{grayapi.PercentAnnotation: "50"}))
+	probe := testutil.Deployment("probe", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(0), testutil.WithAnnotation(grayapi.PercentAnnotation, "50"))
 	probe.Namespace = ns
 	if _, err := c.Client.AppsV1().Deployments(ns).Create(ctx, probe, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

@@ -7,50 +7,11 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/utils/ptr"
 
 	"github.com/kubegray/kubectl-gray/test/cluster"
 )
-
-// deploymentOption changes a test Deployment before it is created.
-type deploymentOption func(*appsv1.Deployment)
-
-func withReplicas(n int32) deploymentOption {
-	return func(d *appsv1.Deployment) { d.Spec.Replicas = ptr.To(n) }
-}
-
-func withRollingUpdate(maxSurge, maxUnavailable intstr.IntOrString) deploymentOption {
-	return func(d *appsv1.Deployment) {
-		d.Spec.Strategy = appsv1.DeploymentStrategy{
-			Type:          appsv1.RollingUpdateDeploymentStrategyType,
-			RollingUpdate: &appsv1.RollingUpdateDeployment{MaxSurge: &maxSurge, MaxUnavailable: &maxUnavailable},
-		}
-	}
-}
-
-// newDeployment builds a Deployment of one container named "app".
-func newDeployment(name, image string, opts ...deploymentOption) *appsv1.Deployment {
-	labels := map[string]string{"app": name}
-	d := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: metav1.NamespaceDefault},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To[int32](1),
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: image}}},
-			},
-		},
-	}
-	for _, o := range opts {
-		o(d)
-	}
-	return d
-}
 
 // eventually polls cond every 100ms until it returns true or timeout passes;
 // the last message explains a failure.

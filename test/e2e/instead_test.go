@@ -10,6 +10,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/test/cluster"
 )
 
@@ -18,7 +19,7 @@ import (
 func TestInsteadModeRefusesNextToBuiltinController(t *testing.T) {
 	c := cluster.StartForTest(t, cluster.Options{})
 	ctx := context.Background()
-	d := newDeployment("web", "nginx:1.25", withReplicas(2))
+	d := testutil.Deployment("web", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(2))
 	if _, err := c.Client.AppsV1().Deployments(d.Namespace).Create(ctx, d, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create deployment: %v", err)
 	}

@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 	"github.com/kubegray/kubectl-gray/plugin"
 	"github.com/kubegray/kubectl-gray/test/cluster"
@@ -32,9 +33,9 @@ func TestPlugin(t *testing.T) {
 	}
 
 	// Three plain Deployments, rolled out by gray-controller as upstream would.
-	e.do(createDeployment(newDeployment("web", "nginx:1.25", withReplicas(10))))
-	e.do(createDeployment(newDeployment("api", "nginx:1.25", withReplicas(4))))
-	e.do(createDeployment(newDeployment("shop", "nginx:1.25", withReplicas(10))))
+	e.do(createDeployment(testutil.Deployment("web", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(10))))
+	e.do(createDeployment(testutil.Deployment("api", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(4))))
+	e.do(createDeployment(testutil.Deployment("shop", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(10))))
 	for _, name := range []string{"web", "api", "shop"} {
 		waitRolledOut(t, e.client, e.ns, name, 60*time.Second)
 	}

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 	"github.com/kubegray/kubectl-gray/test/cluster"
@@ -214,9 +215,8 @@ func runGrayScenario(t *testing.T, c *cluster.Cluster, pool *controllerPool, mod
 
 // create makes the Deployment with kubectl, from a manifest file.
 func (r *scenarioRun) create() {
-	d := newDeployment("web", firstImage, withReplicas(r.s.replicas), withRollingUpdate(r.s.maxSurge, r.s.maxUnavail),
-		withAnnotations(map[string]string{grayapi.PercentAnnotation: formatPoints(r.s.points)}))
-	d.TypeMeta = metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"}
+	d := testutil.Deployment("web", testutil.WithTypeMeta(), testutil.WithImage(firstImage), testutil.WithReplicas(r.s.replicas),
+		testutil.WithRollingUpdate(r.s.maxSurge, r.s.maxUnavail), testutil.WithAnnotation(grayapi.PercentAnnotation, formatPoints(r.s.points)))
 	d.Namespace = r.e.ns
 	data, err := json.Marshal(d)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/test/cluster"
 )
 
@@ -21,8 +22,7 @@ func TestSmokeBuiltinDeploymentController(t *testing.T) {
 	ctx := context.Background()
 	deployments := c.Client.AppsV1().Deployments(metav1.NamespaceDefault)
 
-	d := newDeployment("web", "nginx:1.25", withReplicas(5),
-		withRollingUpdate(intstr.FromInt32(1), intstr.FromInt32(1)))
+	d := testutil.Deployment("web", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(5), testutil.WithRollingUpdate(intstr.FromInt32(1), intstr.FromInt32(1)))
 	if _, err := deployments.Create(ctx, d, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create deployment: %v", err)
 	}
@@ -60,7 +60,7 @@ func TestSmokeWithoutDeploymentController(t *testing.T) {
 	c := cluster.StartForTest(t, cluster.Options{Controllers: cluster.WithoutDeploymentController})
 	ctx := context.Background()
 
-	d := newDeployment("orphan", "nginx:1.25", withReplicas(3))
+	d := testutil.Deployment("orphan", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(3))
 	if _, err := c.Client.AppsV1().Deployments(d.Namespace).Create(ctx, d, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create deployment: %v", err)
 	}
