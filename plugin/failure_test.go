@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
@@ -45,7 +46,7 @@ func unschedulablePod(rs *appsv1.ReplicaSet, suffix string) *corev1.Pod {
 // the 3 new pods ever became ready, and the step missed its deadline.
 func degradedWeb(t *testing.T) []runtime.Object {
 	d := deployment("web",
-		withImage("nginx:nope"), withRevision("2"), withGeneration(4, 4),
+		testutil.WithImage("nginx:nope"), testutil.WithRevision(2), testutil.WithGeneration(4, 4),
 		withCounts(11, 3, 8, 8),
 		withGray(t, "30,60", &grayapi.Status{
 			Mode: grayapi.ModeInstead, Revision: 2, StableRevision: 1, Step: 0, Percent: 30, Target: 3,
@@ -69,8 +70,8 @@ func degradedWeb(t *testing.T) []runtime.Object {
 // quotaWeb is "web" Degraded at 30% with a crash-looping pod, an
 // unschedulable one, and a third the quota keeps the ReplicaSet from creating.
 func quotaWeb(t *testing.T) []runtime.Object {
-	d := deployment("web", withImage("nginx:1.27"), withRevision("2"), withGeneration(4, 4), withCounts(10, 2, 8, 8),
-		withAnnotation(grayapi.OnFailureAnnotation, "hold"),
+	d := deployment("web", testutil.WithImage("nginx:1.27"), testutil.WithRevision(2), testutil.WithGeneration(4, 4), withCounts(10, 2, 8, 8),
+		testutil.WithAnnotation(grayapi.OnFailureAnnotation, "hold"),
 		withGray(t, "30", &grayapi.Status{
 			Mode: grayapi.ModeInstead, Revision: 2, StableRevision: 1, Percent: 30, Target: 3,
 			Phase: grayapi.PhaseDegraded, Message: "revision 2 missed its progress deadline at 30%", ObservedGeneration: 4,
@@ -91,8 +92,8 @@ func quotaWeb(t *testing.T) []runtime.Object {
 // autoRolledBackWeb is "web" after kubegray.io/on-failure rolled the failed
 // revision 2 back: revision 3 (revision 1's template) is complete.
 func autoRolledBackWeb(t *testing.T) []runtime.Object {
-	d := deployment("web", withRevision("3"), withGeneration(6, 6),
-		withAnnotation(grayapi.OnFailureAnnotation, "rollback"),
+	d := deployment("web", testutil.WithRevision(3), testutil.WithGeneration(6, 6),
+		testutil.WithAnnotation(grayapi.OnFailureAnnotation, "rollback"),
 		withGray(t, "30,60", &grayapi.Status{
 			Mode: grayapi.ModeInstead, Revision: 3, StableRevision: 3, Step: 2, Percent: 100, Target: 10,
 			Phase: grayapi.PhaseComplete, Message: "all 10 replicas run revision 3", ObservedGeneration: 6,

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
@@ -64,8 +65,6 @@ func testStreams() (genericiooptions.IOStreams, *bytes.Buffer, *bytes.Buffer) {
 
 const ns = "default"
 
-type deploymentOption func(*appsv1.Deployment)
-
 func podTemplate(image string) corev1.PodTemplateSpec {
 	return corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
@@ -73,61 +72,27 @@ func podTemplate(image string) corev1.PodTemplateSpec {
 	}
 }
 
-func deployment(name string, opts ...deploymentOption) *appsv1.Deployment {
-	replicas := int32(10)
-	d := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: name, Namespace: ns, UID: types.UID("uid-" + name),
-			ResourceVersion: "100", Generation: 3, CreationTimestamp: ago(48 * time.Hour),
-			Annotations: map[string]string{"deployment.kubernetes.io/revision": "1"},
-		},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: &replicas,
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
-			Template: podTemplate("nginx:1.26"),
-		},
-		Status: appsv1.DeploymentStatus{ObservedGeneration: 3, Replicas: 10, UpdatedReplicas: 10, ReadyReplicas: 10, AvailableReplicas: 10},
-	}
+// deployment builds a Deployment the way a reader of the cluster finds it: ten replicas of
+// nginx:1.26, all updated and available, at generation 3, revision 1, created two days ago.
+func deployment(name string, opts ...testutil.DeploymentOption) *appsv1.Deployment {
+	d := testutil.Deployment(name, testutil.WithUID(), testutil.WithReplicas(10), testutil.WithRevision(1), testutil.WithGeneration(3, 3))
+	d.ResourceVersion, d.CreationTimestamp = "100", ago(48*time.Hour)
+	d.Spec.Selector.MatchLabels = map[string]string{"app": "web"}
+	d.Spec.Template = podTemplate("nginx:1.26")
+	d.Status.Replicas, d.Status.UpdatedReplicas, d.Status.ReadyReplicas, d.Status.AvailableReplicas = 10, 10, 10, 10
 	for _, o := range opts {
 		o(d)
 	}
 	return d
 }
 
-func withReplicas(n int32) deploymentOption {
-	return func(d *appsv1.Deployment) { d.Spec.Replicas = &n }
-}
-
-func withImage(image string) deploymentOption {
-	return func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = image }
-}
-
-func withAnnotation(key, value string) deploymentOption {
-	return func(d *appsv1.Deployment) { d.Annotations[key] = value }
-}
-
-func withRevision(rev string) deploymentOption {
-	return withAnnotation("deployment.kubernetes.io/revision", rev)
-}
-
-func withGeneration(generation, observed int64) deploymentOption {
-	return func(d *appsv1.Deployment) {
-		d.Generation = generation
-		d.Status.ObservedGeneration = observed
-	}
-}
-
-func withPaused() deploymentOption {
-	return func(d *appsv1.Deployment) { d.Spec.Paused = true }
-}
-
-func withCounts(current, updated, ready, available int32) deploymentOption {
+func withCounts(current, updated, ready, available int32) testutil.DeploymentOption {
 	return func(d *appsv1.Deployment) {
 		d.Status.Replicas, d.Status.UpdatedReplicas, d.Status.ReadyReplicas, d.Status.AvailableReplicas = current, updated, ready, available
 	}
 }
 
-func withCondition(typ appsv1.DeploymentConditionType, status corev1.ConditionStatus, reason, message string, at time.Duration) deploymentOption {
+func withCondition(typ appsv1.DeploymentConditionType, status corev1.ConditionStatus, reason, message string, at time.Duration) testutil.DeploymentOption {
 	return func(d *appsv1.Deployment) {
 		d.Status.Conditions = append(d.Status.Conditions, appsv1.DeploymentCondition{
 			Type: typ, Status: status, Reason: reason, Message: message, LastTransitionTime: ago(at), LastUpdateTime: ago(at),
@@ -137,7 +102,7 @@ func withCondition(typ appsv1.DeploymentConditionType, status corev1.ConditionSt
 
 // withGray sets the hold points and a controller status (written through
 // grayapi, as the controller would).
-func withGray(t *testing.T, percent string, st *grayapi.Status) deploymentOption {
+func withGray(t *testing.T, percent string, st *grayapi.Status) testutil.DeploymentOption {
 	return func(d *appsv1.Deployment) {
 		d.Annotations[grayapi.PercentAnnotation] = percent
 		if st != nil {
@@ -278,6 +243,6 @@ func patchResourceVersion(t *testing.T, p k8stesting.PatchActionImpl) string {
 	return m.Metadata.ResourceVersion
 }
 
-func withLabels(labels map[string]string) deploymentOption {
+func withObjectLabels(labels map[string]string) testutil.DeploymentOption {
 	return func(d *appsv1.Deployment) { d.Labels = labels }
 }

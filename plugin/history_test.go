@@ -9,13 +9,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
 // rolledBackWeb went 1 (nginx:1.26) → 2 (nginx:1.27, held) → undo, which
 // turned revision 1's ReplicaSet into revision 3.
 func rolledBackWeb(t *testing.T) []runtime.Object {
-	d := deployment("web", withRevision("3"), withGeneration(6, 6),
+	d := deployment("web", testutil.WithRevision(3), testutil.WithGeneration(6, 6),
 		withGray(t, "10,30,60", &grayapi.Status{Revision: 3, StableRevision: 3, Step: 3, Percent: 100, Target: 10, Phase: grayapi.PhaseComplete, ObservedGeneration: 6}))
 	stable := replicaSet(d, "3", "5f7d8c6b9", "nginx:1.26", 10, 10, 72*time.Hour)
 	stable.Annotations["deployment.kubernetes.io/revision-history"] = "1"
@@ -27,7 +28,7 @@ func rolledBackWeb(t *testing.T) []runtime.Object {
 // supersededWeb: stable 1, revision 2 replaced while held by revision 3,
 // which is held at 10%.
 func supersededWeb(t *testing.T) []runtime.Object {
-	d := deployment("web", withImage("nginx:1.28"), withRevision("3"), withGeneration(8, 8), withPaused(),
+	d := deployment("web", testutil.WithImage("nginx:1.28"), testutil.WithRevision(3), testutil.WithGeneration(8, 8), testutil.WithPaused(),
 		withGray(t, "10,50", &grayapi.Status{Revision: 3, StableRevision: 1, Percent: 10, Target: 1, Phase: grayapi.PhaseHeld, ObservedGeneration: 8, HeldAt: heldAt(time.Minute)}))
 	return []runtime.Object{d,
 		replicaSet(d, "1", "5f7d8c6b9", "nginx:1.26", 9, 9, 72*time.Hour),

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
@@ -108,7 +109,7 @@ func TestSet(t *testing.T) {
 		},
 		{
 			name:        "unchanged",
-			existing:    deployment("web", withAnnotation(grayapi.PercentAnnotation, "10,30,60")),
+			existing:    deployment("web", testutil.WithAnnotation(grayapi.PercentAnnotation, "10,30,60")),
 			args:        []string{"deployment.apps/web", "10%,30%,60%"},
 			wantPatches: 0, wantPercent: "10,30,60", wantImage: "nginx:1.26",
 		},
@@ -222,9 +223,9 @@ func TestSetImageAndPercentInOnePatch(t *testing.T) {
 func TestSetSelector(t *testing.T) {
 	front := map[string]string{"tier": "frontend"}
 	cs := fake.NewClientset(
-		deployment("web", withLabels(front)),
-		deployment("api", withLabels(front)),
-		deployment("db", withLabels(map[string]string{"tier": "backend"})),
+		deployment("web", withObjectLabels(front)),
+		deployment("api", withObjectLabels(front)),
+		deployment("db", withObjectLabels(map[string]string{"tier": "backend"})),
 	)
 	out, _, err := setRun(cs, []string{"30"}, func(o *SetOptions) { o.Selector = "tier=frontend" })
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
@@ -34,31 +35,31 @@ func TestSetPolicy(t *testing.T) {
 		},
 		{
 			name:      "hold is written, not left to the default",
-			existing:  deployment("web", withAnnotation(grayapi.OnFailureAnnotation, "rollback")),
+			existing:  deployment("web", testutil.WithAnnotation(grayapi.OnFailureAnnotation, "rollback")),
 			onFailure: ptr(given("hold")),
 			wantOut:   "deployment.apps/web gray set to 20, on-failure hold\n", wantOnFailure: "hold", wantHoldFor: "-",
 		},
 		{
 			name:     "hold-for 0 removes it",
-			existing: deployment("web", withAnnotation(grayapi.HoldForAnnotation, "10m"), withAnnotation(grayapi.PercentAnnotation, "20")),
+			existing: deployment("web", testutil.WithAnnotation(grayapi.HoldForAnnotation, "10m"), testutil.WithAnnotation(grayapi.PercentAnnotation, "20")),
 			holdFor:  ptr(given("0")),
 			wantOut:  "deployment.apps/web gray set to 20, hold-for removed\n", wantOnFailure: "-", wantHoldFor: "-",
 		},
 		{
 			name:      "empty values remove them",
-			existing:  deployment("web", withAnnotation(grayapi.HoldForAnnotation, "10m"), withAnnotation(grayapi.OnFailureAnnotation, "rollback")),
+			existing:  deployment("web", testutil.WithAnnotation(grayapi.HoldForAnnotation, "10m"), testutil.WithAnnotation(grayapi.OnFailureAnnotation, "rollback")),
 			onFailure: ptr(given("")), holdFor: ptr(given("")),
 			wantOut:       "deployment.apps/web gray set to 20, on-failure removed, hold-for removed\n",
 			wantOnFailure: "-", wantHoldFor: "-",
 		},
 		{
 			name:     "flags left out leave the annotations alone",
-			existing: deployment("web", withAnnotation(grayapi.HoldForAnnotation, "10m"), withAnnotation(grayapi.OnFailureAnnotation, "rollback")),
+			existing: deployment("web", testutil.WithAnnotation(grayapi.HoldForAnnotation, "10m"), testutil.WithAnnotation(grayapi.OnFailureAnnotation, "rollback")),
 			wantOut:  "deployment.apps/web gray set to 20\n", wantOnFailure: "rollback", wantHoldFor: "10m",
 		},
 		{
 			name:     "unchanged",
-			existing: deployment("web", withAnnotation(grayapi.PercentAnnotation, "20"), withAnnotation(grayapi.HoldForAnnotation, "10m")),
+			existing: deployment("web", testutil.WithAnnotation(grayapi.PercentAnnotation, "20"), testutil.WithAnnotation(grayapi.HoldForAnnotation, "10m")),
 			holdFor:  ptr(given("10m")),
 			wantOut:  "deployment.apps/web gray unchanged at 20, hold-for 10m\n", wantOnFailure: "-", wantHoldFor: "10m",
 		},

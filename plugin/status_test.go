@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
@@ -19,7 +20,7 @@ import (
 // on revision 2 (nginx:1.27), 9 on the stable revision 1 (nginx:1.26).
 func heldWeb(t *testing.T) []runtime.Object {
 	d := deployment("web",
-		withImage("nginx:1.27"), withRevision("2"), withGeneration(4, 4), withPaused(),
+		testutil.WithImage("nginx:1.27"), testutil.WithRevision(2), testutil.WithGeneration(4, 4), testutil.WithPaused(),
 		withCounts(10, 1, 10, 10),
 		withGray(t, "10,30,60", &grayapi.Status{
 			Mode: grayapi.ModeInstead, Revision: 2, StableRevision: 1, Step: 0, Percent: 10, Target: 1,
@@ -63,7 +64,7 @@ func heldAlongsideWeb(t *testing.T) []runtime.Object {
 // new pods ready, one restarting.
 func progressingWeb(t *testing.T) []runtime.Object {
 	d := deployment("web",
-		withImage("nginx:1.27"), withRevision("2"), withGeneration(4, 4),
+		testutil.WithImage("nginx:1.27"), testutil.WithRevision(2), testutil.WithGeneration(4, 4),
 		withCounts(11, 3, 10, 10),
 		withGray(t, "10,30,60", &grayapi.Status{
 			Mode: grayapi.ModeInstead, Revision: 2, StableRevision: 1, Step: 1, Percent: 30, Target: 3,
@@ -89,7 +90,7 @@ func progressingWeb(t *testing.T) []runtime.Object {
 // stable revision; revision 1 is scaled to 0.
 func completeWeb(t *testing.T) []runtime.Object {
 	d := deployment("web",
-		withImage("nginx:1.27"), withRevision("2"), withGeneration(5, 5),
+		testutil.WithImage("nginx:1.27"), testutil.WithRevision(2), testutil.WithGeneration(5, 5),
 		withCounts(10, 10, 10, 10),
 		withGray(t, "20", &grayapi.Status{
 			Mode: grayapi.ModeInstead, Revision: 2, StableRevision: 2, Step: 1, Percent: 100, Target: 10,
@@ -109,7 +110,7 @@ func completeWeb(t *testing.T) []runtime.Object {
 
 // bigWeb has more stable pods than the tree lists.
 func bigWeb(t *testing.T) []runtime.Object {
-	d := deployment("web", withReplicas(14), withImage("nginx:1.27"), withRevision("2"), withGeneration(4, 4),
+	d := deployment("web", testutil.WithReplicas(14), testutil.WithImage("nginx:1.27"), testutil.WithRevision(2), testutil.WithGeneration(4, 4),
 		withCounts(14, 1, 14, 14),
 		withGray(t, "5", &grayapi.Status{Revision: 2, StableRevision: 1, Percent: 5, Target: 1, Phase: grayapi.PhaseHeld, ObservedGeneration: 4, HeldAt: heldAt(time.Hour)}))
 	newRS := replicaSet(d, "2", "7c9d5f8b6", "nginx:1.27", 1, 1, 2*time.Hour)
@@ -170,7 +171,7 @@ func TestStatusOutput(t *testing.T) {
 		{
 			name: "invalid",
 			objects: func(t *testing.T) []runtime.Object {
-				d := deployment("web", withImage("nginx:1.27"), withRevision("2"), withGeneration(4, 4), withGray(t, "30,10", &grayapi.Status{
+				d := deployment("web", testutil.WithImage("nginx:1.27"), testutil.WithRevision(2), testutil.WithGeneration(4, 4), withGray(t, "30,10", &grayapi.Status{
 					Revision: 2, StableRevision: 1, Phase: grayapi.PhaseInvalid, ObservedGeneration: 4,
 					Message: `invalid kubegray.io/percent "30,10": hold points must be strictly increasing integers 0-99, e.g. "10,30,60"; 10 does not come after 30`,
 				}))

@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
@@ -91,23 +92,23 @@ func TestStaleReasons(t *testing.T) {
 		percentErr error
 		want       []string
 	}{
-		{name: "current", d: deployment("web", withGeneration(4, 4)), st: held, points: []int32{10, 30}},
-		{name: "new generation", d: deployment("web", withGeneration(5, 5)), st: held, points: []int32{10, 30},
+		{name: "current", d: deployment("web", testutil.WithGeneration(4, 4)), st: held, points: []int32{10, 30}},
+		{name: "new generation", d: deployment("web", testutil.WithGeneration(5, 5)), st: held, points: []int32{10, 30},
 			want: []string{"gray-controller has not yet observed generation 5 (status is for 4)"}},
-		{name: "pending resume", d: deployment("web", withGeneration(4, 4), withAnnotation(grayapi.ResumeAnnotation, "2:next")), st: held, points: []int32{10, 30},
+		{name: "pending resume", d: deployment("web", testutil.WithGeneration(4, 4), testutil.WithAnnotation(grayapi.ResumeAnnotation, "2:next")), st: held, points: []int32{10, 30},
 			want: []string{`resume request "2:next" is not yet consumed`}},
-		{name: "hold points changed while held", d: deployment("web", withGeneration(4, 4)), st: held, points: []int32{20, 30},
+		{name: "hold points changed while held", d: deployment("web", testutil.WithGeneration(4, 4)), st: held, points: []int32{20, 30},
 			want: []string{"hold points changed to 20,30 since the hold at 10%"}},
-		{name: "hold points changed while progressing is not judged", d: deployment("web", withGeneration(4, 4)),
+		{name: "hold points changed while progressing is not judged", d: deployment("web", testutil.WithGeneration(4, 4)),
 			st: grayapi.Status{Phase: grayapi.PhaseProgressing, Percent: 10, ObservedGeneration: 4}, points: []int32{20, 30}},
-		{name: "invalid and still invalid", d: deployment("web", withGeneration(4, 4)), st: invalid, points: []int32{}, percentErr: errString("bad")},
-		{name: "invalid then fixed", d: deployment("web", withGeneration(4, 4)), st: invalid, points: []int32{20},
+		{name: "invalid and still invalid", d: deployment("web", testutil.WithGeneration(4, 4)), st: invalid, points: []int32{}, percentErr: errString("bad")},
+		{name: "invalid then fixed", d: deployment("web", testutil.WithGeneration(4, 4)), st: invalid, points: []int32{20},
 			want: []string{"hold points (20) and policy are valid since gray-controller reported Invalid"}},
-		{name: "invalid, hold points fine, policy still invalid", d: deployment("web", withGeneration(4, 4), withAnnotation(grayapi.OnFailureAnnotation, "yes")),
+		{name: "invalid, hold points fine, policy still invalid", d: deployment("web", testutil.WithGeneration(4, 4), testutil.WithAnnotation(grayapi.OnFailureAnnotation, "yes")),
 			st: invalid, points: []int32{20}},
-		{name: "held then policy broken", d: deployment("web", withGeneration(4, 4), withAnnotation(grayapi.HoldForAnnotation, "10")), st: held, points: []int32{10, 30},
+		{name: "held then policy broken", d: deployment("web", testutil.WithGeneration(4, 4), testutil.WithAnnotation(grayapi.HoldForAnnotation, "10")), st: held, points: []int32{10, 30},
 			want: []string{"the policy became invalid since gray-controller reported"}},
-		{name: "held then broken", d: deployment("web", withGeneration(4, 4)), st: held, points: []int32{}, percentErr: errString("bad"),
+		{name: "held then broken", d: deployment("web", testutil.WithGeneration(4, 4)), st: held, points: []int32{}, percentErr: errString("bad"),
 			want: []string{"hold points became invalid since gray-controller reported"}},
 	}
 	for _, tt := range tests {

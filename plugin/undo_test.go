@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
@@ -178,7 +179,7 @@ func TestUndoErrors(t *testing.T) {
 		return objs
 	}
 	firstRollout := func(t *testing.T) []runtime.Object {
-		d := deployment("web", withGeneration(4, 4), withGray(t, "20", &grayapi.Status{Revision: 1, Phase: grayapi.PhaseComplete, ObservedGeneration: 4}))
+		d := deployment("web", testutil.WithGeneration(4, 4), withGray(t, "20", &grayapi.Status{Revision: 1, Phase: grayapi.PhaseComplete, ObservedGeneration: 4}))
 		return []runtime.Object{d, replicaSet(d, "1", "5f7d8c6b9", "nginx:1.26", 10, 10, time.Hour)}
 	}
 	tests := []struct {
