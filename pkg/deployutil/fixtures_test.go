@@ -1,6 +1,7 @@
 package deployutil
 
 import (
+	"maps"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -9,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 )
 
 // Fixed times so tests never depend on the wall clock.
@@ -56,40 +59,18 @@ func recreateDeployment(replicas int32) *appsv1.Deployment {
 }
 
 // newRS builds a ReplicaSet of default/web with the given spec and available
-// replicas, created at created, running nginx:1 (the Deployment's template).
-func newRS(name string, spec, available int32, created metav1.Time) *appsv1.ReplicaSet {
+// replicas, created at created, running nginx:1 (the Deployment's template);
+// opts change it.
+func newRS(name string, spec, available int32, created metav1.Time, opts ...testutil.ReplicaSetOption) *appsv1.ReplicaSet {
 	tmpl := podTemplate("nginx:1")
 	tmpl.Labels[DefaultPodTemplateHashKey] = name
-	return &appsv1.ReplicaSet{
-		ObjectMeta: metav1.ObjectMeta{
-			Namespace:         "default",
-			Name:              name,
-			UID:               types.UID(name + "-uid"),
-			CreationTimestamp: created,
-			Labels:            map[string]string{"app": "web", DefaultPodTemplateHashKey: name},
-		},
-		Spec: appsv1.ReplicaSetSpec{
-			Replicas: ptr.To(spec),
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web", DefaultPodTemplateHashKey: name}},
-			Template: tmpl,
-		},
-		Status: appsv1.ReplicaSetStatus{Replicas: spec, AvailableReplicas: available},
-	}
-}
-
-// withImage changes the ReplicaSet's template image (an "old" template).
-func withImage(rs *appsv1.ReplicaSet, image string) *appsv1.ReplicaSet {
-	rs.Spec.Template.Spec.Containers[0].Image = image
-	return rs
-}
-
-// withAnnotations merges annotations into the ReplicaSet.
-func withAnnotations(rs *appsv1.ReplicaSet, kv ...string) *appsv1.ReplicaSet {
-	if rs.Annotations == nil {
-		rs.Annotations = map[string]string{}
-	}
-	for i := 0; i+1 < len(kv); i += 2 {
-		rs.Annotations[kv[i]] = kv[i+1]
+	labels := map[string]string{"app": "web", DefaultPodTemplateHashKey: name}
+	rs := testutil.ReplicaSet(name, spec, testutil.RSCreatedAt(created.Time), testutil.RSAvailable(available))
+	rs.UID, rs.Labels = types.UID(name+"-uid"), labels
+	rs.Spec.Selector = &metav1.LabelSelector{MatchLabels: maps.Clone(labels)}
+	rs.Spec.Template = tmpl
+	for _, o := range opts {
+		o(rs)
 	}
 	return rs
 }

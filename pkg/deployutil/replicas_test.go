@@ -8,6 +8,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
+
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 )
 
 func TestConstantsMatchUpstream(t *testing.T) {
@@ -163,7 +165,7 @@ func TestNewRSNewReplicas(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			newRSObj := newRS("new", tt.newSpec, 0, t1)
-			all := []*appsv1.ReplicaSet{withImage(newRS("old", tt.oldSpec, tt.oldSpec, t0), "nginx:0"), newRSObj}
+			all := []*appsv1.ReplicaSet{newRS("old", tt.oldSpec, tt.oldSpec, t0, testutil.RSImage("nginx:0")), newRSObj}
 			got, err := NewRSNewReplicas(tt.d, all, newRSObj)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
@@ -200,7 +202,9 @@ func planNames(steps []ReplicaSetScale) []plannedScale {
 // to the right objects. The rollout package tests cover the arithmetic.
 func TestScalePlan(t *testing.T) {
 	annotate := func(rs *appsv1.ReplicaSet, desired, max string) *appsv1.ReplicaSet {
-		return withAnnotations(rs, DesiredReplicasAnnotation, desired, MaxReplicasAnnotation, max)
+		testutil.RSAnnotation(DesiredReplicasAnnotation, desired)(rs)
+		testutil.RSAnnotation(MaxReplicasAnnotation, max)(rs)
+		return rs
 	}
 	tests := []struct {
 		name   string
@@ -213,7 +217,7 @@ func TestScalePlan(t *testing.T) {
 			name:   "§5.6 B: scale to 20 at old 8 / new 5 → 15 / 10, largest first",
 			d:      rollingDeployment(20, "25%", "25%"),
 			newRS:  annotate(newRS("v2", 5, 0, t1), "10", "13"),
-			oldRSs: []*appsv1.ReplicaSet{annotate(withImage(newRS("v1", 8, 8, t0), "nginx:0"), "10", "13")},
+			oldRSs: []*appsv1.ReplicaSet{annotate(newRS("v1", 8, 8, t0, testutil.RSImage("nginx:0")), "10", "13")},
 			want:   []plannedScale{{"v1", 15, true}, {"v2", 10, true}},
 		},
 		{

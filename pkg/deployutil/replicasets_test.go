@@ -8,6 +8,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 )
 
 func templateWith(name, nodeName string, annotations, labels map[string]string) corev1.PodTemplateSpec {
@@ -74,7 +76,7 @@ func TestFindNewReplicaSet(t *testing.T) {
 	d := rollingDeployment(1, "1", "0")
 	newer := newRS("new", 1, 1, t2)        // same template, hash "new"
 	newerDup := newRS("new-dup", 1, 1, t1) // same template, different hash, older
-	old := withImage(newRS("old", 0, 0, t0), "nginx:0")
+	old := newRS("old", 0, 0, t0, testutil.RSImage("nginx:0"))
 	tests := []struct {
 		name   string
 		rsList []*appsv1.ReplicaSet
@@ -98,8 +100,8 @@ func TestFindOldReplicaSets(t *testing.T) {
 	d := rollingDeployment(1, "1", "0")
 	newer := newRS("new", 1, 1, t2)
 	newerDup := newRS("new-dup", 0, 0, t1)
-	old := withImage(newRS("old", 0, 0, t0), "nginx:0")
-	older := withImage(newRS("older", 2, 2, metav1.Time{Time: t0.Add(-1)}), "nginx:-1")
+	old := newRS("old", 0, 0, t0, testutil.RSImage("nginx:0"))
+	older := newRS("older", 2, 2, metav1.Time{Time: t0.Add(-1)}, testutil.RSImage("nginx:-1"))
 	tests := []struct {
 		name         string
 		rsList       []*appsv1.ReplicaSet
@@ -185,7 +187,8 @@ func TestReplicaSetSorts(t *testing.T) {
 		if rev == "-" {
 			return rs
 		}
-		return withAnnotations(rs, RevisionAnnotation, rev)
+		testutil.RSAnnotation(RevisionAnnotation, rev)(rs)
+		return rs
 	}
 	build := func() []*appsv1.ReplicaSet {
 		return []*appsv1.ReplicaSet{
@@ -272,7 +275,7 @@ func TestCloneSelectorAndAddLabel(t *testing.T) {
 
 func TestSetFromReplicaSetTemplate(t *testing.T) {
 	d := rollingDeployment(1, "1", "0")
-	rs := withImage(newRS("web-abc", 1, 1, t0), "nginx:0")
+	rs := newRS("web-abc", 1, 1, t0, testutil.RSImage("nginx:0"))
 	SetFromReplicaSetTemplate(d, rs.Spec.Template)
 	if _, ok := d.Spec.Template.Labels[DefaultPodTemplateHashKey]; ok {
 		t.Errorf("hash label copied into the Deployment template")
