@@ -5,16 +5,16 @@ import (
 	"testing"
 )
 
-// grayWorld is a Deployment's ReplicaSets as the property test evolves them.
-type grayWorld struct {
+// propertyWorld is a Deployment's ReplicaSets as the property test evolves them.
+type propertyWorld struct {
 	replicas, surge, unavailable, percent int32
 	newRS                                 GrayReplicaSet
 	old                                   []GrayReplicaSet
 }
 
-func (w *grayWorld) target() int32 { return GrayTarget(w.replicas, w.percent) }
+func (w *propertyWorld) target() int32 { return GrayTarget(w.replicas, w.percent) }
 
-func (w *grayWorld) oldTotal() int32 {
+func (w *propertyWorld) oldTotal() int32 {
 	var n int32
 	for _, rs := range w.old {
 		n += rs.Spec
@@ -22,7 +22,7 @@ func (w *grayWorld) oldTotal() int32 {
 	return n
 }
 
-func (w *grayWorld) available() int32 {
+func (w *propertyWorld) available() int32 {
 	n := w.newRS.Available
 	for _, rs := range w.old {
 		n += rs.Available
@@ -41,7 +41,7 @@ func resolve(replicas, surge, unavailable int32) (int32, int32) {
 // settle moves every ReplicaSet's availability toward its spec the way pods come and go:
 // removed pods disappear (unavailable ones first, so available is capped by spec), and each
 // missing pod becomes available with probability pReady.
-func (w *grayWorld) settle(rng *rand.Rand, pReady float64) {
+func (w *propertyWorld) settle(rng *rand.Rand, pReady float64) {
 	step := func(rs *GrayReplicaSet) {
 		rs.Available = min(rs.Available, rs.Spec)
 		for rs.Available < rs.Spec && rng.Float64() < pReady {
@@ -62,7 +62,7 @@ func (w *grayWorld) settle(rng *rand.Rand, pReady float64) {
 func checkGrayRollout(t *testing.T, seed uint64) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
-	w := &grayWorld{
+	w := &propertyWorld{
 		replicas: 1 + rng.Int32N(40),
 		percent:  rng.Int32N(100),
 	}
@@ -76,7 +76,7 @@ func checkGrayRollout(t *testing.T, seed uint64) {
 	}
 	w.old = append(w.old, GrayReplicaSet{Spec: left, Available: left})
 
-	check := func(phase string, before grayWorld, plan GrayStep) {
+	check := func(phase string, before propertyWorld, plan GrayStep) {
 		t.Helper()
 		tgt := w.target()
 		maxNew, minOld := GrayCaps(w.replicas, tgt)
@@ -207,7 +207,7 @@ func FuzzGrayRollout(f *testing.F) {
 // checks every step: the new ReplicaSet only shrinks and never below T, old ReplicaSets only
 // grow, the total stays within R + surge (or does not grow past it), and availability never
 // drops below min(before, R − maxUnavailable).
-func (w *grayWorld) restore(t *testing.T, seed uint64, rng *rand.Rand) {
+func (w *propertyWorld) restore(t *testing.T, seed uint64, rng *rand.Rand) {
 	t.Helper()
 	for range 500 {
 		tgt := w.target()
