@@ -425,7 +425,7 @@ func TestAlongsideEager(t *testing.T) {
 // TestAlongsideMaxSurgeZeroLeavesNoLoneReplicaSet is the rollout the built-in controller
 // fought on a real cluster (R 10, maxSurge 0, maxUnavailable 1, hold at 30%): after every
 // ReplicaSet write at least two ReplicaSets are active, or the only active one is at 10, so
-// the built-in controller's paused sync (upstream spec §5.3 step 1) has nothing to resize.
+// the built-in controller's paused sync (upstream sync.go: scale) has nothing to resize.
 func TestAlongsideMaxSurgeZeroLeavesNoLoneReplicaSet(t *testing.T) {
 	const saved = "RollingUpdate;maxSurge=0;maxUnavailable=1"
 	d := grayDeployment(10, "30", testutil.WithRollingUpdate(intstr.FromInt32(0), intstr.FromInt32(1)))

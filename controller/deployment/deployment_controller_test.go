@@ -19,7 +19,7 @@ import (
 
 func TestSyncDeploymentCreatesReplicaSet(t *testing.T) {
 	f := newFixture(t)
-	// The template of the spec's hash example (§3.2): labels app=x, one container c/nginx,
+	// The template of the hash example of docs/worked-numbers.md: labels app=x, one container c/nginx,
 	// which hashes to 8479cb96c7 with k8s.io/api v0.37.2.
 	d := newDeployment("foo", 1, testutil.WithLabels(map[string]string{"app": "x"}), testutil.WithImage("nginx"))
 	d.Generation = 1

@@ -91,7 +91,7 @@ func TestGraySingleHold(t *testing.T) {
 		t.Fatalf("a settled hold made %d writes", n)
 	}
 
-	// Resume: the last hold point, so the rest is upstream's rolling update (spec §4.5 numbers).
+	// Resume: the last hold point, so the rest is upstream's rolling update (docs/worked-numbers.md: the rolling sequence).
 	w.cap = 10
 	w.setAnnotation(grayapi.ResumeAnnotation, "2:next")
 	w.step()

@@ -186,7 +186,7 @@ func TestDeploymentController_scaleDownOldReplicaSetsForRollingUpdate(t *testing
 	}
 }
 
-// TestRolloutRollingFirstStep is sync 1 of the rolling sequence of spec §4.5: R=10, 25%/25%
+// TestRolloutRollingFirstStep is sync 1 of the rolling sequence of docs/worked-numbers.md: R=10, 25%/25%
 // (surge 3, unavailable 2), v1 at 10 available, template changed to v2.
 func TestRolloutRollingFirstStep(t *testing.T) {
 	f := newFixture(t)

@@ -22,7 +22,7 @@ var (
 	olderTime = time.Date(2016, 5, 20, 0, 0, 0, 0, time.UTC)
 )
 
-// TestScale covers the proportional scaling table of spec §5.6 E. Unless noted maxSurge is 0,
+// TestScale covers upstream's TestScale table (scaling example E of docs/worked-numbers.md). Unless noted maxSurge is 0,
 // and every ReplicaSet is annotated with the previous size (desired = max = previous R).
 func TestScale(t *testing.T) {
 	type rsCase struct {
@@ -255,7 +255,7 @@ func TestScale(t *testing.T) {
 	}
 }
 
-// TestProportionalScalingThroughSync drives the worked examples of spec §5.6 A–D through
+// TestProportionalScalingThroughSync drives the worked examples of scaling examples A–D of docs/worked-numbers.md through
 // syncDeployment (paused syncs and unpaused scaling events).
 func TestProportionalScalingThroughSync(t *testing.T) {
 	tests := []struct {
@@ -372,7 +372,7 @@ func TestProportionalScalingThroughSync(t *testing.T) {
 	}
 }
 
-// TestStaleDesiredReplicasBlocksRollout pins the pitfall of spec §13.2: a single right-sized
+// TestStaleDesiredReplicasBlocksRollout pins the pitfall of docs/worked-numbers.md ("stale desired-replicas"): a single right-sized
 // ReplicaSet with a stale desired-replicas annotation makes every sync a scaling event that
 // writes nothing, so a template change never creates a new ReplicaSet.
 func TestStaleDesiredReplicasBlocksRollout(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// specHashTemplate is the spec §3.2 example exactly as the upstream hasher
+// specHashTemplate is the template hash example of docs/worked-numbers.md exactly as the upstream hasher
 // sees it: labels {app: x} and one container c/nginx, every other field zero.
 func specHashTemplate() *corev1.PodTemplateSpec {
 	return &corev1.PodTemplateSpec{

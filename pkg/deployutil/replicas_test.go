@@ -214,7 +214,7 @@ func TestScalePlan(t *testing.T) {
 		want   []plannedScale
 	}{
 		{
-			name:   "§5.6 B: scale to 20 at old 8 / new 5 → 15 / 10, largest first",
+			name:   "scaling example B: scale to 20 at old 8 / new 5 → 15 / 10, largest first",
 			d:      rollingDeployment(20, "25%", "25%"),
 			newRS:  annotate(newRS("v2", 5, 0, t1), "10", "13"),
 			oldRSs: []*appsv1.ReplicaSet{annotate(newRS("v1", 8, 8, t0, testutil.RSImage("nginx:0")), "10", "13")},

@@ -57,7 +57,7 @@ func (w *propertyWorld) settle(rng *rand.Rand, pReady float64) {
 // checkGrayRollout drives one gray rollout from a fully available old generation (split over
 // one stable and up to two abandoned canaries) through PlanGrayStep, with random pod readiness,
 // occasional crashes, scaling events (GrayScaleSizes) and hold-point edits (PlanGrayRestore),
-// and checks the invariants of DESIGN.md §5 at every step. At the end every pod becomes ready and the rollout must settle at the hold
+// and checks the invariants of docs/design.md: gray semantics at every step. At the end every pod becomes ready and the rollout must settle at the hold
 // point.
 func checkGrayRollout(t *testing.T, seed uint64) {
 	t.Helper()

@@ -29,11 +29,11 @@ func TestReplicaSetFraction(t *testing.T) {
 		// rounding is half away from zero, not to even
 		{name: "2.5 rounds to 3", rsSpec: 1, desired: 5, newMax: 5, annotatedMax: 2, hasMax: true, want: 2},
 		{name: "5·1/2 = 2.5 rounds to 3", rsSpec: 5, desired: 1, newMax: 1, annotatedMax: 2, hasMax: true, want: -2},
-		// spec §5.6
-		{name: "§5.6 A old 10·25/13", rsSpec: 10, desired: 20, newMax: 25, annotatedMax: 13, hasMax: true, want: 9},
-		{name: "§5.6 A new 3·25/13 (before bounding)", rsSpec: 3, desired: 20, newMax: 25, annotatedMax: 13, hasMax: true, want: 3},
-		{name: "§5.6 B old 8·25/13", rsSpec: 8, desired: 20, newMax: 25, annotatedMax: 13, hasMax: true, want: 7},
-		{name: "§5.6 D first 100·140/120", rsSpec: 100, desired: 120, newMax: 140, annotatedMax: 120, hasMax: true, want: 17},
+		// docs/worked-numbers.md: proportional scaling
+		{name: "scaling example A old 10·25/13", rsSpec: 10, desired: 20, newMax: 25, annotatedMax: 13, hasMax: true, want: 9},
+		{name: "scaling example A new 3·25/13 (before bounding)", rsSpec: 3, desired: 20, newMax: 25, annotatedMax: 13, hasMax: true, want: 3},
+		{name: "scaling example B old 8·25/13", rsSpec: 8, desired: 20, newMax: 25, annotatedMax: 13, hasMax: true, want: 7},
+		{name: "scaling example D first 100·140/120", rsSpec: 100, desired: 120, newMax: 140, annotatedMax: 120, hasMax: true, want: 17},
 		// int32 overflow kept on purpose: 50000·50000 wraps to −1794967296;
 		// −1794967296/50000 = −35899.35 → −35899; −35899 − 50000.
 		{name: "int32 product overflow like upstream", rsSpec: 50000, desired: 50000, newMax: 50000, annotatedMax: 50000, hasMax: true, want: -85899},
@@ -61,8 +61,8 @@ func TestProportion(t *testing.T) {
 		{name: "nothing to add", rsSpec: 4, fraction: 5, toAdd: 0, added: 0, want: 0},
 		{name: "all added already", rsSpec: 4, fraction: 1, toAdd: 3, added: 3, want: 0},
 		{name: "up: fraction below allowed", rsSpec: 8, fraction: 7, toAdd: 12, added: 0, want: 7},
-		{name: "up: bounded by what is left (§5.6 A new)", rsSpec: 3, fraction: 3, toAdd: 12, added: 9, want: 3},
-		{name: "up: bounded by what is left (§5.6 B new)", rsSpec: 5, fraction: 5, toAdd: 12, added: 7, want: 5},
+		{name: "up: bounded by what is left (scaling example A new)", rsSpec: 3, fraction: 3, toAdd: 12, added: 9, want: 3},
+		{name: "up: bounded by what is left (scaling example B new)", rsSpec: 5, fraction: 5, toAdd: 12, added: 7, want: 5},
 		{name: "up: bounded below fraction", rsSpec: 5, fraction: 8, toAdd: 20, added: 12, want: 8},
 		{name: "up: fraction larger than rest", rsSpec: 5, fraction: 8, toAdd: 20, added: 15, want: 5},
 		{name: "up: negative fraction passes through", rsSpec: 5, fraction: -2, toAdd: 3, added: 0, want: -2},
@@ -84,7 +84,7 @@ func annotated(spec, available, prevDesired, prevMax int32) ScaleReplicaSet {
 	return ScaleReplicaSet{Spec: spec, Available: available, Desired: prevDesired, HasDesired: true, Max: prevMax, HasMax: true}
 }
 
-// TestProportionalSizesWorkedExamples covers spec §5.6 A–D. ReplicaSets are
+// TestProportionalSizesWorkedExamples covers scaling examples A–D of docs/worked-numbers.md. ReplicaSets are
 // listed oldest first.
 func TestProportionalSizesWorkedExamples(t *testing.T) {
 	tests := []struct {
@@ -147,7 +147,7 @@ func TestProportionalSizesWorkedExamples(t *testing.T) {
 }
 
 // TestPlanScaleUpstreamTestScale covers the 17 rows of upstream TestScale
-// (spec §5.6 E). maxSurge is 0 unless noted; every ReplicaSet carries the
+// (scaling example E of docs/worked-numbers.md). maxSurge is 0 unless noted; every ReplicaSet carries the
 // annotations written at the previous size. ReplicaSets are listed oldest
 // first (older, old, new), so "new 2 / old 3" reads [3, 2] here.
 func TestPlanScaleUpstreamTestScale(t *testing.T) {
@@ -276,7 +276,7 @@ func TestPlanScaleBranches(t *testing.T) {
 			wantNilOrEmpty: true,
 		},
 		{
-			name: "single active RS already at R: no write even with stale annotations (§13.2)",
+			name: "single active RS already at R: no write even with stale annotations (docs/worked-numbers.md: stale desired-replicas)",
 			in: ScaleInput{Desired: 5, RollingUpdate: true, NewIndex: 0,
 				ReplicaSets: []ScaleReplicaSet{annotated(5, 5, 4, 4)}},
 			wantNilOrEmpty: true,
@@ -360,7 +360,7 @@ func TestPlanScaleBranches(t *testing.T) {
 // of every ReplicaSet, aligned with in.ReplicaSets (ReplicaSets without a
 // step keep their spec). It is the value-level view of a scaling event.
 //
-// Worked row (spec §5.6 C): R 10→30 with maxSurge 3, first RS 8 / second 5,
+// Worked row (scaling example C of docs/worked-numbers.md): R 10→30 with maxSurge 3, first RS 8 / second 5,
 // both annotated max 13; allowed 33, toAdd 20; first round(8·33/13)=20,
 // second round(5·33/13)=13 → [20, 13].
 func ProportionalSizes(in ScaleInput) []int32 {

@@ -13,7 +13,7 @@ import (
 )
 
 // This file is the test's own model of gray rollouts, written from the
-// documented rules (README "Target rounding", DESIGN §5) and deliberately
+// documented rules (README "Target rounding", docs/design.md: gray semantics) and deliberately
 // independent of pkg/rollout and of grayapi's parsers: a bug in the code
 // under test must not be copied into the expectations.
 
