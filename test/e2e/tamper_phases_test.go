@@ -144,9 +144,7 @@ func tamperScenariosB() []tamperScenario {
 				if i == 0 {
 					e.restartAfterTamper("right after " + c.from + " was written back")
 				} else {
-					e.phaseUntrusted = true
-					e.still("after "+c.from+" was written back", 3*time.Second)
-					e.phaseUntrusted = false
+					e.stillAfterTamper("after "+c.from+" was written back", 3*time.Second)
 				}
 				eventually(e.t, 30*time.Second, "status of the hold at 60% back after "+c.from, func() (bool, string) {
 					raw := e.get("web").Annotations[grayapi.StatusAnnotation]

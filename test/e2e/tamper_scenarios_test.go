@@ -117,7 +117,7 @@ func tamperScenariosA() []tamperScenario {
 			e.until("held")
 
 			e.annotate(grayapi.StatusAnnotation + "={")
-			e.still("after the status became garbage", 3*time.Second)
+			e.stillAfterTamper("after the status became garbage", 3*time.Second)
 			e.want("held at 40% again after the status became garbage", held, map[string]int32{tpImg1: 6, tpImg2: 4}, true)
 			e.until("held")
 			if e.alongside() {
@@ -141,7 +141,7 @@ func tamperScenariosA() []tamperScenario {
 					}
 				}
 			})
-			e.still("after the replace without the status", 3*time.Second)
+			e.stillAfterTamper("after the replace without the status", 3*time.Second)
 			e.want("held at 60% again after the replace", held, map[string]int32{tpImg1: 4, tpImg2: 6}, true)
 			e.until("held")
 			if st := e.status(); st.StableRevision != stable || st.Step != 2 {

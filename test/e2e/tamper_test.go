@@ -391,6 +391,16 @@ func (e *tamperEnv) still(what string, d time.Duration) {
 	e.keeps(what, before, d)
 }
 
+// stillAfterTamper is still right after the status was overwritten or dropped: the phase
+// then is not the controller's, and the first sync that rebuilds the status may report the
+// hold Progressing before Held (its target is new to it); sizes and spec.paused must not move.
+func (e *tamperEnv) stillAfterTamper(what string, d time.Duration) {
+	e.t.Helper()
+	e.phaseUntrusted = true
+	defer func() { e.phaseUntrusted = false }()
+	e.still(what, d)
+}
+
 // restartController stops and starts gray-controller (where says at which
 // point of the scenario) and checks that nothing moved across it.
 func (e *tamperEnv) restartController(where string) {
