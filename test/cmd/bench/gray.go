@@ -105,11 +105,7 @@ func runGray(args []string) error {
 	}
 
 	began := time.Now()
-	if err := forAll(b.deployments, func(i int) error {
-		patch := fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:%d.2"}]}}}}`, i)
-		_, err := client.AppsV1().Deployments("default").Patch(ctx, deploymentName(i), "application/strategic-merge-patch+json", []byte(patch), metav1.PatchOptions{})
-		return err
-	}); err != nil {
+	if err := changeImages(ctx, client, b.deployments); err != nil {
 		return err
 	}
 	if err := waitAllHeld(ctx, c, b.deployments, 10*time.Minute); err != nil {

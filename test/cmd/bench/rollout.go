@@ -88,11 +88,7 @@ func (b bench) run(ctx context.Context, ours bool) (result, error) {
 	}
 
 	began := time.Now()
-	if err := forAll(b.deployments, func(i int) error {
-		patch := fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:%d.2"}]}}}}`, i)
-		_, err := client.AppsV1().Deployments("default").Patch(ctx, deploymentName(i), "application/strategic-merge-patch+json", []byte(patch), metav1.PatchOptions{})
-		return err
-	}); err != nil {
+	if err := changeImages(ctx, client, b.deployments); err != nil {
 		return result{}, err
 	}
 	if err := waitAllRolledOut(ctx, client, b.deployments, 10*time.Minute); err != nil {
@@ -191,6 +187,15 @@ func startInstead(ctx context.Context, c *cluster.Cluster, binary string, worker
 	return c.StartComponent(ctx, "gray-controller", binary, "http://"+health+"/readyz",
 		append([]string{"--kubeconfig=" + c.Kubeconfig, "--mode=instead", "--leader-elect=false",
 			"--workers=" + strconv.Itoa(workers), "--metrics-bind-address=0", "--health-probe-bind-address=" + health}, extra...)...)
+}
+
+// changeImages gives each of the n Deployments a new image at once: every rollout starts.
+func changeImages(ctx context.Context, client kubernetes.Interface, n int) error {
+	return forAll(n, func(i int) error {
+		patch := fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:%d.2"}]}}}}`, i)
+		_, err := client.AppsV1().Deployments("default").Patch(ctx, deploymentName(i), "application/strategic-merge-patch+json", []byte(patch), metav1.PatchOptions{})
+		return err
+	})
 }
 
 // waitAll polls until done holds for n Deployments of the namespace.
