@@ -109,8 +109,6 @@ type graySync struct {
 	// prepared: the status that covers this sync's ReplicaSet writes is on the server.
 	prepared bool
 
-	// mode writes what the sync decided (gray_mode.go): insteadMode, or view.
-	mode grayMode
 	// view is set in alongside mode: d then shows the saved strategy and our hold as
 	// spec.paused (see alongside.go), while the server keeps paused=true and Recreate.
 	view *alongsideView
@@ -146,9 +144,8 @@ func (dc *DeploymentController) runGray(ctx context.Context, key string, d *apps
 			return nil, err
 		}
 	}
-	g := &graySync{dc: dc, d: d, server: d.DeepCopy(), key: key, rsList: rsList, mode: insteadMode{}}
+	g := &graySync{dc: dc, d: d, server: d.DeepCopy(), key: key, rsList: rsList, view: view}
 	if view != nil {
-		g.mode, g.view = view, view
 		view.apply(ctx, g.d)
 	}
 	return g, g.run(ctx)

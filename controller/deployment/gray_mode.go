@@ -45,6 +45,14 @@ type grayMode interface {
 	adopted(d *appsv1.Deployment)
 }
 
+// mode is how this sync writes what it decided: alongside mode's view, or instead mode.
+func (g *graySync) mode() grayMode {
+	if g.view != nil {
+		return g.view
+	}
+	return insteadMode{}
+}
+
 // insteadMode is grayMode with no other deployment controller: every write is upstream's.
 type insteadMode struct{}
 

@@ -43,7 +43,7 @@ func (g *graySync) prepare(ctx context.Context) error {
 	if err := g.setStatusAnnotation(g.d); err != nil {
 		return err
 	}
-	written, err := g.mode.persistStatus(ctx, g.dc, g.d)
+	written, err := g.mode().persistStatus(ctx, g.dc, g.d)
 	if err != nil {
 		return fmt.Errorf("deployment %s/%s: recording gray target %d before scaling: %w", g.d.Namespace, g.d.Name, g.st.Target, err)
 	}
@@ -288,7 +288,7 @@ func (g *graySync) apply(ctx context.Context, newSize int32, old []*appsv1.Repli
 		scaledAny = scaledAny || scaled
 		return written, nil
 	}
-	for _, w := range g.mode.writeOrder(ctx, g, newSize, old, oldSizes) {
+	for _, w := range g.mode().writeOrder(ctx, g, newSize, old, oldSizes) {
 		if w.New {
 			written, err := write(g.newRS, w.Size)
 			if err != nil {

@@ -135,12 +135,7 @@ func WithPaused() DeploymentOption {
 
 // WithAnnotation sets one annotation of the Deployment.
 func WithAnnotation(key, value string) DeploymentOption {
-	return func(d *appsv1.Deployment) {
-		if d.Annotations == nil {
-			d.Annotations = map[string]string{}
-		}
-		d.Annotations[key] = value
-	}
+	return func(d *appsv1.Deployment) { d.Annotations = withKey(d.Annotations, key, value) }
 }
 
 // WithRevision sets the Deployment's deployment.kubernetes.io/revision.
@@ -151,11 +146,17 @@ func WithRevision(revision int64) DeploymentOption {
 // WithTemplateAnnotation sets one annotation of the pod template.
 func WithTemplateAnnotation(key, value string) DeploymentOption {
 	return func(d *appsv1.Deployment) {
-		if d.Spec.Template.Annotations == nil {
-			d.Spec.Template.Annotations = map[string]string{}
-		}
-		d.Spec.Template.Annotations[key] = value
+		d.Spec.Template.Annotations = withKey(d.Spec.Template.Annotations, key, value)
 	}
+}
+
+// withKey sets key in m, making m first when it is nil.
+func withKey(m map[string]string, key, value string) map[string]string {
+	if m == nil {
+		m = map[string]string{}
+	}
+	m[key] = value
+	return m
 }
 
 // WithGeneration sets metadata.generation and status.observedGeneration.

@@ -47,12 +47,7 @@ func RSCreatedAt(created time.Time) ReplicaSetOption {
 
 // RSAnnotation sets one annotation.
 func RSAnnotation(key, value string) ReplicaSetOption {
-	return func(rs *appsv1.ReplicaSet) {
-		if rs.Annotations == nil {
-			rs.Annotations = map[string]string{}
-		}
-		rs.Annotations[key] = value
-	}
+	return func(rs *appsv1.ReplicaSet) { rs.Annotations = withKey(rs.Annotations, key, value) }
 }
 
 // RSRevision sets deployment.kubernetes.io/revision.

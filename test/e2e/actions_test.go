@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/test/cluster"
 )
 
@@ -52,7 +53,7 @@ func setImage(name, image string) action {
 // stand-in for a bad image) and changes the image, so a rollout starts.
 func breakPods(name, image string) action {
 	return mutateDeployment(name, func(d *appsv1.Deployment) {
-		setTemplateAnnotation(d, cluster.NeverReadyAnnotation, "true")
+		testutil.WithTemplateAnnotation(cluster.NeverReadyAnnotation, "true")(d)
 		d.Spec.Template.Spec.Containers[0].Image = image
 	})
 }
@@ -137,13 +138,6 @@ func setReplicaSetLabel(deployment, revision, key, value string) action {
 		}
 		return fmt.Errorf("no replicaset of deployment %s/%s at revision %s", ns, deployment, revision)
 	}
-}
-
-func setTemplateAnnotation(d *appsv1.Deployment, key, value string) {
-	if d.Spec.Template.Annotations == nil {
-		d.Spec.Template.Annotations = map[string]string{}
-	}
-	d.Spec.Template.Annotations[key] = value
 }
 
 // waitCondition returns a wait that holds once the Deployment has a condition

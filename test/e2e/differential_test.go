@@ -155,10 +155,6 @@ func createNamespace(ctx context.Context, client kubernetes.Interface, ns string
 	return nil
 }
 
-func rolling(surge, unavailable intstr.IntOrString) testutil.DeploymentOption {
-	return testutil.WithRollingUpdate(surge, unavailable)
-}
-
 func expectRevisions(want map[string]int32) func(*testing.T, snapshot) {
 	return func(t *testing.T, s snapshot) {
 		got := s.replicaSetsByRevision()
@@ -171,7 +167,6 @@ func expectRevisions(want map[string]int32) func(*testing.T, snapshot) {
 func differentialScenarios() []scenario {
 	i := intstr.FromInt32
 	pct := intstr.FromString
-	recreate := appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
 	neverReady := testutil.WithTemplateAnnotation(cluster.NeverReadyAnnotation, "true")
 	orphanTemplate := testutil.Deployment("adopter", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(3))
 
@@ -183,25 +178,25 @@ func differentialScenarios() []scenario {
 		}, check: expectRevisions(map[string]int32{"1": 20})},
 
 		{name: "rolling update", steps: []step{
-			{name: "create", act: createDeployment(testutil.Deployment("web", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(20), rolling(pct("25%"), pct("25%"))))},
+			{name: "create", act: createDeployment(testutil.Deployment("web", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(20), testutil.WithRollingUpdate(pct("25%"), pct("25%"))))},
 			{name: "new image", act: setImage("web", "nginx:1.26")},
 			{name: "another image", act: setImage("web", "nginx:1.27")},
 		}, check: expectRevisions(map[string]int32{"1": 0, "2": 0, "3": 20})},
 
 		{name: "recreate", steps: []step{
-			{name: "create", act: createDeployment(testutil.Deployment("web", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(5), testutil.WithStrategy(recreate)))},
+			{name: "create", act: createDeployment(testutil.Deployment("web", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(5), testutil.WithRecreate()))},
 			{name: "new image", act: setImage("web", "nginx:1.26")},
 			{name: "scale", act: scaleDeployment("web", 7)},
 		}, check: expectRevisions(map[string]int32{"1": 0, "2": 7})},
 
 		{name: "rollover mid-rollout", steps: []step{
-			{name: "create", act: createDeployment(testutil.Deployment("web", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(10), rolling(i(3), i(2))))},
+			{name: "create", act: createDeployment(testutil.Deployment("web", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(10), testutil.WithRollingUpdate(i(3), i(2))))},
 			{name: "broken image", act: breakPods("web", "nginx:broken")},
 			{name: "rollover to a good image", act: fixPods("web", "nginx:1.27")},
 		}, check: expectRevisions(map[string]int32{"1": 0, "2": 0, "3": 10})},
 
 		{name: "proportional scaling with a bad image", steps: []step{
-			{name: "create", act: createDeployment(testutil.Deployment("web", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(10), rolling(i(3), i(2))))},
+			{name: "create", act: createDeployment(testutil.Deployment("web", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(10), testutil.WithRollingUpdate(i(3), i(2))))},
 			{name: "broken image", act: breakPods("web", "nginx:broken")},
 			{name: "scale to 30", act: scaleDeployment("web", 30)},
 			{name: "scale to 5", act: scaleDeployment("web", 5)},
@@ -223,7 +218,7 @@ func differentialScenarios() []scenario {
 		}, check: expectRevisions(map[string]int32{"1": 10})},
 
 		{name: "paused mid-rollout top-up", steps: []step{
-			{name: "create", act: createDeployment(testutil.Deployment("web", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(10), rolling(i(3), i(2))))},
+			{name: "create", act: createDeployment(testutil.Deployment("web", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(10), testutil.WithRollingUpdate(i(3), i(2))))},
 			{name: "broken image", act: breakPods("web", "nginx:broken")},
 			{name: "pause", act: setPaused("web", true)},
 			{name: "raise maxSurge while paused", act: setMaxSurge("web", i(5))},
@@ -291,12 +286,12 @@ func differentialScenarios() []scenario {
 		}},
 
 		{name: "maxSurge 0", steps: []step{
-			{name: "create", act: createDeployment(testutil.Deployment("web", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(4), rolling(i(0), i(1))))},
+			{name: "create", act: createDeployment(testutil.Deployment("web", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(4), testutil.WithRollingUpdate(i(0), i(1))))},
 			{name: "new image", act: setImage("web", "nginx:1.26")},
 		}, check: expectRevisions(map[string]int32{"1": 0, "2": 4})},
 
 		{name: "maxUnavailable 0", steps: []step{
-			{name: "create", act: createDeployment(testutil.Deployment("web", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(4), rolling(i(1), i(0))))},
+			{name: "create", act: createDeployment(testutil.Deployment("web", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(4), testutil.WithRollingUpdate(i(1), i(0))))},
 			{name: "new image", act: setImage("web", "nginx:1.26")},
 		}, check: expectRevisions(map[string]int32{"1": 0, "2": 4})},
 
@@ -313,7 +308,7 @@ func differentialScenarios() []scenario {
 		}, check: expectRevisions(map[string]int32{"1": 0, "2": 100})},
 
 		{name: "scaled rollout", steps: []step{
-			{name: "create", act: createDeployment(testutil.Deployment("web", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(10), rolling(i(3), i(2))))},
+			{name: "create", act: createDeployment(testutil.Deployment("web", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(10), testutil.WithRollingUpdate(i(3), i(2))))},
 			{name: "broken image", act: breakPods("web", "nginx:broken")},
 			{name: "scale to 20", act: scaleDeployment("web", 20)},
 			{name: "another broken image", act: breakPods("web", "nginx:broken-2")},
@@ -337,7 +332,7 @@ func differentialScenarios() []scenario {
 
 		{name: "recreate with never-ready pods", steps: []step{
 			{name: "create", act: createDeployment(testutil.Deployment("web", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(3),
-				testutil.WithStrategy(recreate), neverReady))},
+				testutil.WithRecreate(), neverReady))},
 			{name: "fix", act: fixPods("web", "nginx:1.27")},
 		}},
 	}

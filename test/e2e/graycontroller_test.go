@@ -122,7 +122,7 @@ func waitTakeoverPolicy(t testing.TB, c *cluster.Cluster) {
 				return true, "", nil
 			}
 			changes++
-			setTemplateAnnotation(d, "probe", strconv.Itoa(changes))
+			testutil.WithTemplateAnnotation("probe", strconv.Itoa(changes))(d)
 			_, err = c.Client.AppsV1().Deployments(ns).Update(ctx, d, metav1.UpdateOptions{})
 		}
 		return false, fmt.Sprintf("%d template changes not taken over (last error: %v)", changes, err), nil
