@@ -3,6 +3,7 @@ package plugin
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
@@ -46,6 +47,9 @@ func apiError(err error, verb, namespace, name string) error {
 	switch {
 	case apierrors.IsNotFound(err):
 		return fmt.Errorf("%s not found: check the name and the namespace (-n), or list them with 'kubectl get deployments -n %s'", obj, namespace)
+	case apierrors.IsForbidden(err) && strings.Contains(err.Error(), "AdmissionPolicy"):
+		// A policy's message (the guard's names the command to use) is the whole answer.
+		return fmt.Errorf("%s: refused by an admission policy: %w", obj, err)
 	case apierrors.IsForbidden(err):
 		return fmt.Errorf("%s: you may not %s deployments.apps in namespace %s; ask for RBAC permission (check with 'kubectl auth can-i %s deployments.apps -n %s'): %w",
 			obj, verb, namespace, verb, namespace, err)

@@ -1,5 +1,5 @@
 // Package plugin implements kubectl gray, the kubectl plugin of kubectl-gray:
-// one file per verb (set, status, resume, undo, history, version,
+// one file per verb (set, status, resume, undo, release, history, version,
 // completion), the status view model and its rendering.
 package plugin
 
@@ -68,6 +68,7 @@ func NewCmdGray(streams genericiooptions.IOStreams) *cobra.Command {
 		NewCmdStatus(f, streams),
 		NewCmdResume(f, streams),
 		NewCmdUndo(f, streams),
+		NewCmdRelease(f, streams),
 		NewCmdHistory(f, streams),
 		NewCmdVersion(streams),
 		NewCmdCompletion(streams),

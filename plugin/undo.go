@@ -106,7 +106,7 @@ func (o *UndoOptions) Run(ctx context.Context) error {
 		if target, err = undoTarget(d, o.ToRevision); err != nil {
 			return err
 		}
-		rs, err := replicaSetOfRevision(d, rss, target)
+		rs, err := replicaSetOfRevision(d, rss, target, o.ToRevision == 0)
 		if err != nil {
 			return err
 		}
@@ -156,15 +156,24 @@ func undoTarget(d *appsv1.Deployment, toRevision int64) (int64, error) {
 	return st.StableRevision, nil
 }
 
-// replicaSetOfRevision finds the ReplicaSet of a revision.
-func replicaSetOfRevision(d *appsv1.Deployment, rss []*appsv1.ReplicaSet, rev int64) (*appsv1.ReplicaSet, error) {
+// replicaSetOfRevision finds the ReplicaSet of a revision: the one that has it, or had it
+// before a rollback renumbered it. For the stable revision the ReplicaSet gray-controller
+// labelled stable wins (its record outlives any copy of the status).
+func replicaSetOfRevision(d *appsv1.Deployment, rss []*appsv1.ReplicaSet, rev int64, stable bool) (*appsv1.ReplicaSet, error) {
+	if stable {
+		for _, rs := range rss {
+			if rs.Labels[grayapi.StableLabel] == grayapi.StableLabelValue {
+				return rs, nil
+			}
+		}
+	}
 	var known []int64
 	for _, rs := range rss {
 		r, err := deployutil.Revision(rs)
 		if err != nil {
 			continue
 		}
-		if r == rev {
+		if r == rev || deployutil.RevisionHistoryContains(rs, rev) {
 			return rs, nil
 		}
 		known = append(known, r)
@@ -177,6 +186,11 @@ func replicaSetOfRevision(d *appsv1.Deployment, rss []*appsv1.ReplicaSet, rev in
 			s[i] = strconv.FormatInt(r, 10)
 		}
 		have = "it has " + strings.Join(s, ", ")
+	}
+	if stable {
+		return nil, fmt.Errorf("deployment %s/%s: the replica set of its stable revision %d is gone (deleted), so there is nothing to roll back to; "+
+			"finish the rollout with 'kubectl gray resume %s --full', or roll back to another revision with --to-revision N (%s; see 'kubectl gray history %s')",
+			d.Namespace, d.Name, rev, d.Name, have, d.Name)
 	}
 	return nil, fmt.Errorf("deployment %s/%s has no revision %d (%s); see 'kubectl gray history %s'", d.Namespace, d.Name, rev, have, d.Name)
 }

@@ -213,3 +213,43 @@ func TestUndoErrors(t *testing.T) {
 		})
 	}
 }
+
+// A held rollout whose stable ReplicaSet was deleted has nothing to go back to: undo says so
+// and names the ways on, and writes nothing.
+func TestUndoWhenTheStableReplicaSetIsGone(t *testing.T) {
+	var objs []runtime.Object
+	for _, o := range heldWeb(t) {
+		if rs, ok := o.(*appsv1.ReplicaSet); ok && rs.Annotations[deployutil.RevisionAnnotation] == "1" {
+			continue
+		}
+		objs = append(objs, o)
+	}
+	cs := fake.NewClientset(objs...)
+	_, _, err := undoRun(cs, []string{"web"}, nil)
+	want := "deployment default/web: the replica set of its stable revision 1 is gone (deleted), so there is nothing to roll back to; " +
+		"finish the rollout with 'kubectl gray resume web --full', or roll back to another revision with --to-revision N (it has 2;"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %v, want one containing %q", err, want)
+	}
+	if ps := patches(cs); len(ps) != 0 {
+		t.Fatalf("undo without a stable replica set sent %d patches", len(ps))
+	}
+}
+
+// The stable revision is found by the ReplicaSet that had it before a rollback renumbered it.
+func TestUndoFindsARenumberedRevision(t *testing.T) {
+	objs := heldWeb(t)
+	for _, o := range objs {
+		if rs, ok := o.(*appsv1.ReplicaSet); ok && rs.Annotations[deployutil.RevisionAnnotation] == "1" {
+			rs.Annotations[deployutil.RevisionAnnotation] = "3"
+			rs.Annotations[deployutil.RevisionHistoryAnnotation] = "1"
+		}
+	}
+	cs := fake.NewClientset(objs...)
+	if _, _, err := undoRun(cs, []string{"web"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(patches(cs)) != 1 {
+		t.Fatalf("want the rollback patch, got %d patches", len(patches(cs)))
+	}
+}
