@@ -167,7 +167,7 @@ test-e2e-k8s135: image ## The e2e leg on Kubernetes 1.35: eager alongside scenar
 	export KUBEGRAY_K8S=$(K8S_PREVIOUS); \
 	export KUBEGRAY_CONTROLPLANE="$$(test/hack/build-controlplane.sh | tail -n1)"; \
 	export KUBEGRAY_BIN="$(IMAGE_DIR)/bin"; \
-	cd test && go test -count=1 -timeout 20m -parallel $(E2E_PARALLEL) -run '^(TestAlongsideEagerGrayScenarios|TestAlongsideEager|TestAlongsideAdmissionRefusesWithoutPolicy|TestPlugin)$$' ./e2e/
+	cd test && go test -count=1 -timeout 20m -parallel $(E2E_PARALLEL) -run '^(TestAlongsideEagerGrayScenarios|TestAlongsideEager|TestAlongsideEagerByConstruction|TestAlongsideAdmissionRefusesWithoutPolicy|TestPlugin)$$' ./e2e/
 
 # Upstream's own Deployment e2e tests, built from k8s.io/kubernetes at the
 # version test/go.mod pins (test/conformance carries the conformance build tag,

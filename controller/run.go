@@ -60,8 +60,8 @@ func (o *Options) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	if o.Mode == ModeAlongside && o.Takeover == TakeoverAdmission {
-		if err := checkTakeoverPolicies(ctx, client); err != nil {
+	if o.Mode == ModeAlongside {
+		if err := checkAlongsidePolicies(ctx, client, o.Takeover); err != nil {
 			return err
 		}
 	}

@@ -142,30 +142,43 @@ func (dc *DeploymentController) syncAlongside(ctx context.Context, key string, d
 			if strategy.Type != appsv1.RollingUpdateDeploymentStrategyType {
 				strategy = defaultStrategy()
 			}
-			return dc.release(ctx, d, strategy, nil, corev1.EventTypeWarning,
+			return dc.release(ctx, d, rsList, strategy, nil, corev1.EventTypeWarning,
 				fmt.Sprintf("%s was removed from the taken-over Deployment: restored strategy %s", grayapi.StrategyAnnotation, describeStrategy(strategy)))
 		case annotated && dc.takeover == TakeoverEager && d.Spec.Strategy.Type == appsv1.RollingUpdateDeploymentStrategyType:
+			if froze, err := dc.freezeFirst(ctx, d, rsList); froze || err != nil {
+				return err
+			}
 			return dc.takeOver(ctx, d)
 		case annotated:
+			if err := dc.handBack(ctx, d, rsList); err != nil {
+				return err
+			}
 			return dc.trackNotTakenOver(ctx, d, rsList)
 		}
 		metrics.ForgetGray(key)
+		if err := dc.handBack(ctx, d, rsList); err != nil {
+			return err
+		}
 		return dc.removeGrayLeftovers(ctx, d)
 	}
 
 	saved, err := grayapi.ParseStrategy(savedValue)
 	switch {
 	case err != nil:
-		return dc.release(ctx, d, defaultStrategy(), nil, corev1.EventTypeWarning,
+		return dc.release(ctx, d, rsList, defaultStrategy(), nil, corev1.EventTypeWarning,
 			fmt.Sprintf("%v: restored the default strategy %s", err, describeStrategy(defaultStrategy())))
 	case !annotated:
 		metrics.ForgetGray(key)
-		return dc.release(ctx, d, saved, nil, corev1.EventTypeNormal,
+		return dc.release(ctx, d, rsList, saved, nil, corev1.EventTypeNormal,
 			fmt.Sprintf("%s was removed: restored strategy %s, the rollout completes under it", grayapi.PercentAnnotation, savedValue))
 	case saved.Type != appsv1.RollingUpdateDeploymentStrategyType:
-		return dc.release(ctx, d, saved, nil, corev1.EventTypeNormal,
+		return dc.release(ctx, d, rsList, saved, nil, corev1.EventTypeNormal,
 			fmt.Sprintf("strategy %s replaces all pods at once, so it has no gray rollout: restored it", savedValue))
-	case !d.Spec.Paused || d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType:
+	}
+	if froze, err := dc.freezeFirst(ctx, d, rsList); froze || err != nil {
+		return err
+	}
+	if !d.Spec.Paused || d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
 		return dc.retakeOver(ctx, d)
 	}
 
@@ -179,8 +192,48 @@ func (dc *DeploymentController) syncAlongside(ctx context.Context, key string, d
 	}
 	st := g.st
 	st.TakenOver = false
-	return dc.release(ctx, g.server, saved, &st, corev1.EventTypeNormal,
+	return dc.release(ctx, g.server, withNewRS(g.oldRSs, g.newRS), saved, &st, corev1.EventTypeNormal,
 		fmt.Sprintf("revision %d complete: restored strategy %s", st.Revision, savedValue))
+}
+
+// freezeFirst freezes the ReplicaSets of a Deployment about to be taken over, or taken over,
+// and reports whether it had to: the sync then stops, and the ReplicaSet events of the freeze
+// sync the Deployment again, so that no write of the gray rollout goes before the cache shows
+// every ReplicaSet frozen.
+func (dc *DeploymentController) freezeFirst(ctx context.Context, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) (bool, error) {
+	froze := false
+	for _, rs := range rsList {
+		froze = froze || (!isFrozen(rs) && rs.DeletionTimestamp == nil)
+	}
+	if !froze {
+		return false, nil
+	}
+	// A Deployment just released still looks taken over in a cache that is behind: freezing
+	// its ReplicaSets again would refuse the built-in controller for nothing.
+	if current, err := dc.cachedDeploymentIsCurrent(ctx, d); err != nil || !current {
+		return true, err
+	}
+	return true, dc.freezeReplicaSets(ctx, d, rsList)
+}
+
+// handBack undoes what only a takeover means on a Deployment that is not taken over: frozen
+// ReplicaSets (a release that stopped half-way) and kubegray.io/paused (a copy that the built-in
+// controller put on a ReplicaSet and `kubectl rollout undo` brought back: nobody's pause).
+func (dc *DeploymentController) handBack(ctx context.Context, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) error {
+	if err := dc.thawReplicaSets(ctx, d, rsList); err != nil {
+		return err
+	}
+	if !userPaused(d) {
+		return nil
+	}
+	patch := map[string]any{"metadata": map[string]any{
+		"resourceVersion": d.ResourceVersion,
+		"annotations":     map[string]any{grayapi.PausedAnnotation: nil},
+	}}
+	if _, err := dc.patchDeployment(ctx, d, patch); err != nil {
+		return fmt.Errorf("deployment %s/%s: removing a %s that no takeover set: %w", d.Namespace, d.Name, grayapi.PausedAnnotation, err)
+	}
+	return nil
 }
 
 // removeGrayLeftovers drops our status annotation and GrayHeld condition from a Deployment

@@ -15,6 +15,7 @@ func TestAlongsideOnFailureRollback(t *testing.T) {
 	w := newAlongsideWorld(t, d, TakeoverAdmission)
 	w.step()
 	w.takeOverAsPolicy("v2", savedDefault)
+	w.freezes()
 	for range 10 {
 		w.sync()
 		w.readyBut("v2", 0)

@@ -112,6 +112,31 @@ func (w *grayWorld) wantReleased(want appsv1.DeploymentStrategy) {
 	}
 }
 
+// freezes runs the sync that freezes the ReplicaSets of a Deployment taken over (or about to
+// be, eagerly): it writes the freeze label on every ReplicaSet and nothing else.
+func (w *grayWorld) freezes() {
+	w.t.Helper()
+	actions := w.sync()
+	var want []string
+	for range w.replicaSets() {
+		want = append(want, "patch replicasets")
+	}
+	if got := verbsOf(actions); !reflect.DeepEqual(got, want) {
+		w.t.Fatalf("freezing sync actions = %v, want only the freeze labels %v", got, want)
+	}
+	w.wantFrozen(true)
+}
+
+// wantFrozen checks whether every ReplicaSet carries the freeze label.
+func (w *grayWorld) wantFrozen(frozen bool) {
+	w.t.Helper()
+	for _, rs := range w.replicaSets() {
+		if isFrozen(rs) != frozen {
+			w.t.Fatalf("replica set %s frozen %t, want %t (labels %v)", rs.Name, isFrozen(rs), frozen, rs.Labels)
+		}
+	}
+}
+
 // wantOnlyOurWrites checks that the actions wrote the Deployment through patches only (the
 // built-in controller owns the rest of its status: no Update, no UpdateStatus).
 func wantOnlyOurWrites(t *testing.T, actions []clienttesting.Action) {
@@ -172,12 +197,13 @@ func TestAlongsideTakenOverRollout(t *testing.T) {
 
 	w.cap = 2 // ceil(10·20/100)
 	w.takeOverAsPolicy("v2", savedDefault)
+	w.freezes()
 	actions = w.step()
 	wantOnlyOurWrites(t, actions)
 	if got, want := verbsOf(actions), []string{
 		"list replicasets",         // none of v2 on the server either (alongside_writers.go)
 		"patch deployments/status", // gray status: revision 2, target 2
-		"create replicasets",       // v2 at min(3 surge, T 2) = 2
+		"create replicasets",       // v2 at min(3 surge, T 2) = 2, frozen
 		"update replicasets",       // v1 10 → 8
 		"patch deployments/status", // heldAt
 		"patch deployments/status", // phase, GrayHeld
@@ -217,8 +243,10 @@ func TestAlongsideTakenOverRollout(t *testing.T) {
 		w.step()
 		w.wantSizes(want)
 	}
+	w.wantFrozen(true)
 	w.settle()
 	w.wantReleased(quarterStrategy())
+	w.wantFrozen(false)
 	if st := w.status(); st.Phase != grayapi.PhaseComplete || st.TakenOver || st.StableRevision != 2 {
 		t.Fatalf("status after release = %+v, want Complete, not taken over, stable 2", st)
 	}
@@ -262,6 +290,7 @@ func TestAlongsidePercentRemovedReleases(t *testing.T) {
 	actions := w.sync()
 	if got, want := verbsOf(actions), []string{
 		"patch replicasets", "patch replicasets", // kubegray.io/percent off v1 and v2 (gray_record.go)
+		"patch replicasets", "patch replicasets", // the freeze label off v1 and v2
 		"patch deployments", "patch deployments/status",
 	}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("release actions = %v, want the percent records dropped, the release patch and the GrayHeld removal", got)
@@ -275,6 +304,7 @@ func TestAlongsidePercentRemovedReleases(t *testing.T) {
 	zero := intstr.FromInt32(0)
 	w.wantReleased(appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType,
 		RollingUpdate: &appsv1.RollingUpdateDeployment{MaxSurge: &one, MaxUnavailable: &zero}})
+	w.wantFrozen(false)
 	d := w.deployment()
 	if _, ok := d.Annotations[grayapi.StatusAnnotation]; ok || deployutilCondition(d, grayapi.ConditionGrayHeld) != nil {
 		t.Fatalf("gray status left on a released Deployment: %v %+v", d.Annotations, d.Status.Conditions)
@@ -383,6 +413,7 @@ func TestAlongsideSavedRecreateIsReleased(t *testing.T) {
 
 func TestAlongsideEager(t *testing.T) {
 	w := newAlongsideWorld(t, grayDeployment(10, "20"), TakeoverEager)
+	w.freezes()
 	actions := w.sync()
 	if got, want := verbsOf(actions), []string{"patch deployments"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("eager takeover actions = %v, want one patch", got)
@@ -420,6 +451,7 @@ func TestAlongsideEager(t *testing.T) {
 	w.edit(func(d *appsv1.Deployment) { delete(d.Annotations, grayapi.PercentAnnotation) })
 	w.sync()
 	w.wantReleased(quarterStrategy())
+	w.wantFrozen(false)
 }
 
 // TestAlongsideMaxSurgeZeroLeavesNoLoneReplicaSet is the rollout the built-in controller

@@ -415,7 +415,7 @@ func (dc *DeploymentController) syncDeployment(ctx context.Context, key string) 
 	}
 	// In alongside mode every other Deployment belongs to the built-in controller alone: not
 	// even its ReplicaSets are claimed.
-	if dc.alongside && !isAlongsideManaged(cached) {
+	if dc.alongside && !isAlongsideManaged(cached) && !dc.controlsFrozenReplicaSets(cached) {
 		metrics.ForgetGray(key)
 		return nil
 	}

@@ -1,7 +1,8 @@
 package deployment
 
 // What a failing canary leads to: the reason its pods are not ready, read once when the step
-// becomes Degraded, and the rollback that kubegray.io/on-failure: rollback asks for.
+// becomes Degraded, and the rollback that kubegray.io/on-failure: rollback asks for; and the
+// other way a rollout fails: its stable ReplicaSet disappears while it is in flight.
 
 import (
 	"context"
@@ -110,4 +111,60 @@ func (g *graySync) carriedRollbackFailure() *grayapi.Failure {
 		}
 	}
 	return nil
+}
+
+// stableGone reports whether a rollout that is not at its last step has lost the ReplicaSet of
+// its stable revision (deleted by hand, or by a revisionHistoryLimit while it had no replicas).
+// Nothing is left to go back to, and no other old ReplicaSet stands in for it: old ReplicaSets
+// then never grow (keepOldFromGrowing), so that a scale or a broken cap cannot revive an
+// abandoned canary, and the new one stays within its target as always.
+func (g *graySync) stableGone() bool {
+	stable := g.st.StableRevision
+	if stable <= 0 || int(g.st.Step) >= len(g.points) || g.newRS == nil || isRevisionOf(g.newRS, stable) {
+		return false
+	}
+	for _, rs := range g.oldRSs {
+		if isRevisionOf(rs, stable) || rs.Labels[grayapi.StableLabel] == grayapi.StableLabelValue {
+			return false
+		}
+	}
+	return true
+}
+
+// isRevisionOf reports whether rs has the revision rev, or had it before a rollback renumbered it.
+func isRevisionOf(rs *appsv1.ReplicaSet, rev int64) bool {
+	return revisionOf(rs) == rev || deployutil.RevisionHistoryContains(rs, rev)
+}
+
+// keepOldFromGrowing caps the planned size of every old ReplicaSet at its current one while the
+// stable ReplicaSet is gone (see stableGone).
+func (g *graySync) keepOldFromGrowing(old []*appsv1.ReplicaSet, oldSizes []int32) {
+	if !g.stableGone() {
+		return
+	}
+	for i, rs := range old {
+		oldSizes[i] = min(oldSizes[i], *rs.Spec.Replicas)
+	}
+}
+
+// reportStableGone makes a rollout whose stable ReplicaSet is gone Degraded, with a Warning
+// event once, and says what is left to do: finish it on the new revision.
+func (g *graySync) reportStableGone(ctx context.Context) {
+	if !g.stableGone() {
+		return
+	}
+	st := &g.st
+	msg := fmt.Sprintf("the replica set of stable revision %d is gone, so revision %d cannot be rolled back and holds at %d of %d replicas; "+
+		"finish it with kubectl gray resume --full", st.StableRevision, st.Revision, *g.newRS.Spec.Replicas, *g.d.Spec.Replicas)
+	st.Phase = grayapi.PhaseDegraded
+	st.Message = fmt.Sprintf("revision %d: %s", st.Revision, msg)
+	if f := g.prev.Failure; g.prev.Phase == grayapi.PhaseDegraded && f != nil && f.Reason == grayapi.ReasonStableReplicaSetGone &&
+		g.prev.Revision == st.Revision {
+		st.Failure = f
+		return
+	}
+	st.Failure = &grayapi.Failure{Reason: grayapi.ReasonStableReplicaSetGone, Message: msg}
+	g.dc.eventRecorder.Eventf(g.d, corev1.EventTypeWarning, grayapi.ReasonGrayDegraded, "Revision %d: %s", st.Revision, msg)
+	klog.FromContext(ctx).V(2).Info("Stable replica set gone", "deployment", klog.KObj(g.d), "revision", st.Revision,
+		"stableRevision", st.StableRevision)
 }

@@ -58,7 +58,7 @@ func (g *graySync) takeResume(ctx context.Context) bool {
 		return ignore("revision %d is not the rollout in flight (revision %d)", req.Revision, g.st.Revision)
 	case !heldByUs:
 		return ignore("revision %d is not held (phase %s)", req.Revision, g.st.Phase)
-	case !g.holdInPlace():
+	case !g.holdInPlace() && !g.stableGone():
 		// The hold point was reached, but a scaling event (or a restore after someone else
 		// resized a ReplicaSet) is still being absorbed: the request stays until the hold
 		// stands again, so that the next step starts from the settled share.

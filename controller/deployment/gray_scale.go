@@ -91,7 +91,7 @@ func (g *graySync) reconcileOnce(ctx context.Context) (bool, error) {
 		}
 		target := g.st.Target
 		newRS, err := g.dc.getNewReplicaSetWith(ctx, d, g.rsList, g.oldRSs,
-			newReplicaSetOptions{create: true, maxReplicas: &target, deferStatus: true})
+			newReplicaSetOptions{create: true, maxReplicas: &target, deferStatus: true, freeze: g.view != nil})
 		if err != nil {
 			return false, err
 		}
@@ -267,6 +267,7 @@ func (g *graySync) rollStep(ctx context.Context) (bool, error) {
 // With force, every ReplicaSet that was active also gets its desired- and max-replicas
 // annotations refreshed (the end of a scaling event).
 func (g *graySync) apply(ctx context.Context, newSize int32, old []*appsv1.ReplicaSet, oldSizes []int32, force bool) (bool, error) {
+	g.keepOldFromGrowing(old, oldSizes)
 	scaledAny := false
 	write := func(rs *appsv1.ReplicaSet, size int32) (*appsv1.ReplicaSet, error) {
 		if size == *rs.Spec.Replicas && !(force && *rs.Spec.Replicas > 0) {

@@ -36,6 +36,7 @@ func (g *graySync) finish(ctx context.Context) error {
 
 	g.setPhase(&newStatus)
 	g.trackDeadline(ctx)
+	g.reportStableGone(ctx)
 	if g.st.Phase == grayapi.PhaseDegraded && g.policy.OnFailure == grayapi.OnFailureRollback {
 		// The template write starts the rollback rollout, whose sync writes the status.
 		if wrote, err := g.rollBackOnFailure(ctx); wrote || err != nil {

@@ -91,9 +91,10 @@ func TestInsteadKeepsTheHoldOfATakenOverDeployment(t *testing.T) {
 
 	w.restart() // instead mode
 	actions := w.sync()
-	if got, want := verbsOf(actions), []string{"patch deployments"}; !reflect.DeepEqual(got, want) {
-		t.Fatalf("release actions = %v, want %v", got, want)
+	if got, want := verbsOf(actions), []string{"patch replicasets", "patch replicasets", "patch deployments"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("release actions = %v, want the freeze labels off v1 and v2, then %v", got, want)
 	}
+	w.wantFrozen(false)
 	d := w.deployment()
 	if _, ok := d.Annotations[grayapi.StrategyAnnotation]; ok || !d.Spec.Paused || !reflect.DeepEqual(d.Spec.Strategy, quarterStrategy()) {
 		t.Fatalf("released to paused %t, strategy %+v, %s=%q; want paused, 25%%/25%%, no saved strategy", d.Spec.Paused, d.Spec.Strategy,
@@ -219,9 +220,10 @@ func TestInsteadReleasesTakenOverNonGrayDeployment(t *testing.T) {
 		w.restart()
 		w.edit(func(d *appsv1.Deployment) { delete(d.Annotations, grayapi.PercentAnnotation) })
 		actions := w.sync()
-		if got, want := verbsOf(actions), []string{"patch deployments", "patch deployments/status"}; !reflect.DeepEqual(got, want) {
-			t.Fatalf("release actions = %v, want the release patch and the GrayHeld removal", got)
+		if got, want := verbsOf(actions), []string{"patch replicasets", "patch replicasets", "patch deployments", "patch deployments/status"}; !reflect.DeepEqual(got, want) {
+			t.Fatalf("release actions = %v, want the freeze labels off, the release patch and the GrayHeld removal", got)
 		}
+		w.wantFrozen(false)
 		w.wantReleased(quarterStrategy())
 		d := w.deployment()
 		if _, ok := d.Annotations[grayapi.StatusAnnotation]; ok || deployutilCondition(d, grayapi.ConditionGrayHeld) != nil {

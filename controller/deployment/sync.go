@@ -109,6 +109,8 @@ type newReplicaSetOptions struct {
 	// deferStatus leaves the revision annotation and Progressing condition changes in d for
 	// the caller's own status write, instead of writing d's status here.
 	deferStatus bool
+	// freeze creates the ReplicaSet frozen (alongside mode, freeze.go).
+	freeze bool
 }
 
 // getNewReplicaSetWith is getNewReplicaSet with the gray options.
@@ -159,6 +161,9 @@ func (dc *DeploymentController) getNewReplicaSetWith(ctx context.Context, d *app
 		newReplicasCount = min(newReplicasCount, *opts.maxReplicas)
 	}
 	newRS.Spec.Replicas = &newReplicasCount
+	if opts.freeze {
+		newRS.Labels = withFrozenLabel(newRS.Labels)
+	}
 	deployutil.SetNewReplicaSetAnnotations(ctx, d, newRS, newRevision, false, deployutil.RevisionHistoryMaxChars)
 
 	alreadyExists := false

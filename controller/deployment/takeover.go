@@ -60,7 +60,7 @@ func (dc *DeploymentController) releaseGray(ctx context.Context, d *appsv1.Deplo
 // takeover, and the upstream sync takes it from there.
 func (dc *DeploymentController) releaseTakenOver(ctx context.Context, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) error {
 	value := d.Annotations[grayapi.StrategyAnnotation]
-	r := takeoverRelease{eventType: corev1.EventTypeNormal, title: "Released from the alongside takeover"}
+	r := takeoverRelease{replicaSets: rsList, eventType: corev1.EventTypeNormal, title: "Released from the alongside takeover"}
 	restored := "restored strategy " + value
 	strategy, err := grayapi.ParseStrategy(value)
 	if err != nil {
@@ -164,15 +164,18 @@ func takenOverSpec() map[string]any {
 
 // release hands d back to the built-in controller: releaseTakeover with our hold gone and the
 // event saying who runs the Deployment now.
-func (dc *DeploymentController) release(ctx context.Context, d *appsv1.Deployment, strategy appsv1.DeploymentStrategy, st *grayapi.Status, eventType, message string) error {
+func (dc *DeploymentController) release(ctx context.Context, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet, strategy appsv1.DeploymentStrategy,
+	st *grayapi.Status, eventType, message string) error {
 	return dc.releaseTakeover(ctx, d, takeoverRelease{
-		strategy: strategy, status: st, eventType: eventType,
+		replicaSets: rsList, strategy: strategy, status: st, eventType: eventType,
 		title: "Released to the built-in deployment controller", message: message,
 	})
 }
 
 // takeoverRelease is what releasing a taken-over Deployment writes and reports.
 type takeoverRelease struct {
+	// replicaSets are the Deployment's ReplicaSets, thawed before the release.
+	replicaSets []*appsv1.ReplicaSet
 	// strategy is restored in place of Recreate.
 	strategy appsv1.DeploymentStrategy
 	// status replaces kubegray.io/status; nil drops it, and the GrayHeld condition after it.
@@ -190,6 +193,11 @@ type takeoverRelease struct {
 // modes release through it: alongside mode when a rollout ends, instead mode as soon as it
 // meets a taken-over Deployment (gray.go).
 func (dc *DeploymentController) releaseTakeover(ctx context.Context, d *appsv1.Deployment, r takeoverRelease) error {
+	// The sizes are handed back first: once released, the built-in controller must not be
+	// refused. The built-in controller cannot roll the Deployment in between (still paused).
+	if err := dc.thawReplicaSets(ctx, d, r.replicaSets); err != nil {
+		return err
+	}
 	var rollingUpdate any
 	if r.strategy.RollingUpdate != nil {
 		rollingUpdate = r.strategy.RollingUpdate

@@ -21,6 +21,8 @@
 // tools that rewrite a Deployment's annotations never touch):
 //
 //	kubegray.io/stable=true  label, controller only: the stable ReplicaSet
+//	kubegray.io/frozen=true  label, controller only: sized by gray-controller
+//	                         alone while the Deployment is taken over
 //	kubegray.io/percent      the Deployment's current hold points, so that a
 //	                         rollback to any revision keeps the opt-in
 //	kubegray.io/on-failure   likewise, the Deployment's current values
@@ -79,6 +81,17 @@ const (
 	StableLabelValue = "true"
 )
 
+// FrozenLabel marks, with FrozenLabelValue, every ReplicaSet of a Deployment
+// that gray-controller has taken over (alongside mode): the kubegray-freeze
+// admission policy then refuses any change of its spec.replicas by anyone but
+// gray-controller, so that the built-in deployment controller cannot resize
+// it. gray-controller sets it before it writes anything for the rollout and
+// removes it before the release.
+const (
+	FrozenLabel      = Prefix + "frozen"
+	FrozenLabelValue = "true"
+)
+
 // ControllerFieldManager is the field manager of every write gray-controller
 // makes, and the source of its events. It is API: the plugin reads
 // managedFields to tell which controller runs a Deployment.
@@ -121,6 +134,13 @@ const ReasonHoldPointReached = "HoldPointReached"
 // and of Failure, when a step missed the Deployment's progress deadline
 // (upstream's Progressing condition uses the same word).
 const ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
+
+// ReasonStableReplicaSetGone is the reason of a Degraded rollout whose stable
+// revision has no ReplicaSet any more (deleted by hand, or by
+// revisionHistoryLimit while it had no replicas): there is nothing to go back
+// to, so the rollout stays where it is until it is finished on the new
+// revision.
+const ReasonStableReplicaSetGone = "StableReplicaSetGone"
 
 // IsEventReason reports whether reason is one of the gray event reasons
 // above; status views use it to pick gray events out of a Deployment's

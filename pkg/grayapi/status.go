@@ -131,7 +131,7 @@ type Progress struct {
 
 // Failure is why a rollout failed.
 type Failure struct {
-	// Reason is ReasonProgressDeadlineExceeded.
+	// Reason is ReasonProgressDeadlineExceeded or ReasonStableReplicaSetGone.
 	Reason string `json:"reason"`
 	// Message names the ReplicaSet, its target, how many were available and
 	// the most common reason its pods were not ready.

@@ -291,16 +291,24 @@ func wantRefusedToStart(t *testing.T, c *cluster.Cluster, want ...string) {
 	}
 }
 
-// TestAlongsideEager is alongside mode on a cluster without the admission
-// policies (as before Kubernetes 1.36): --takeover=eager takes a Deployment
-// over as soon as it is annotated, and a plain image change then holds.
+// TestAlongsideEager is alongside mode as manifests/alongside-eager installs it
+// (for clusters without MutatingAdmissionPolicy, before Kubernetes 1.36):
+// --takeover=eager takes a Deployment over as soon as it is annotated, and a
+// plain image change then holds.
 func TestAlongsideEager(t *testing.T) {
 	c := cluster.StartForTest(t, cluster.Options{})
-	// startGrayController installs manifests/base (RBAC), not the policies.
+	applyManifests(t, c, overlayManifests(t, "alongside-eager"))
 	startAlongsideController(t, c, "--takeover=eager")
 
 	e := newAlongsideEnv(t, c, "eager")
-	e.do(createDeployment(grayDeployment("web", 10, "20")))
+	// Without the takeover policy nothing takes a Deployment over as it is created.
+	err := createDeployment(grayDeployment("web", 10, "20"))(context.Background(), e.client, e.ns)
+	if err == nil || !strings.Contains(err.Error(), "create it without kubegray.io/percent and annotate it afterwards") {
+		t.Fatalf("creating an annotated Deployment: %v, want the guard's refusal naming the two ways", err)
+	}
+	e.do(createDeployment(testutil.Deployment("web", testutil.WithReplicas(10))))
+	waitRolledOut(t, e.client, e.ns, "web", 60*time.Second)
+	e.do(setPercent("web", "20"))
 	eventually(t, 60*time.Second, "eager takeover", func() (bool, string) {
 		d, err := e.client.AppsV1().Deployments(e.ns).Get(context.Background(), "web", metav1.GetOptions{})
 		if err != nil {

@@ -30,7 +30,7 @@ func newEagerEnv(t *testing.T, c *cluster.Cluster, name string) *grayEnv {
 	var e *grayEnv
 	t.Cleanup(func() { eagerTakenOverWhileAnnotated(t, e) })
 	e = newGrayEnv(t, c, "eager-"+name)
-	e.completePaused = true
+	e.eager = true
 	return e
 }
 

@@ -25,9 +25,10 @@ type grayEnv struct {
 	client kubernetes.Interface
 	ns     string
 	rec    *recorder
-	// completePaused: a Complete rollout stays paused (alongside mode with
-	// --takeover=eager keeps an annotated Deployment taken over).
-	completePaused bool
+	// eager: alongside mode with --takeover=eager, which keeps an annotated
+	// Deployment taken over (a Complete rollout stays paused), and whose guard
+	// refuses to create one annotated: it is created plain and opted in.
+	eager bool
 }
 
 func newGrayEnv(t *testing.T, c *cluster.Cluster, name string) *grayEnv {
@@ -95,7 +96,7 @@ func (e *grayEnv) observed(name string) (grayState, *appsv1.Deployment, string) 
 func (e *grayEnv) expect(name string, want grayState) *appsv1.Deployment {
 	e.t.Helper()
 	var d *appsv1.Deployment
-	if e.completePaused && want.phase == grayapi.PhaseComplete {
+	if e.eager && want.phase == grayapi.PhaseComplete {
 		want.paused = true
 	}
 	eventually(e.t, 60*time.Second, fmt.Sprintf("deployment %s/%s at %+v", e.ns, name, want), func() (bool, string) {
@@ -144,9 +145,28 @@ func grayDeployment(name string, replicas int32, percent string, opts ...testuti
 
 // startStable creates a gray Deployment and waits for its first revision to
 // be fully rolled out: with nothing to canary against, it goes straight to 100%.
+// With eager takeover it is created without its kubegray.io annotations, which
+// are added once the built-in controller has rolled it out.
 func (e *grayEnv) startStable(d *appsv1.Deployment) {
 	e.t.Helper()
-	e.do(createDeployment(d))
+	if !e.eager {
+		e.do(createDeployment(d))
+		e.expect(d.Name, grayState{phase: grayapi.PhaseComplete, newSpec: *d.Spec.Replicas})
+		return
+	}
+	plain := d.DeepCopy()
+	for key := range plain.Annotations {
+		if grayapi.IsGrayAnnotation(key) {
+			delete(plain.Annotations, key)
+		}
+	}
+	e.do(createDeployment(plain))
+	waitRolledOut(e.t, e.client, e.ns, d.Name, 60*time.Second)
+	e.do(mutateDeployment(d.Name, func(live *appsv1.Deployment) {
+		for key, value := range d.Annotations {
+			live.Annotations[key] = value
+		}
+	}))
 	e.expect(d.Name, grayState{phase: grayapi.PhaseComplete, newSpec: *d.Spec.Replicas})
 }
 

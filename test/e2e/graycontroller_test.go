@@ -137,12 +137,18 @@ func waitTakeoverPolicy(t testing.TB, c *cluster.Cluster) {
 // has exactly the RBAC of manifests/base: a missing verb fails the tests.
 func serviceAccountKubeconfig(t testing.TB, c *cluster.Cluster) string {
 	t.Helper()
+	return impersonatingKubeconfig(t, c, controllerSA)
+}
+
+// impersonatingKubeconfig writes a copy of the admin kubeconfig that acts as user.
+func impersonatingKubeconfig(t testing.TB, c *cluster.Cluster, user string) string {
+	t.Helper()
 	cfg, err := clientcmd.LoadFromFile(c.Kubeconfig)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, auth := range cfg.AuthInfos {
-		auth.Impersonate = controllerSA
+		auth.Impersonate = user
 	}
 	path := filepath.Join(t.TempDir(), "gray-controller.kubeconfig")
 	if err := clientcmd.WriteToFile(*cfg, path); err != nil {

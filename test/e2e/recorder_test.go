@@ -25,19 +25,18 @@ import (
 // when the test ends, replays them in resourceVersion order (etcd's global
 // write order) and fails the test on a broken gray invariant:
 //   - overshoot: a write grows a gray Deployment's new ReplicaSet above the
-//     target of the hold point for the replicas at that instant (in alongside
-//     mode a growth by the built-in controller is a measured transient that
-//     must be undone within maxBuiltinTransient);
+//     target of the hold point for the replicas at that instant;
+//   - another writer's resize: in alongside mode, a change of spec.replicas of
+//     a ReplicaSet labelled kubegray.io/frozen, or of any ReplicaSet of a
+//     taken-over Deployment, by anyone but gray-controller (the freeze policy
+//     must have refused it: recorder_frozen_test.go);
 //   - a scale-up of the new ReplicaSet while the percent annotation is invalid;
 //   - availability below R − maxUnavailable after the Deployment first
 //     reached it, outside scaling (R is taken as the smaller of its values
 //     before and after the latest replicas change); a taken-over Deployment
 //     (alongside mode, Recreate) is judged by its saved strategy;
 //   - fighting: one ReplicaSet's size reversing direction more than once
-//     between two changes of the Deployment's replicas or template (in
-//     alongside mode the built-in controller emptying an old ReplicaSet of a
-//     taken-over Deployment, and our restore, is a measured transient
-//     instead, bounded in count and duration: recorder_builtin_test.go);
+//     between two changes of the Deployment's replicas or template;
 //   - a flapping hold: phase Held followed by another phase in statuses of
 //     the same revision, observedGeneration, step and percent (a user who
 //     saw Held for a generation must be able to act on it);
@@ -176,8 +175,6 @@ type rsTrack struct {
 	spec      int32
 	lastDir   int // +1 up, -1 down
 	reversals int
-	// takedowns counts the built-in controller's shrinks of this old ReplicaSet.
-	takedowns int
 }
 
 func (r *recorder) verify() {
@@ -197,8 +194,6 @@ func (r *recorder) verify() {
 	sort.SliceStable(events, func(i, j int) bool { return events[i].rv < events[j].rv })
 
 	deployments := map[string]*deploymentTrack{}
-	transients := map[string]*builtinTransient{}
-	takedowns := map[string]*builtinTransient{}
 	replicaSets := map[string]*appsv1.ReplicaSet{}
 	tracks := map[string]*rsTrack{}
 	var violations, history []string
@@ -249,6 +244,11 @@ func (r *recorder) verify() {
 			rs := ev.replicaSet
 			if ev.deleted {
 				delete(replicaSets, rs.Name)
+				// Whoever deleted it took its pods away: availability is judged afresh from
+				// the point the Deployment reaches its minimum again.
+				if tr := ownerTrack(rs, deployments); tr != nil {
+					tr.reachedMinimum = false
+				}
 				continue
 			}
 			prev := replicaSets[rs.Name]
@@ -259,15 +259,8 @@ func (r *recorder) verify() {
 				tr = &rsTrack{spec: spec}
 				tracks[rs.Name] = tr
 			}
-			if prev != nil && replicasOf(prev.Spec.Replicas) != spec && r.builtInTookOldApart(ev, rs, prev, deployments, takedowns) {
-				// The built-in controller's resize of an old ReplicaSet is a measured
-				// transient, not one side of a fight: the restore starts a new leg.
-				if tr.takedowns+1 > maxBuiltinTakedowns {
-					fail(ev.rv, "the built-in controller shrank old replicaset %s %d times in one scaling episode: the two controllers fight over it", rs.Name, tr.takedowns+1)
-				}
-				tracks[rs.Name] = &rsTrack{spec: spec, takedowns: tr.takedowns + 1}
-			} else if prev != nil && replicasOf(prev.Spec.Replicas) != spec {
-				r.closeTakedown(ev, rs, takedowns)
+			if prev != nil && replicasOf(prev.Spec.Replicas) != spec {
+				checkOnlyGraySizes(ev.rv, rs, prev, deployments, fail)
 				key := rs.Name
 				if ref := metav1.GetControllerOf(rs); ref != nil {
 					key = ref.Name + "/" + rs.Annotations[deployutil.RevisionAnnotation]
@@ -285,18 +278,11 @@ func (r *recorder) verify() {
 				}
 				tr.lastDir = dir
 				tr.spec = spec
-				r.checkGrayTarget(ev, rs, prev, deployments, transients, fail)
+				r.checkGrayTarget(ev, rs, prev, deployments, fail)
 			}
 		}
 		r.checkAvailability(ev.rv, deployments, replicaSets, fail)
 	}
-	for name, tr := range transients {
-		if tr.restoredAt.IsZero() {
-			fail(tr.rv, "the built-in controller raised new replicaset %s to %d (target %d) and it was never brought back", name, tr.spec, tr.target)
-		}
-	}
-	r.reportTransients("new", transients, fail)
-	r.reportTransients("old", takedowns, fail)
 	if len(violations) > 0 {
 		r.t.Errorf("gray invariants broken in namespace %s:\n  %s", r.ns, strings.Join(violations, "\n  "))
 	}
@@ -304,11 +290,9 @@ func (r *recorder) verify() {
 
 // checkGrayTarget is called on every write that resized rs. Only a write that grows the new
 // ReplicaSet above its target is overshoot: a lowered hold point leaves it above the new,
-// lower target until it has come down, and the writes that shrink it on the way are fine. In
-// alongside mode a growth written by the built-in controller (kube-controller-manager) is a
-// documented transient instead, which must be undone within maxBuiltinTransient.
+// lower target until it has come down, and the writes that shrink it on the way are fine.
 func (r *recorder) checkGrayTarget(ev recordedEvent, rs, prev *appsv1.ReplicaSet, deployments map[string]*deploymentTrack,
-	transients map[string]*builtinTransient, fail func(uint64, string, ...any)) {
+	fail func(uint64, string, ...any)) {
 	rv := ev.rv
 	tr := ownerTrack(rs, deployments)
 	if tr == nil {
@@ -327,7 +311,13 @@ func (r *recorder) checkGrayTarget(ev recordedEvent, rs, prev *appsv1.ReplicaSet
 		}
 		return
 	}
-	status, err := grayapi.ParseStatus(d.Annotations[grayapi.StatusAnnotation])
+	raw, reported := d.Annotations[grayapi.StatusAnnotation]
+	if !reported && !d.Spec.Paused {
+		// Neither reported on nor held: released by `kubectl gray release` with gray-controller
+		// gone, the built-in controller rolls it as any other Deployment.
+		return
+	}
+	status, err := grayapi.ParseStatus(raw)
 	revision, _ := strconv.ParseInt(rs.Annotations[deployutil.RevisionAnnotation], 10, 64)
 	step := int32(0)
 	if err == nil && status.Revision == revision {
@@ -341,25 +331,7 @@ func (r *recorder) checkGrayTarget(ev recordedEvent, rs, prev *appsv1.ReplicaSet
 	}
 	replicas := replicasOf(d.Spec.Replicas)
 	target := grayTarget(replicas, points[step])
-	if open := transients[rs.Name]; open != nil && open.restoredAt.IsZero() && spec <= target {
-		open.restoredAt = ev.at
-	}
 	if spec <= target || spec <= before {
-		return
-	}
-	_, takenOver := d.Annotations[grayapi.StrategyAnnotation]
-	if takenOver && replicasManager(rs) == "kube-controller-manager" {
-		tr := transients[rs.Name]
-		if tr == nil || !tr.restoredAt.IsZero() {
-			events := 0
-			if tr != nil {
-				events = tr.events
-			}
-			tr = &builtinTransient{rv: rv, at: ev.at, events: events}
-			transients[rs.Name] = tr
-		}
-		tr.spec, tr.target, tr.events = spec, target, tr.events+1
-		tr.extraPods = max(tr.extraPods, int(spec-target))
 		return
 	}
 	fail(rv, "overshoot: new replicaset %s grew %d→%d, above the target %d (%d%% of %d, step %d)", rs.Name, before, spec, target, points[step], replicas, step)
@@ -396,7 +368,10 @@ func (r *recorder) checkAvailability(rv uint64, deployments map[string]*deployme
 	for _, tr := range deployments {
 		d := tr.d
 		maxSurge, maxUnavailable, ok := rollingLimits(d)
-		if !ok {
+		if !ok || d.DeletionTimestamp != nil {
+			// A Deployment being deleted lets go of its ReplicaSets (--cascade=orphan) or
+			// loses them.
+			tr.reachedMinimum = false
 			continue
 		}
 		replicas := min(replicasOf(d.Spec.Replicas), tr.prevReplicas)
@@ -466,7 +441,9 @@ func checkHoldKept(rv uint64, tr *deploymentTrack, fail func(uint64, string, ...
 		tr.held = nil
 		return
 	}
-	if h := tr.held; h != nil && st.Phase != grayapi.PhaseHeld && st.Revision == h.Revision &&
+	// Someone deleting the stable ReplicaSet under a hold ends it without a new generation.
+	stableGone := st.Failure != nil && st.Failure.Reason == grayapi.ReasonStableReplicaSetGone
+	if h := tr.held; h != nil && st.Phase != grayapi.PhaseHeld && !stableGone && st.Revision == h.Revision &&
 		st.ObservedGeneration == h.ObservedGeneration && st.Step == h.Step && st.Percent == h.Percent {
 		fail(rv, "hold flapped: deployment %s reported Held and then %s for the same revision %d, observedGeneration %d, step %d (%d%%)",
 			tr.d.Name, st.Phase, st.Revision, st.ObservedGeneration, st.Step, st.Percent)

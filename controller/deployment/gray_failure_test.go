@@ -1,0 +1,56 @@
+package deployment
+
+import (
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+)
+
+// deleteReplicaSetOf removes the ReplicaSet running image from the server, as `kubectl delete rs`
+// does (its pods go with it).
+func (w *grayWorld) deleteReplicaSetOf(image string) {
+	w.t.Helper()
+	rs := w.replicaSetOf(image)
+	if err := w.f.client.Tracker().Delete(replicaSetsResource, rs.Namespace, rs.Name); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// A held rollout whose stable ReplicaSet is deleted has nothing to go back to: the canary never
+// grows, no other old ReplicaSet is revived in its place (not even by a scale), the rollout is
+// Degraded saying why, and a resume --full still finishes it on the new revision.
+func TestGrayStableReplicaSetGone(t *testing.T) {
+	w := newGrayWorld(t, grayDeployment(10, "20"))
+	w.cap = 2
+	w.setImage("v2")
+	w.settle()
+	w.setImage("v3") // v2 becomes an abandoned canary at 2 → 0 on the way to v3's hold
+	w.settle()
+	w.wantSizes(sz("v1", 8, "v2", 0, "v3", 2))
+
+	w.deleteReplicaSetOf("v1")
+	w.settle()
+	w.wantSizes(sz("v2", 0, "v3", 2))
+	st := w.status()
+	if st.Phase != grayapi.PhaseDegraded || st.Failure == nil || st.Failure.Reason != grayapi.ReasonStableReplicaSetGone ||
+		!strings.Contains(st.Message, "the replica set of stable revision 1 is gone") {
+		t.Fatalf("status %+v, want Degraded because stable revision 1 is gone", st)
+	}
+	w.wantEvents("Warning GrayDegraded Revision 3: the replica set of stable revision 1 is gone")
+
+	w.cap = 4
+	w.edit(func(d *appsv1.Deployment) { d.Spec.Replicas = ptrInt32(20) })
+	w.settle()
+	w.wantSizes(sz("v2", 0, "v3", 4))
+
+	w.cap = 20
+	w.setAnnotation(grayapi.ResumeAnnotation, "3:full")
+	w.settle()
+	w.wantSizes(sz("v2", 0, "v3", 20))
+	if st := w.status(); st.Phase != grayapi.PhaseComplete || st.Failure != nil {
+		t.Fatalf("status %+v, want Complete", st)
+	}
+}
