@@ -2,14 +2,18 @@ package deployment
 
 // Alongside mode (docs/design.md): the built-in deployment controller keeps running, so only
 // Deployments carrying kubegray.io/percent, or taken over, are ours; every other Deployment is
-// never written, not even its ReplicaSets' owner references.
+// never written, not even its ReplicaSets' owner references (but for ReplicaSets left frozen,
+// which are thawed).
 //
 // While a gray rollout is in flight the Deployment is taken over: spec.paused=true and
-// strategy Recreate on the server (the built-in controller then creates and scales no
-// ReplicaSet: upstream sync.go: sync and scale), the original strategy saved in
-// kubegray.io/strategy (and the user's own pause in kubegray.io/paused).
-// The admission policy or `kubectl gray set --image` take over in the write that changes the
-// template; with --takeover=eager we do it as soon as a Deployment is annotated.
+// strategy Recreate on the server (the built-in controller then creates no ReplicaSet and rolls
+// nothing: upstream sync.go: sync), the original strategy saved in kubegray.io/strategy (and
+// the user's own pause in kubegray.io/paused). The admission policy or `kubectl gray set
+// --image` take over in the write that creates the Deployment or changes its template; with
+// --takeover=eager we do it as soon as a Deployment is annotated. Its ReplicaSets are frozen
+// (freeze.go) before anything of the rollout is written: the built-in controller's paused sync
+// still resizes a lone active ReplicaSet and empties old ones next to a saturated new one
+// (upstream sync.go: scale), and the kubegray-freeze policy refuses exactly those writes.
 //
 // A taken-over Deployment runs the same gray sync as instead mode (gray.go), through a view:
 // the Deployment it sees has the saved strategy, and spec.paused is our hold (heldAt in
@@ -19,37 +23,16 @@ package deployment
 // GrayHeld condition, sent as a strategic merge patch of the status subresource (conditions
 // merge by type) rather than an UpdateStatus that would carry a copy of its fields.
 //
-// The built-in controller's paused sync still resizes ReplicaSets in two cases (upstream
-// sync.go: scale): when at most one ReplicaSet is active (spec > 0) and it is not at
-// spec.replicas, it scales that one (or, with none active, the new one) to spec.replicas; and
-// next to a saturated new ReplicaSet it scales every old one to 0. Otherwise it does nothing
-// on Recreate. A plain gray step can leave such a
-// lone ReplicaSet: with maxSurge 0 the old ReplicaSet shrinks 10→9 before the new one has a
-// pod, and at the end of a rollout the last old pod goes while the new ReplicaSet is at 9 of
-// 10; the built-in controller then writes it back and the two controllers fight.
-// So the writes of each step in this mode go through rollout.GrayAlongsideWrites: the
-// ReplicaSets that grow are written before those that shrink, a step that empties the last
-// old ReplicaSets keeps one of their pods when it removes several, and a step that would
-// still leave a lone ReplicaSet first grows the ReplicaSet the rollout grows next (the new
-// one) by one pod, in the same sync and before the shrink. That last case deliberately
-// exceeds maxSurge by one pod between the two writes (with maxSurge 0 and R 10: old 10 and
-// new 1, then old 9): without it a maxSurge-0 rollout cannot move without handing the
-// built-in controller a lone ReplicaSet, and one extra pod is the smallest deviation that
-// keeps both maxUnavailable and the gray target. Instead mode has no other controller and
-// keeps upstream's exact numbers.
-//
 // Release is one patch that restores the saved strategy, unpauses and drops
-// kubegray.io/strategy: when the rollout completes (a rollback completes too; with eager
-// takeover the Deployment stays taken over while annotated), when kubegray.io/percent is
-// removed, or when the saved strategy is Recreate (no gray rollout to run). Every sync also
-// repairs: a taken-over Deployment that was unpaused or had its strategy edited behind the
-// guard policy is taken over again, and one whose kubegray.io/strategy was lost or is
-// unreadable is released to RollingUpdate with the API defaults, so no Deployment is ever
-// left on Recreate. Instead mode releases a taken-over Deployment it meets through the same
-// patch (takeover.go): there nothing else would ever take it off Recreate. A hold the built-in
-// controller took apart anyway (a lone canary of a held single-replica Deployment that is
-// scaled up) is restored in one sync (gray_scale.go: restore, unsaturate), and one it takes
-// apart while our sync writes is planned again in the same sync (alongside_writers.go).
+// kubegray.io/strategy, after the ReplicaSets are thawed: when the rollout completes (a
+// rollback completes too; with eager takeover the Deployment stays taken over while
+// annotated), when kubegray.io/percent is removed, or when the saved strategy is Recreate (no
+// gray rollout to run). Every sync also repairs what the policies would have refused where
+// they are missing: a taken-over Deployment that was unpaused or had its strategy edited is
+// taken over again, and one whose kubegray.io/strategy was lost or is unreadable is released
+// to RollingUpdate with the API defaults, so no Deployment is ever left on Recreate. Instead
+// mode releases a taken-over Deployment it meets through the same patch (takeover.go): there
+// nothing else would ever take it off Recreate.
 
 import (
 	"context"

@@ -1,15 +1,11 @@
 package deployment
 
 // The other writer of alongside mode. The built-in controller writes the same ReplicaSets as
-// we do: it copies every Deployment annotation onto the new one (so each of our status writes
-// is followed by one of its ReplicaSet writes), its paused sync resizes a lone active
-// ReplicaSet (alongside.go), and before a takeover it creates ReplicaSets itself.
-//
-// A conflict of the first kind is retried on the live object; one of the second kind makes the
-// sync plan again from the live ReplicaSets, once, instead of waiting for the informer and a
-// rate-limited requeue: a canary the built-in controller has just made the whole Deployment
-// must be marked unsaturated (gray_scale.go: unsaturate) before its pods become available, or
-// the built-in controller empties the old ReplicaSets the same sync has just grown.
+// we do, though never their sizes (freeze.go): it copies every Deployment annotation onto the
+// new one and records revisions, so one of our resizes can conflict with an annotation write
+// of its own. Such a conflict is retried at once on the live object when the live ReplicaSet
+// has the size and generation the write was planned from, instead of waiting for a
+// rate-limited requeue.
 //
 // And a ReplicaSet the built-in controller created for a template it saw before the takeover
 // may not be in our cache yet when we would create one: where kube-controller-manager is
@@ -20,7 +16,6 @@ package deployment
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -29,15 +24,6 @@ import (
 
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 )
-
-// resizedError is a conflicting write of a ReplicaSet whose size or spec another writer
-// changed since this sync read it.
-type resizedError struct {
-	err error
-}
-
-func (e *resizedError) Error() string { return e.err.Error() }
-func (e *resizedError) Unwrap() error { return e.err }
 
 // rescaleAfterConflict retries a ReplicaSet write of alongside mode that conflicted only
 // because the built-in controller rewrote the ReplicaSet's annotations (see unresizedLive).
@@ -51,8 +37,8 @@ func (g *graySync) rescaleAfterConflict(ctx context.Context, rs *appsv1.ReplicaS
 
 // unresizedLive reads rs live after one of our writes of it conflicted, and returns it when it
 // has the size and generation the write was planned from: the same write on the live object
-// is then as safe as the planned one. Otherwise it returns the conflict, as a resizedError
-// when the ReplicaSet is still there, so that the sync plans again (replanAfterResize).
+// is then as safe as the planned one. Otherwise it returns the conflict, and the next sync
+// plans again.
 func (g *graySync) unresizedLive(ctx context.Context, rs *appsv1.ReplicaSet, conflict error) (*appsv1.ReplicaSet, error) {
 	live, err := g.dc.client.AppsV1().ReplicaSets(rs.Namespace).Get(ctx, rs.Name, metav1.GetOptions{})
 	switch {
@@ -61,52 +47,10 @@ func (g *graySync) unresizedLive(ctx context.Context, rs *appsv1.ReplicaSet, con
 	case live.Generation != rs.Generation || *live.Spec.Replicas != *rs.Spec.Replicas:
 		klog.FromContext(ctx).V(2).Info("Replica set resized by another writer since it was read", "replicaSet", klog.KObj(rs),
 			"readReplicas", *rs.Spec.Replicas, "liveReplicas", *live.Spec.Replicas, "by", deployutil.FieldOwner(live.ManagedFields, "f:spec", "f:replicas"))
-		return nil, &resizedError{err: conflict}
+		return nil, conflict
 	}
 	klog.FromContext(ctx).V(4).Info("Retrying a ReplicaSet write after an annotation-only conflict", "replicaSet", klog.KObj(rs))
 	return live, nil
-}
-
-// replanAfterResize reports whether err is a resizedError of alongside mode that this sync has
-// not planned again for yet, and marks it planned for: one more plan per sync, so that two
-// controllers resizing the same ReplicaSet back and forth cannot keep a worker.
-func (g *graySync) replanAfterResize(err error) bool {
-	var resized *resizedError
-	if g.view == nil || g.replanned || !errors.As(err, &resized) {
-		return false
-	}
-	g.replanned = true
-	return true
-}
-
-// refreshReplicaSets replaces the ReplicaSets this sync holds with their live versions, read
-// in one list; one that is gone drops out.
-func (g *graySync) refreshReplicaSets(ctx context.Context) error {
-	d := g.d
-	items, err := g.dc.liveReplicaSets(ctx, d)
-	if err != nil {
-		return err
-	}
-	live := make(map[string]*appsv1.ReplicaSet, len(items))
-	for i := range items {
-		live[string(items[i].UID)] = &items[i]
-	}
-	var refreshed []*appsv1.ReplicaSet
-	for _, rs := range g.rsList {
-		if l := live[string(rs.UID)]; l != nil {
-			refreshed = append(refreshed, l)
-		}
-	}
-	g.rsList = refreshed
-	_, g.oldRSs = deployutil.FindOldReplicaSets(d, g.rsList)
-	if g.newRS == nil {
-		return nil
-	}
-	g.newRS = live[string(g.newRS.UID)]
-	if g.newRS == nil {
-		return fmt.Errorf("new replica set of deployment %s/%s is gone", d.Namespace, d.Name)
-	}
-	return nil
 }
 
 // newReplicaSetNotCached reports whether the server has a ReplicaSet of d's template, owned

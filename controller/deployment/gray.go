@@ -112,9 +112,6 @@ type graySync struct {
 	// view is set in alongside mode: d then shows the saved strategy and our hold as
 	// spec.paused (see alongside.go), while the server keeps paused=true and Recreate.
 	view *alongsideView
-	// replanned: this sync already planned its ReplicaSet writes again after another writer
-	// resized one (alongside_writers.go).
-	replanned bool
 }
 
 // syncGray reconciles a gray Deployment (see the file comment). It replaces upstream's paused,

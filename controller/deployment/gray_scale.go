@@ -1,19 +1,16 @@
 package deployment
 
 // Sizing and writing the ReplicaSets of a gray sync: a scaling event keeps the share, broken
-// caps are restored, otherwise one capped rolling step; the writes are ordered so that neither
-// the recorded target nor, in alongside mode, the built-in controller's paused sync can undo
-// them (docs/design.md: alongside mode).
+// caps are restored, otherwise one capped rolling step; the status that raises a target is
+// written before the ReplicaSet writes that use it.
 
 import (
 	"context"
 	"fmt"
 	"sort"
-	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
@@ -58,21 +55,6 @@ func (g *graySync) prepare(ctx context.Context) error {
 // otherwise one capped rolling step (PlanGrayStep), which while held only converges the old
 // ReplicaSets (the new one is at its target and never topped up).
 func (g *graySync) reconcileReplicaSets(ctx context.Context) (bool, error) {
-	scaled, err := g.reconcileOnce(ctx)
-	if !g.replanAfterResize(err) {
-		return scaled, err
-	}
-	// In alongside mode the built-in controller resized a ReplicaSet between our read and our
-	// write: plan again at once from what the server has (alongside_writers.go).
-	if refreshErr := g.refreshReplicaSets(ctx); refreshErr != nil {
-		return scaled, fmt.Errorf("%w (and reading its replica sets again: %w)", err, refreshErr)
-	}
-	again, err := g.reconcileOnce(ctx)
-	return scaled || again, err
-}
-
-// reconcileOnce is one plan and its writes, over the ReplicaSets this sync holds.
-func (g *graySync) reconcileOnce(ctx context.Context) (bool, error) {
 	d := g.d
 	replicas := *d.Spec.Replicas
 	_, minOld := rollout.GrayCaps(replicas, g.st.Target)
@@ -128,21 +110,11 @@ func (g *graySync) rescale(ctx context.Context, held bool) (bool, error) {
 }
 
 // restore applies PlanGrayRestore: the caps broke without a scaling event (the hold point was
-// lowered, or the built-in controller resized a ReplicaSet in alongside mode), and they come
-// back within maxSurge and maxUnavailable, counting only availability the ReplicaSet statuses
-// vouch for (grayReplicaSet).
+// lowered), and they come back within maxSurge and maxUnavailable, counting only availability
+// the ReplicaSet statuses vouch for (grayReplicaSet).
 func (g *graySync) restore(ctx context.Context) (bool, error) {
 	d := g.d
 	old := g.oldKeepOrder()
-	if g.view != nil && g.builtInTookHoldApart() {
-		if err := g.unsaturate(ctx); err != nil {
-			return false, err
-		}
-		newSize, oldSizes := rollout.GrayRestoreAtOnce(*d.Spec.Replicas, g.st.Target, *g.newRS.Spec.Replicas, specsOf(old))
-		klog.FromContext(ctx).V(2).Info("Restoring the hold the built-in controller resized", "deployment", klog.KObj(d),
-			"target", g.st.Target, "newReplicas", newSize, "oldReplicas", oldSizes)
-		return g.apply(ctx, newSize, old, oldSizes, false)
-	}
 	newRS := grayReplicaSet(g.newRS)
 	in := rollout.GrayRestoreInput{
 		Replicas: *d.Spec.Replicas, Surge: deployutil.MaxSurge(*d), Unavailable: deployutil.MaxUnavailable(*d),
@@ -158,71 +130,6 @@ func (g *graySync) restore(ctx context.Context) (bool, error) {
 	klog.FromContext(ctx).V(2).Info("Restoring gray caps", "deployment", klog.KObj(d), "target", g.st.Target,
 		"newReplicas", newSize, "oldReplicas", oldSizes)
 	return g.apply(ctx, newSize, old, oldSizes, false)
-}
-
-// unsaturate stops the built-in controller from seeing a saturated new ReplicaSet before the
-// hold is restored. Its paused sync scales every old ReplicaSet to 0 next to a new one whose
-// spec, desired-replicas annotation and availability all equal spec.replicas (upstream
-// sync.go: scale, IsSaturated), and scales a lone active ReplicaSet to spec.replicas: once it
-// has made the canary the whole Deployment, growing the old ReplicaSet back first is undone at
-// once, and shrinking the canary first leaves it lone. Recording the hold target as the
-// canary's desired replicas first breaks the saturation; the restore's own write of the canary
-// sets the annotation right again, and a sync that stops in between sees a scaling event and
-// resizes to the hold all the same.
-func (g *graySync) unsaturate(ctx context.Context) error {
-	replicas := *g.d.Spec.Replicas
-	desired, ok := deployutil.GetDesiredReplicasAnnotation(ctx, g.newRS)
-	if *g.newRS.Spec.Replicas != replicas || !ok || desired != replicas || replicas == g.st.Target {
-		return nil
-	}
-	update := func(from *appsv1.ReplicaSet) (*appsv1.ReplicaSet, error) {
-		rs := from.DeepCopy()
-		rs.Annotations[deployutil.DesiredReplicasAnnotation] = strconv.Itoa(int(g.st.Target))
-		return g.dc.client.AppsV1().ReplicaSets(rs.Namespace).Update(ctx, rs, metav1.UpdateOptions{FieldManager: g.dc.fieldManager})
-	}
-	rs := g.newRS
-	written, err := update(rs)
-	if apierrors.IsConflict(err) {
-		var live *appsv1.ReplicaSet
-		if live, err = g.unresizedLive(ctx, rs, err); err == nil {
-			written, err = update(live)
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("deployment %s/%s: marking replica set %s unsaturated before restoring the hold: %w", g.d.Namespace, g.d.Name, rs.Name, err)
-	}
-	g.newRS = written
-	return nil
-}
-
-// builtInTookHoldApart reports whether the caps broke because another writer (in alongside
-// mode, the built-in controller's paused sync) resized a ReplicaSet, in one of the two shapes
-// its paused sync leaves: the canary above its target, last resized by a field manager other
-// than ours; or, next to a canary at spec.replicas, the old ReplicaSets below their floor with
-// one of them last resized by another. Old ReplicaSets below their floor next to a smaller
-// canary are a lowered hold point (the built-in controller may have written an old
-// ReplicaSet's size long before), restored within maxSurge and maxUnavailable.
-func (g *graySync) builtInTookHoldApart() bool {
-	if *g.newRS.Spec.Replicas > g.st.Target && g.dc.resizedByOther(g.newRS) {
-		return true
-	}
-	if *g.newRS.Spec.Replicas != *g.d.Spec.Replicas ||
-		deployutil.GetReplicaCountForReplicaSets(g.oldRSs) >= *g.d.Spec.Replicas-g.st.Target {
-		return false
-	}
-	for _, rs := range g.oldRSs {
-		if g.dc.resizedByOther(rs) {
-			return true
-		}
-	}
-	return false
-}
-
-// resizedByOther reports whether rs's spec.replicas was last written by a field manager
-// other than ours.
-func (dc *DeploymentController) resizedByOther(rs *appsv1.ReplicaSet) bool {
-	owner := deployutil.FieldOwner(rs.ManagedFields, "f:spec", "f:replicas")
-	return owner != "" && owner != dc.fieldManager
 }
 
 // grayReplicaSet is what PlanGrayStep sees of rs. Its availability is only
@@ -262,10 +169,9 @@ func (g *graySync) rollStep(ctx context.Context) (bool, error) {
 	return g.apply(ctx, plan.New, old, plan.Old, false)
 }
 
-// apply writes the new ReplicaSet first and then the old ones in the given order (in alongside
-// mode, in the order and with the adjustment writeOrder decides), stopping at the first error.
-// With force, every ReplicaSet that was active also gets its desired- and max-replicas
-// annotations refreshed (the end of a scaling event).
+// apply writes the new ReplicaSet first and then the old ones in the given order, as upstream
+// does, stopping at the first error. With force, every ReplicaSet that was active also gets
+// its desired- and max-replicas annotations refreshed (the end of a scaling event).
 func (g *graySync) apply(ctx context.Context, newSize int32, old []*appsv1.ReplicaSet, oldSizes []int32, force bool) (bool, error) {
 	g.keepOldFromGrowing(old, oldSizes)
 	scaledAny := false
@@ -289,17 +195,15 @@ func (g *graySync) apply(ctx context.Context, newSize int32, old []*appsv1.Repli
 		scaledAny = scaledAny || scaled
 		return written, nil
 	}
-	for _, w := range g.mode().writeOrder(ctx, g, newSize, old, oldSizes) {
-		if w.New {
-			written, err := write(g.newRS, w.Size)
-			if err != nil {
-				return scaledAny, err
-			}
-			g.newRS = written
-			continue
+	if g.newRS != nil {
+		written, err := write(g.newRS, newSize)
+		if err != nil {
+			return scaledAny, err
 		}
-		rs := old[w.Old]
-		written, err := write(rs, w.Size)
+		g.newRS = written
+	}
+	for i, rs := range old {
+		written, err := write(rs, oldSizes[i])
 		if err != nil {
 			return scaledAny, err
 		}

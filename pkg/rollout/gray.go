@@ -343,34 +343,6 @@ func PlanGrayRestore(in GrayRestoreInput) (newSize int32, oldSizes []int32) {
 	return in.NewSpec - shrink, oldSizes
 }
 
-// GrayRestoreAtOnce puts a gray Deployment back under its caps in one step,
-// for when another controller took the hold apart: in alongside mode the
-// built-in controller's paused sync scales a lone active ReplicaSet to R and
-// empties the old ones next to a saturated new one, and a restore paced by
-// maxSurge would leave it the very shape it acts on again (a canary at R next
-// to an old ReplicaSet, or a lone canary below R).
-//
-//	new' = min(new, T)
-//	old' = SpreadOld(old, max(Σold, R − T))   (old ReplicaSets only grow, to the floor)
-//
-// Worked rows:
-//
-//	R=6,  T=5, the lone canary scaled 1 → 6, old [0]:   new 5, old [1]
-//	R=3,  T=2, old emptied next to a canary of 3, [0]:  new 2, old [1]
-//	R=10, T=2, new 1, old [3 2]: new 1, old SpreadOld([3 2], 8): 4 and 3, leftover 1 to the 3 → [5 3]
-//	R=10, T=2, new 2, old [9]: unchanged (nothing broke)
-func GrayRestoreAtOnce(replicas, target, newSpec int32, old []int32) (newSize int32, oldSizes []int32) {
-	maxNew, minOld := GrayCaps(replicas, target)
-	var total int32
-	for _, s := range old {
-		total += s
-	}
-	if total >= minOld {
-		return min(newSpec, maxNew), append([]int32(nil), old...)
-	}
-	return min(newSpec, maxNew), SpreadOld(old, minOld)
-}
-
 // fullPercent is the share of a rollout that goes to the end.
 const fullPercent = 100
 

@@ -255,31 +255,6 @@ func TestPlanGrayRestore(t *testing.T) {
 	}
 }
 
-func TestGrayRestoreAtOnce(t *testing.T) {
-	tests := []struct {
-		name     string
-		replicas int32
-		target   int32
-		newSpec  int32
-		old      []int32
-		wantNew  int32
-		wantOld  []int32
-	}{
-		{name: "lone canary scaled to R by the built-in controller", replicas: 6, target: 5, newSpec: 6, old: []int32{0}, wantNew: 5, wantOld: []int32{1}},
-		{name: "old emptied next to a saturated canary", replicas: 3, target: 2, newSpec: 3, old: []int32{0}, wantNew: 2, wantOld: []int32{1}},
-		{name: "old share short over two", replicas: 10, target: 2, newSpec: 1, old: []int32{3, 2}, wantNew: 1, wantOld: []int32{5, 3}},
-		{name: "nothing broke", replicas: 10, target: 2, newSpec: 2, old: []int32{9}, wantNew: 2, wantOld: []int32{9}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			gotNew, gotOld := GrayRestoreAtOnce(tt.replicas, tt.target, tt.newSpec, tt.old)
-			if gotNew != tt.wantNew || !reflect.DeepEqual(gotOld, tt.wantOld) {
-				t.Errorf("GrayRestoreAtOnce() = %d %v, want %d %v", gotNew, gotOld, tt.wantNew, tt.wantOld)
-			}
-		})
-	}
-}
-
 func TestGrayStepTarget(t *testing.T) {
 	points := []int32{10, 30, 60}
 	tests := []struct {
