@@ -24,7 +24,8 @@ type FailureView struct {
 	// Message names the ReplicaSet, its target, how many of its replicas
 	// were available and the most common reason its pods were not ready.
 	Message string `json:"message"`
-	// RolledBackFrom is the revision that kubegray.io/on-failure: rollback
+	// RolledBackFrom is the revision that was rolled back to the stable one
+	// (by kubegray.io/on-failure: rollback, or by hand)
 	// rolled back; 0 when nothing was rolled back.
 	RolledBackFrom int64 `json:"rolledBackFrom,omitempty"`
 }
@@ -97,9 +98,13 @@ func failureText(v StatusView) string {
 	return text
 }
 
-// rolledBackText says that kubegray.io/on-failure rolled revision rev back.
-func rolledBackText(rev int64) string {
-	return fmt.Sprintf("rolled back revision %d automatically (%s: %s)", rev, grayapi.OnFailureAnnotation, grayapi.OnFailureRollback)
+// rolledBackText says how revision f.RolledBackFrom was rolled back: by kubegray.io/on-failure
+// when the policy asks for it and the revision failed, by hand (an undo, a revert) otherwise.
+func rolledBackText(f *FailureView, policy *PolicyView) string {
+	if f.Reason != grayapi.ReasonRolledBack && policy != nil && policy.OnFailure == string(grayapi.OnFailureRollback) {
+		return fmt.Sprintf("rolled back revision %d automatically (%s: %s)", f.RolledBackFrom, grayapi.OnFailureAnnotation, grayapi.OnFailureRollback)
+	}
+	return fmt.Sprintf("rolled back revision %d to the stable revision", f.RolledBackFrom)
 }
 
 // renderNotReady writes the table of reasons the new pods are not ready.
@@ -125,10 +130,11 @@ func renderNotReady(b *strings.Builder, n *NotReadyView) {
 // other rollout.
 func failureError(v StatusView) error {
 	obj := fmt.Sprintf("deployment %s/%s", v.Namespace, v.Name)
-	if v.Failure != nil && v.Failure.RolledBackFrom > 0 {
+	if v.Failure != nil && v.Failure.RolledBackFrom > 0 && v.Failure.Reason != grayapi.ReasonRolledBack {
 		// The pods now shown are those of the stable revision; the failed
-		// revision's reason is in the controller's message.
-		return fmt.Errorf("%s %s: %s", obj, rolledBackText(v.Failure.RolledBackFrom), orPlaceholder(failureMessage(v), "(no message)"))
+		// revision's reason is in the controller's message. A rollout rolled
+		// back before it failed is no failure: the rollback was asked for.
+		return fmt.Errorf("%s %s: %s", obj, rolledBackText(v.Failure, v.Policy), orPlaceholder(failureMessage(v), "(no message)"))
 	}
 	if v.Phase != grayapi.PhaseDegraded {
 		return nil

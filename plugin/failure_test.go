@@ -240,7 +240,13 @@ func TestFailureError(t *testing.T) {
 	rolledBack := func(phase grayapi.Phase) StatusView {
 		return StatusView{Namespace: ns, Name: "web", Gray: true, Phase: phase, Revision: 3,
 			Failure:  &FailureView{Reason: grayapi.ReasonProgressDeadlineExceeded, Message: "0 of 3 available", RolledBackFrom: 2},
-			NotReady: &NotReadyView{Top: "1 pod Pending"}}
+			NotReady: &NotReadyView{Top: "1 pod Pending"}, Policy: &PolicyView{OnFailure: string(grayapi.OnFailureRollback)}}
+	}
+	undone := func(reason string) StatusView {
+		v := rolledBack(grayapi.PhaseComplete)
+		v.Policy = &PolicyView{OnFailure: string(grayapi.OnFailureHold)}
+		v.Failure.Reason = reason
+		return v
 	}
 	tests := []struct {
 		name string
@@ -265,6 +271,9 @@ func TestFailureError(t *testing.T) {
 			want: "deployment default/web rolled back revision 2 automatically (kubegray.io/on-failure: rollback): 0 of 3 available"},
 		{name: "rolled back and complete", view: rolledBack(grayapi.PhaseComplete),
 			want: "deployment default/web rolled back revision 2 automatically (kubegray.io/on-failure: rollback): 0 of 3 available"},
+		{name: "a failed canary undone by hand", view: undone(grayapi.ReasonProgressDeadlineExceeded),
+			want: "deployment default/web rolled back revision 2 to the stable revision: 0 of 3 available"},
+		{name: "a healthy canary undone by hand is no failure", view: undone(grayapi.ReasonRolledBack)},
 		{name: "failure kept, nothing rolled back, not degraded", view: StatusView{Phase: grayapi.PhaseHeld, Failure: &FailureView{Message: "old"}}},
 		{name: "progressing", view: StatusView{Phase: grayapi.PhaseProgressing, NotReady: &NotReadyView{Top: "1 pod Pending"}}},
 	}

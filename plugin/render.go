@@ -163,7 +163,7 @@ func renderStatus(w io.Writer, v StatusView, now time.Time, color bool) error {
 	if v.Failure != nil {
 		line("Failure", "%s", failureText(v))
 		if v.Failure.RolledBackFrom > 0 {
-			fmt.Fprintf(&b, "%13s%s\n", "", rolledBackText(v.Failure.RolledBackFrom))
+			fmt.Fprintf(&b, "%13s%s\n", "", rolledBackText(v.Failure, v.Policy))
 		}
 	}
 	// An Invalid rollout has no target: it is frozen where it is.

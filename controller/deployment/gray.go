@@ -175,6 +175,9 @@ func (g *graySync) run(ctx context.Context) error {
 	recordedHold := g.hasPrev && g.prev.HeldAt != nil
 	g.distrustCopiedStatus(ctx)
 	g.identify(ctx)
+	if err := g.markStableOfRollout(ctx); err != nil {
+		return err
+	}
 	g.pausedByUs = d.Spec.Paused && (recordedHold || g.rederivedHold)
 	g.retarget()
 	resumed := g.takeResume(ctx)
@@ -232,9 +235,15 @@ func (dc *DeploymentController) cachedDeploymentIsCurrent(ctx context.Context, d
 // no template change explains it, so it was copied in (`kubectl rollout undo` from a ReplicaSet
 // the built-in controller annotated, a GitOps tool, a hand edit) and the rollout is
 // re-identified from the ReplicaSets and the durable record instead (see gray_record.go).
+//
+// A rollback is not a copy, though it looks like one in alongside mode: the built-in
+// controller renumbers the stable ReplicaSet as soon as the template goes back to it, before
+// our next sync. Our own status then names the abandoned revision and, as its stable revision,
+// one the new ReplicaSet had before the renumbering; a copy taken from a ReplicaSet names that
+// ReplicaSet's own earlier revision instead.
 func (g *graySync) distrustCopiedStatus(ctx context.Context) {
 	rev := g.newRevision()
-	if !g.hasPrev || g.prev.Revision == rev || g.newRS == nil {
+	if !g.hasPrev || g.prev.Revision == rev || g.newRS == nil || g.renumberedByRollback() {
 		return
 	}
 	for _, rs := range g.rsList {
@@ -245,6 +254,14 @@ func (g *graySync) distrustCopiedStatus(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// renumberedByRollback reports whether the new ReplicaSet is the stable one of the status read,
+// renumbered by a rollback from the revision that status was rolling out.
+func (g *graySync) renumberedByRollback() bool {
+	stable := g.prev.StableRevision
+	return stable > 0 && stable != g.prev.Revision && deployutil.RevisionHistoryContains(g.newRS, stable) &&
+		!isRevisionOf(g.newRS, g.prev.Revision)
 }
 
 // newRevision is the revision of the rollout in flight: the new ReplicaSet's, or the one
@@ -316,6 +333,8 @@ func (g *graySync) identify(ctx context.Context) {
 		if st.Failure = g.carriedRollbackFailure(); st.Failure != nil {
 			why = fmt.Sprintf(" after revision %d failed (%s: %s): %s", st.Failure.RolledBackFrom,
 				grayapi.OnFailureAnnotation, grayapi.OnFailureRollback, st.Failure.Message)
+		} else if st.Failure = g.abandonedRollout(); st.Failure != nil {
+			why = fmt.Sprintf(", revision %d abandoned: %s", st.Failure.RolledBackFrom, st.Failure.Message)
 		}
 		g.dc.eventRecorder.Eventf(g.d, corev1.EventTypeNormal, grayapi.ReasonGrayRolledBack,
 			"Rolling back to stable revision %d (replica set %s): hold points skipped%s", st.StableRevision, g.newRS.Name, why)

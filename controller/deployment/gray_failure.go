@@ -113,6 +113,24 @@ func (g *graySync) carriedRollbackFailure() *grayapi.Failure {
 	return nil
 }
 
+// abandonedRollout is the Failure recorded when the stable revision comes back (kubectl gray
+// undo, kubectl rollout undo, a revert in Git) while the rollout of another revision was in
+// flight: that rollout's own failure when it had one, a rollback otherwise; nil when the status
+// read names no rollout in flight (the stable revision just completed, or it was lost).
+func (g *graySync) abandonedRollout() *grayapi.Failure {
+	p := g.prev
+	if !g.hasPrev || p.Phase == grayapi.PhaseComplete || p.Phase == grayapi.PhaseRolledBack || p.Revision == g.newRevision() {
+		return nil
+	}
+	if p.Failure != nil && p.Failure.RolledBackFrom == 0 {
+		f := *p.Failure
+		f.RolledBackFrom = p.Revision
+		return &f
+	}
+	return &grayapi.Failure{Reason: grayapi.ReasonRolledBack, RolledBackFrom: p.Revision,
+		Message: fmt.Sprintf("revision %d was rolled back to stable revision %d at %d%% before it completed", p.Revision, p.StableRevision, p.Percent)}
+}
+
 // stableGone reports whether a rollout that is not at its last step has lost the ReplicaSet of
 // its stable revision (deleted by hand, or by a revisionHistoryLimit while it had no replicas).
 // Nothing is left to go back to, and no other old ReplicaSet stands in for it: old ReplicaSets

@@ -185,13 +185,19 @@ func (g *graySync) holdIfReached(ctx context.Context) error {
 	return nil
 }
 
-// heldEvent reports a hold point reached: event, log and metrics. Only the first hold point of
-// a rollout feeds the time-to-hold histogram; later ones include the time people took to
-// resume.
+// heldEvent reports a hold point reached: event, log and metrics. The event is GrayHolding and
+// says how many of the canary's pods are still to become ready; GrayHeld follows when the hold
+// is settled (heldSettledEvent), so that the event, the GrayHeld condition and `kubectl gray
+// status` agree. Only the first hold point of a rollout feeds the time-to-hold histogram; later
+// ones include the time people took to resume.
 func (g *graySync) heldEvent(ctx context.Context) {
 	replicas := *g.d.Spec.Replicas
-	g.dc.eventRecorder.Eventf(g.d, corev1.EventTypeNormal, grayapi.ReasonGrayHeld, "%s holds %d/%d (%d%%)",
-		g.newRS.Name, g.st.Target, replicas, g.st.Percent)
+	waiting := g.st.Target - min(g.newRS.Status.AvailableReplicas, g.st.Target)
+	if !statusObserved(g.newRS) {
+		waiting = g.st.Target
+	}
+	g.dc.eventRecorder.Eventf(g.d, corev1.EventTypeNormal, grayapi.ReasonGrayHolding, "%s reached %d/%d (%d%%); waiting for %d of its pods to become ready",
+		g.newRS.Name, g.st.Target, replicas, g.st.Percent, waiting)
 	klog.FromContext(ctx).V(2).Info("Gray rollout held", "deployment", klog.KObj(g.d), "replicaSet", klog.KObj(g.newRS),
 		"target", g.st.Target, "replicas", replicas, "percent", g.st.Percent)
 	sinceStart := time.Duration(-1)
@@ -199,6 +205,18 @@ func (g *graySync) heldEvent(ctx context.Context) {
 		sinceStart = max(g.dc.now().Sub(g.newRS.CreationTimestamp.Time), 0)
 	}
 	metrics.RecordGrayHold(sinceStart)
+}
+
+// heldSettledEvent emits GrayHeld the first time a hold is reported Held for this revision, step
+// and target: every pod of the canary available, the old ReplicaSets at their share.
+func (g *graySync) heldSettledEvent() {
+	p := g.prev
+	if g.st.Phase != grayapi.PhaseHeld || g.newRS == nil ||
+		(g.hasPrev && p.Phase == grayapi.PhaseHeld && p.Revision == g.st.Revision && p.Step == g.st.Step && p.Target == g.st.Target) {
+		return
+	}
+	g.dc.eventRecorder.Eventf(g.d, corev1.EventTypeNormal, grayapi.ReasonGrayHeld, "%s holds %d/%d (%d%%), all %d available",
+		g.newRS.Name, g.st.Target, *g.d.Spec.Replicas, g.st.Percent, g.st.Target)
 }
 
 // holdInPlace reports whether the ReplicaSets are sized for the current hold point and

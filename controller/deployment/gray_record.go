@@ -59,6 +59,27 @@ func stableReplicaSet(rsList []*appsv1.ReplicaSet) *appsv1.ReplicaSet {
 	return found
 }
 
+// markStableOfRollout labels the ReplicaSet of the stable revision of the rollout in flight, from
+// the sync that starts the rollout on: a rollback (kubectl gray undo, or one that the built-in
+// controller renumbers before our next sync) must find the stable revision by its record even
+// when no sync saw that revision complete (a Deployment opted in and given its new image in one
+// write, as `kubectl gray set --image` does).
+func (g *graySync) markStableOfRollout(ctx context.Context) error {
+	if g.st.StableRevision <= 0 {
+		return nil
+	}
+	all := withNewRS(g.oldRSs, g.newRS)
+	for _, rs := range all {
+		if isRevisionOf(rs, g.st.StableRevision) {
+			if rs.Labels[grayapi.StableLabel] == grayapi.StableLabelValue {
+				return nil
+			}
+			return g.dc.markStable(ctx, g.d, rs, all)
+		}
+	}
+	return nil
+}
+
 // markStable puts the stable label on stable and takes it off every other ReplicaSet.
 func (dc *DeploymentController) markStable(ctx context.Context, d *appsv1.Deployment, stable *appsv1.ReplicaSet, rsList []*appsv1.ReplicaSet) error {
 	if stable.Labels[grayapi.StableLabel] != grayapi.StableLabelValue {

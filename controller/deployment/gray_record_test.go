@@ -7,7 +7,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/klog/v2/ktesting"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
@@ -260,5 +262,47 @@ func TestGrayStableMarkedBeforeCompleteIsReported(t *testing.T) {
 	}
 	if got := w.stableMarks(); !got["v2"] || len(got) != 1 {
 		t.Fatalf("stable marks %v when Complete was about to be reported, want v2 alone", got)
+	}
+}
+
+// A status naming another revision than the one in flight is a copy, unless the new ReplicaSet
+// is that status's stable revision renumbered by a rollback (the built-in controller renumbers
+// before our sync in alongside mode).
+func TestGrayCopiedStatusAndRenumberedRollback(t *testing.T) {
+	rs := func(rev, history string) *appsv1.ReplicaSet {
+		r := testutil.ReplicaSet("web-new", 2, testutil.RSRevision(0))
+		r.Annotations[deployutil.RevisionAnnotation] = rev
+		if history != "" {
+			r.Annotations[deployutil.RevisionHistoryAnnotation] = history
+		}
+		return r
+	}
+	tests := []struct {
+		name      string
+		prev      grayapi.Status
+		newRS     *appsv1.ReplicaSet
+		wantTrust bool
+	}{
+		{name: "rollback to the stable revision, renumbered 1 → 3", prev: grayapi.Status{Revision: 2, StableRevision: 1},
+			newRS: rs("3", "1"), wantTrust: true},
+		{name: "rollback to a renumbered stable, renumbered again 1,3 → 5", prev: grayapi.Status{Revision: 4, StableRevision: 3},
+			newRS: rs("5", "1,3"), wantTrust: true},
+		{name: "kubectl rollout undo to revision 2, which carries the status of its own rollout", prev: grayapi.Status{Revision: 2, StableRevision: 1},
+			newRS: rs("4", "2"), wantTrust: false},
+		{name: "status of another revision, nothing renumbered", prev: grayapi.Status{Revision: 5, StableRevision: 4},
+			newRS: rs("3", ""), wantTrust: false},
+		{name: "status of the revision in flight", prev: grayapi.Status{Revision: 3, StableRevision: 1},
+			newRS: rs("3", "1"), wantTrust: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, ctx := ktesting.NewTestContext(t)
+			g := &graySync{d: newDeployment("web", 2), prev: tt.prev, hasPrev: true, newRS: tt.newRS, rsList: []*appsv1.ReplicaSet{tt.newRS}}
+			g.distrustCopiedStatus(ctx)
+			if g.hasPrev != tt.wantTrust {
+				t.Errorf("status %+v with the new ReplicaSet at revision %s (history %q) trusted %t, want %t", tt.prev,
+					tt.newRS.Annotations[deployutil.RevisionAnnotation], tt.newRS.Annotations[deployutil.RevisionHistoryAnnotation], g.hasPrev, tt.wantTrust)
+			}
+		})
 	}
 }

@@ -67,7 +67,7 @@ func TestGrayPlainUnpauseIsNext(t *testing.T) {
 	if st := w.status(); st.Step != 1 || st.Target != 3 || st.HeldAt == nil {
 		t.Fatalf("status = %+v, want held at step 1 with target 3", st)
 	}
-	w.wantEvents("GrayResumed", "unpaused at 10%: moving on to 30%", "GrayHeld", "holds 3/10 (30%)")
+	w.wantEvents("GrayResumed", "unpaused at 10%: moving on to 30%", "GrayHolding", "reached 3/10 (30%)")
 	w.ready()
 	w.settle()
 	w.wantSizes(sz("v1", 7, "v2", 3))

@@ -67,6 +67,7 @@ func (g *graySync) finish(ctx context.Context) error {
 			return err
 		}
 	}
+	g.heldSettledEvent()
 	if completed {
 		g.dc.eventRecorder.Eventf(d, corev1.EventTypeNormal, grayapi.ReasonGrayComplete, "Revision %d complete: all %d replicas updated", g.st.Revision, *d.Spec.Replicas)
 	}

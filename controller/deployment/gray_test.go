@@ -67,7 +67,8 @@ func TestGraySingleHold(t *testing.T) {
 	}
 	w.wantSizes(sz("v1", 8, "v2", 2))
 	w.wantState(grayapi.PhaseProgressing, true)
-	w.wantEvents("Scaled up replica set", "GrayHeld web-", "holds 2/10 (20%)")
+	// Reached, not yet held: none of the canary's pods is ready.
+	w.wantEvents("Scaled up replica set", "GrayHolding web-", "reached 2/10 (20%); waiting for 2 of its pods to become ready")
 	st := w.status()
 	if st.Revision != 2 || st.StableRevision != 1 || st.Step != 0 || st.Percent != 20 || st.Target != 2 || st.HeldAt == nil {
 		t.Fatalf("status after sync 1 = %+v", st)
@@ -286,9 +287,10 @@ func TestGrayZeroPercent(t *testing.T) {
 	w.step()
 	w.wantSizes(sz("v1", 10, "v2", 0))
 	w.wantState(grayapi.PhaseProgressing, true)
-	w.wantEvents("GrayHeld", "holds 0/10 (0%)")
+	w.wantEvents("GrayHolding", "reached 0/10 (0%); waiting for 0 of its pods to become ready")
 	w.step()
 	w.wantState(grayapi.PhaseHeld, true)
+	w.wantEvents("GrayHeld", "holds 0/10 (0%), all 0 available")
 	if n := writes(w.step()); n != 0 {
 		t.Fatalf("held at 0%% made %d writes", n)
 	}

@@ -111,7 +111,12 @@ const ConditionGrayHeld appsv1.DeploymentConditionType = "GrayHeld"
 // Event reasons the controller emits on the Deployment (and the condition
 // reasons it uses for GrayHeld).
 const (
-	ReasonGrayHeld       = "GrayHeld"
+	// ReasonGrayHeld is emitted when a rollout is Held: its new ReplicaSet
+	// stands at the hold point's target with every replica available.
+	ReasonGrayHeld = "GrayHeld"
+	// ReasonGrayHolding is emitted when a rollout reaches a hold point's
+	// target, saying how many of its pods are still to become ready.
+	ReasonGrayHolding    = "GrayHolding"
 	ReasonGrayResumed    = "GrayResumed"
 	ReasonGrayInvalid    = "GrayInvalid"
 	ReasonGrayTakeover   = "GrayTakeover"
@@ -142,12 +147,19 @@ const ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
 // revision.
 const ReasonStableReplicaSetGone = "StableReplicaSetGone"
 
+// ReasonRolledBack is the reason of the Failure recorded when the stable
+// revision was brought back (kubectl gray undo, kubectl rollout undo, a
+// revert) while a rollout that had not failed was in flight. Unlike a failure
+// it does not make `kubectl gray status --until complete` exit 1: the
+// rollback was asked for.
+const ReasonRolledBack = "RolledBack"
+
 // IsEventReason reports whether reason is one of the gray event reasons
 // above; status views use it to pick gray events out of a Deployment's
 // events.
 func IsEventReason(reason string) bool {
 	switch reason {
-	case ReasonGrayHeld, ReasonGrayResumed, ReasonGrayInvalid, ReasonGrayTakeover,
+	case ReasonGrayHeld, ReasonGrayHolding, ReasonGrayResumed, ReasonGrayInvalid, ReasonGrayTakeover,
 		ReasonGrayRelease, ReasonGrayRolledBack, ReasonGrayComplete, ReasonGrayResumeIgnored, ReasonGrayDegraded:
 		return true
 	}

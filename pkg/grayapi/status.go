@@ -131,13 +131,14 @@ type Progress struct {
 
 // Failure is why a rollout failed.
 type Failure struct {
-	// Reason is ReasonProgressDeadlineExceeded or ReasonStableReplicaSetGone.
+	// Reason is ReasonProgressDeadlineExceeded, ReasonStableReplicaSetGone, or
+	// ReasonRolledBack for a rollout rolled back before it failed.
 	Reason string `json:"reason"`
 	// Message names the ReplicaSet, its target, how many were available and
 	// the most common reason its pods were not ready.
 	Message string `json:"message"`
-	// RolledBackFrom is the revision that kubegray.io/on-failure rolled back;
-	// 0 when nothing was rolled back.
+	// RolledBackFrom is the revision that was rolled back to the stable one
+	// (by kubegray.io/on-failure, or by hand); 0 when nothing was rolled back.
 	RolledBackFrom int64 `json:"rolledBackFrom,omitempty"`
 }
 

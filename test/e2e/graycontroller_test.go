@@ -14,6 +14,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubegray/kubectl-gray/internal/testutil"
@@ -90,10 +91,18 @@ func applyManifests(t testing.TB, c *cluster.Cluster, docs []string) {
 	for _, doc := range docs {
 		if strings.Contains(doc, "\nkind: MutatingAdmissionPolicyBinding\n") {
 			waitTakeoverPolicy(t, c)
+		}
+	}
+	for _, doc := range docs {
+		if strings.Contains(doc, "\nkind: ValidatingAdmissionPolicyBinding\n") {
+			waitGuardPolicies(t, c)
 			return
 		}
 	}
 }
+
+// policyProbeNamespace holds the objects that probe whether the admission policies act.
+const policyProbeNamespace = "policy-probe"
 
 // waitTakeoverPolicy returns once the takeover policy acts: kube-apiserver
 // loads new admission policies asynchronously, and an image change that
@@ -102,7 +111,7 @@ func applyManifests(t testing.TB, c *cluster.Cluster, docs []string) {
 func waitTakeoverPolicy(t testing.TB, c *cluster.Cluster) {
 	t.Helper()
 	ctx := context.Background()
-	const ns = "policy-probe"
+	const ns = policyProbeNamespace
 	if err := createNamespace(ctx, c.Client, ns); err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
@@ -129,6 +138,50 @@ func waitTakeoverPolicy(t testing.TB, c *cluster.Cluster) {
 	})
 	if err != nil {
 		t.Fatalf("the takeover policy did not act: %v", err)
+	}
+}
+
+// waitGuardPolicies returns once the guard and freeze policies refuse what they must: the
+// unpause of a taken-over probe Deployment, and the resize of its frozen ReplicaSet.
+func waitGuardPolicies(t testing.TB, c *cluster.Cluster) {
+	t.Helper()
+	ctx := context.Background()
+	const ns = policyProbeNamespace
+	if err := createNamespace(ctx, c.Client, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	probe := testutil.Deployment("guarded", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(0), testutil.WithPaused(), testutil.WithRecreate(),
+		testutil.WithAnnotation(grayapi.PercentAnnotation, "50"), testutil.WithAnnotation(grayapi.StrategyAnnotation, "RollingUpdate"))
+	probe.Namespace = ns
+	d, err := c.Client.AppsV1().Deployments(ns).Create(ctx, probe, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := testutil.ReplicaSet("guarded-frozen", 0, testutil.RSOwnedBy(d))
+	rs.Namespace = ns
+	rs.Labels = map[string]string{"app": "guarded", grayapi.FrozenLabel: grayapi.FrozenLabelValue}
+	rs.Spec.Selector = d.Spec.Selector
+	rs.Spec.Template = d.Spec.Template
+	if _, err := c.Client.AppsV1().ReplicaSets(ns).Create(ctx, rs, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Gone before this returns, so that the next installation probes afresh.
+	defer func() {
+		_ = c.Client.AppsV1().ReplicaSets(ns).Delete(ctx, "guarded-frozen", metav1.DeleteOptions{})
+		_ = c.Client.AppsV1().Deployments(ns).Delete(ctx, "guarded", metav1.DeleteOptions{})
+	}()
+	refused := func(err error, policy string) bool {
+		return apierrors.IsForbidden(err) && strings.Contains(err.Error(), policy)
+	}
+	err = cluster.Poll(ctx, 60*time.Second, 200*time.Millisecond, func(ctx context.Context) (bool, string, error) {
+		unpause := []byte(`{"spec":{"paused":false}}`)
+		_, guardErr := c.Client.AppsV1().Deployments(ns).Patch(ctx, "guarded", types.MergePatchType, unpause, metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}})
+		resize := []byte(`{"spec":{"replicas":1}}`)
+		_, freezeErr := c.Client.AppsV1().ReplicaSets(ns).Patch(ctx, "guarded-frozen", types.MergePatchType, resize, metav1.PatchOptions{DryRun: []string{metav1.DryRunAll}})
+		return refused(guardErr, "kubegray-guard") && refused(freezeErr, "kubegray-freeze"), fmt.Sprintf("unpause: %v; resize: %v", guardErr, freezeErr), nil
+	})
+	if err != nil {
+		t.Fatalf("the guard and freeze policies did not act: %v", err)
 	}
 }
 
