@@ -453,4 +453,3 @@ func TestAlongsideEager(t *testing.T) {
 	w.wantReleased(quarterStrategy())
 	w.wantFrozen(false)
 }
-
