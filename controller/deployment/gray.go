@@ -329,6 +329,9 @@ func (g *graySync) identify(ctx context.Context) {
 		st.Step = last
 	case g.isStableComingBack(st.StableRevision):
 		st.Step = last
+		// Said from the first write of the rollback on (prepare writes before any resize).
+		st.Phase = grayapi.PhaseRolledBack
+		st.Message = fmt.Sprintf("rolling back to stable revision %d", st.StableRevision)
 		why := ""
 		if st.Failure = g.carriedRollbackFailure(); st.Failure != nil {
 			why = fmt.Sprintf(" after revision %d failed (%s: %s): %s", st.Failure.RolledBackFrom,

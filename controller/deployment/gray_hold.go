@@ -139,7 +139,9 @@ func (g *graySync) settleHold(ctx context.Context, resumed bool) error {
 		case !keep:
 			unpause = true
 			g.st.HeldAt = nil
-			g.st.Phase = grayapi.PhaseProgressing
+			if g.st.Phase != grayapi.PhaseRolledBack {
+				g.st.Phase = grayapi.PhaseProgressing
+			}
 		case resumed:
 			newHold = true
 			g.st.HeldAt = ptrTime(g.dc.metaNow())

@@ -43,6 +43,9 @@ func newAlongsideEnv(t *testing.T, c *cluster.Cluster, name string) *grayEnv {
 	t.Helper()
 	var e *grayEnv
 	t.Cleanup(func() {
+		if e == nil {
+			return
+		}
 		e.rec.mu.Lock()
 		defer e.rec.mu.Unlock()
 		keys := make([]string, 0, len(e.rec.scaleWrites))
@@ -56,7 +59,11 @@ func newAlongsideEnv(t *testing.T, c *cluster.Cluster, name string) *grayEnv {
 		}
 		t.Logf("namespace %s: scale writes per ReplicaSet (deployment/revision by writer):%s", e.ns, b.String())
 	})
-	t.Cleanup(func() { alongsideNoRecreate(t, e) })
+	t.Cleanup(func() {
+		if e != nil {
+			alongsideNoRecreate(t, e)
+		}
+	})
 	e = newGrayEnv(t, c, "al-"+name)
 	return e
 }
