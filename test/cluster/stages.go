@@ -19,6 +19,12 @@ const NeverReadyAnnotation = "kubegray.test/never-ready"
 // --image`, `kubectl set image`) to the named image breaks its new pods.
 const CrashLoopAnnotation = "kubegray.test/crash-loop"
 
+// ReadyAfterAnnotation on a pod template holds a Go duration ("30s"): its pods
+// become Ready that long after kwok first sees them, standing in for an
+// application that starts slowly (a canary that becomes ready only after its
+// progress deadline).
+const ReadyAfterAnnotation = "kubegray.test/ready-after"
+
 // UnschedulableLabel is a node label no fake node carries: a pod template
 // whose nodeSelector asks for it (see UnschedulableNodeSelector) makes pods
 // that the real kube-scheduler cannot place. They stay Pending with
@@ -42,6 +48,7 @@ const crashingContainers = `.metadata.annotations["` + CrashLoopAnnotation + `"]
 // so that it leaves the pods of the stages above alone.
 var podReadySkips = []string{
 	`.metadata.annotations["` + NeverReadyAnnotation + `"]`,
+	`.metadata.annotations["` + ReadyAfterAnnotation + `"]`,
 	crashingContainers,
 	upstreamUnpullableContainers, // upstream_images.go
 }
@@ -144,22 +151,28 @@ spec:
 `
 
 // patchStages teaches the cached stage set (documents split on "---") our
-// failure modes: the pod-ready stage skips the pods of NeverReadyAnnotation
-// and CrashLoopAnnotation, and the crash-loop stage is added.
+// failure modes: the pod-ready stage skips the pods of NeverReadyAnnotation,
+// ReadyAfterAnnotation and CrashLoopAnnotation, a copy of it delayed by
+// ReadyAfterAnnotation makes the slow pods ready, and the crash-loop stage is
+// added.
 func patchStages(docs []string) ([]string, error) {
 	skip := "    matchExpressions:\n"
 	for _, key := range podReadySkips {
 		skip += "    - key: '" + key + "'\n      operator: 'DoesNotExist'\n"
 	}
-	patched := false
+	late := ""
 	for i, doc := range docs {
 		if strings.Contains(doc, "name: pod-ready\n") {
+			late = strings.Replace(doc, "name: pod-ready\n", "name: pod-ready-late\n", 1)
+			late = strings.Replace(late, "    matchExpressions:\n", "    matchExpressions:\n    - key: '.metadata.annotations[\""+
+				ReadyAfterAnnotation+"\"]'\n      operator: 'Exists'\n", 1)
+			late = strings.Replace(late, "  next:\n", "  delay:\n    durationFrom:\n      expressionFrom: '.metadata.annotations[\""+
+				ReadyAfterAnnotation+"\"]'\n  next:\n", 1)
 			docs[i] = strings.Replace(doc, "    matchExpressions:\n", skip, 1)
-			patched = docs[i] != doc
 		}
 	}
-	if !patched {
+	if late == "" || !strings.Contains(late, "durationFrom") {
 		return nil, fmt.Errorf("no pod-ready stage selector to patch")
 	}
-	return append(docs, crashLoopStage), nil
+	return append(docs, late, crashLoopStage), nil
 }

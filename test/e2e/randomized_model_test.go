@@ -89,6 +89,9 @@ const (
 	opSetPoints                  // kubectl gray set web POINTS
 	opKill                       // SIGKILL the leading gray-controller
 	opScaleResume                // kubectl scale, then at once kubectl gray resume
+	opScaleZero                  // kubectl scale --replicas=0, then back once settled
+	opPauseResume                // the user pauses (kubectl rollout pause, or kubegray.io/paused while taken over), then kubectl rollout resume
+	opDeleteOld                  // kubectl delete an old ReplicaSet at 0 that is not the stable one
 )
 
 // op is one user action of a scenario.
@@ -125,6 +128,12 @@ func (o op) String() string {
 		s = "SIGKILL the leading gray-controller"
 	case opScaleResume:
 		s = fmt.Sprintf("kubectl scale --replicas=%d, then at once kubectl gray resume", o.replicas)
+	case opScaleZero:
+		s = "kubectl scale --replicas=0, then back"
+	case opPauseResume:
+		s = "pause (kubectl rollout pause, or kubegray.io/paused while taken over), then kubectl rollout resume"
+	case opDeleteOld:
+		s = "kubectl delete an old replicaset at 0 (not the stable one)"
 	}
 	if o.kill {
 		s += ", then SIGKILL the leader"
@@ -323,23 +332,29 @@ func randomOp(rng *rand.Rand, m *model, image func() string) op {
 	for {
 		var o op
 		switch r := rng.IntN(100); {
-		case r < 28:
+		case r < 24:
 			o = op{kind: opScale, replicas: randomReplicas(rng, m)}
-		case r < 45:
+		case r < 28:
+			o = op{kind: opScaleZero}
+		case r < 42:
 			o = op{kind: opResume}
-		case r < 50:
+		case r < 47:
 			o = op{kind: opResumeFull}
-		case r < 56:
+		case r < 53:
 			o = op{kind: opUndo}
-		case r < 65:
+		case r < 61:
 			o = op{kind: opGraySetImage, points: m.points, image: image()}
 			if rng.IntN(2) == 0 {
 				o.points = randomPoints(rng)
 			}
-		case r < 72:
+		case r < 68:
 			o = op{kind: opSetImage, image: image()}
-		case r < 86:
+		case r < 80:
 			o = op{kind: opSetPoints, points: randomPoints(rng)}
+		case r < 86:
+			o = op{kind: opPauseResume}
+		case r < 91:
+			o = op{kind: opDeleteOld}
 		default:
 			o = op{kind: opKill}
 		}

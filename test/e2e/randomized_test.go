@@ -56,24 +56,33 @@ var randomModes = []randomMode{
 func TestGrayRandomized(t *testing.T) {
 	seed := envNumber(t, "GRAY_SEED", uint64(time.Now().UnixNano()%1_000_000_000))
 	count := int(envNumber(t, "GRAY_SCENARIOS", defaultScenarios))
+	failing := failingCount(t)
 	parallel := int(envNumber(t, "GRAY_PARALLEL", defaultParallel))
-	only := -1
+	only, onlyFailing := -1, -1
 	if os.Getenv("GRAY_ONLY") != "" {
 		only = int(envNumber(t, "GRAY_ONLY", 0))
+		failing = 0
 	}
-	t.Logf("GRAY_SEED=%d GRAY_SCENARIOS=%d GRAY_PARALLEL=%d (replay one scenario with GRAY_ONLY=<index>)", seed, count, parallel)
+	if os.Getenv("GRAY_ONLY_FAILING") != "" {
+		onlyFailing = int(envNumber(t, "GRAY_ONLY_FAILING", 0))
+		count = 0
+	}
+	t.Logf("GRAY_SEED=%d GRAY_SCENARIOS=%d GRAY_FAILING=%d GRAY_PARALLEL=%d (replay one scenario with GRAY_ONLY=<index> or GRAY_ONLY_FAILING=<index>)",
+		seed, count, failing, parallel)
 	var scenarios []grayScenario
 	for i := range count {
 		if only < 0 || only == i {
 			scenarios = append(scenarios, randomScenario(seed, i))
 		}
 	}
+	failingOnes := failingScenarios(seed, failing, onlyFailing)
 	for _, mode := range randomModes {
 		t.Run(mode.name, func(t *testing.T) {
 			// The modes have a control plane each, and the scenarios mostly wait on them.
 			t.Parallel()
 			replay := fmt.Sprintf("GRAY_SEED=%d GRAY_SCENARIOS=%d GRAY_ONLY=%%d go test -run 'TestGrayRandomized/%s/' ./e2e/", seed, count, mode.name)
-			runScenarios(t, mode, scenarios, parallel, replay)
+			replayFailing := fmt.Sprintf("GRAY_SEED=%d GRAY_FAILING=%d GRAY_ONLY_FAILING=%%d go test -run 'TestGrayRandomized/%s/' ./e2e/", seed, failing, mode.name)
+			runScenarios(t, mode, scenarios, failingOnes, parallel, replay, replayFailing)
 		})
 	}
 }
@@ -86,7 +95,7 @@ func TestGrayKnownFailures(t *testing.T) {
 	for _, mode := range randomModes {
 		t.Run(mode.name, func(t *testing.T) {
 			t.Parallel()
-			runScenarios(t, mode, knownFailures(), defaultParallel, "go test -run 'TestGrayKnownFailures/"+mode.name+"/' ./e2e/ # %d")
+			runScenarios(t, mode, knownFailures(), nil, defaultParallel, "go test -run 'TestGrayKnownFailures/"+mode.name+"/' ./e2e/ # %d", "")
 		})
 	}
 }
@@ -117,16 +126,28 @@ func knownFailures() []grayScenario {
 }
 
 // runScenarios starts a control plane for mode with two gray-controller
-// replicas and runs the scenarios, parallel at a time, each in its own
-// namespace under the invariant recorder.
-func runScenarios(t *testing.T, mode randomMode, scenarios []grayScenario, parallel int, replay string) {
+// replicas and runs the scenarios and the failing ones, parallel at a time,
+// each in its own namespace under the invariant recorder.
+func runScenarios(t *testing.T, mode randomMode, scenarios []grayScenario, failing []failingScenario, parallel int, replay, replayFailing string) {
 	began := time.Now()
 	c := cluster.StartForTest(t, mode.opts)
 	if mode.name == "alongside" {
 		applyManifests(t, c, overlayManifests(t, "alongside"))
 	}
 	pool := startControllerPool(t, c, 2, "--mode="+mode.name)
-	work := make(chan grayScenario)
+	work := make(chan func(), len(scenarios)+len(failing))
+	// The failing ones first: they wait out their deadlines, which the others fill.
+	for _, s := range failing {
+		work <- func() {
+			t.Run(s.name, func(t *testing.T) { runFailingScenario(t, c, pool, mode, s, fmt.Sprintf(replayFailing, s.index)) })
+		}
+	}
+	for _, s := range scenarios {
+		work <- func() {
+			t.Run(s.name, func(t *testing.T) { runGrayScenario(t, c, pool, mode, s, fmt.Sprintf(replay, s.index)) })
+		}
+	}
+	close(work)
 	var wg sync.WaitGroup
 	// Our own workers rather than t.Parallel: -parallel defaults to
 	// GOMAXPROCS, 2 here, and the scenarios mostly wait.
@@ -134,17 +155,14 @@ func runScenarios(t *testing.T, mode randomMode, scenarios []grayScenario, paral
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for s := range work {
-				t.Run(s.name, func(t *testing.T) { runGrayScenario(t, c, pool, mode, s, fmt.Sprintf(replay, s.index)) })
+			for run := range work {
+				run()
 			}
 		}()
 	}
-	for _, s := range scenarios {
-		work <- s
-	}
-	close(work)
 	wg.Wait()
-	t.Logf("%d scenarios in %s mode took %v including the control plane", len(scenarios), mode.name, time.Since(began).Round(time.Second))
+	t.Logf("%d scenarios and %d failing ones in %s mode took %v including the control plane", len(scenarios), len(failing), mode.name,
+		time.Since(began).Round(time.Second))
 }
 
 // scenarioRun is one scenario in progress.
@@ -173,17 +191,7 @@ func runGrayScenario(t *testing.T, c *cluster.Cluster, pool *controllerPool, mod
 		t.Logf("FAILED in %s mode; replay with: %s\n%s\nwatched history of namespace %s (every Deployment and ReplicaSet event):\n  %s",
 			mode.name, replay, s.describe(failed), e.ns, strings.Join(e.rec.timeline(), "\n  "))
 	})
-	// A scenario that passed gives its pods back: the two kwok nodes hold 500 pods, fewer than
-	// 200 scenarios leave running (from scenario 89 of a 200-scenario run on, every new pod
-	// stayed Pending with "Too many pods"). A failed one is kept to be looked at.
-	t.Cleanup(func() {
-		if t.Failed() || e == nil {
-			return
-		}
-		if err := c.Client.CoreV1().Namespaces().Delete(context.Background(), e.ns, metav1.DeleteOptions{}); err != nil {
-			t.Errorf("deleting the namespace %s of a finished scenario: %v", e.ns, err)
-		}
-	})
+	t.Cleanup(func() { deletePassedNamespace(t, c, e) })
 	e = mode.env(t, c, s.name)
 	r := &scenarioRun{t: t, e: e, u: newPluginUser(t, c, e.ns), pool: pool, mode: mode, s: s, completionAllowed: map[int64]time.Time{}}
 	t.Logf("%s", s.describe(-1))
@@ -203,7 +211,7 @@ func runGrayScenario(t *testing.T, c *cluster.Cluster, pool *controllerPool, mod
 		if before.held && !m.held && o.kind != opUndo {
 			r.completionAllowed[r.lastRevision] = time.Now()
 		}
-		r.issue(o)
+		r.issue(o, before)
 		if o.kill || o.kind == opKill {
 			pool.killLeader(t)
 		}
@@ -211,6 +219,18 @@ func runGrayScenario(t *testing.T, c *cluster.Cluster, pool *controllerPool, mod
 	}
 	failed = -1
 	r.noCompletionWithoutResume()
+}
+
+// deletePassedNamespace deletes the namespace of a scenario that passed, so that it gives its
+// pods back: the two kwok nodes hold 500 pods, fewer than 200 scenarios leave running. A failed
+// one is kept to be looked at.
+func deletePassedNamespace(t *testing.T, c *cluster.Cluster, e *grayEnv) {
+	if t.Failed() || e == nil {
+		return
+	}
+	if err := c.Client.CoreV1().Namespaces().Delete(context.Background(), e.ns, metav1.DeleteOptions{}); err != nil {
+		t.Errorf("deleting the namespace %s of a finished scenario: %v", e.ns, err)
+	}
 }
 
 // create makes the Deployment with kubectl, from a manifest file.
@@ -229,11 +249,21 @@ func (r *scenarioRun) create() {
 	r.u.must("create", "-f", path)
 }
 
-// issue runs o's kubectl commands; each must succeed.
-func (r *scenarioRun) issue(o op) {
+// issue runs o's kubectl commands; each must succeed. before is the model's state before o.
+func (r *scenarioRun) issue(o op, before model) {
 	r.t.Helper()
 	u := r.u
 	switch o.kind {
+	case opScaleZero:
+		u.must("scale", "deployment/web", "--replicas=0")
+		zero := before
+		zero.replicas = 0
+		r.settle(zero.want())
+		u.must("scale", "deployment/web", "--replicas="+strconv.Itoa(int(before.replicas)))
+	case opPauseResume:
+		r.pauseResume(before.held)
+	case opDeleteOld:
+		r.deleteOldReplicaSet()
 	case opScale:
 		u.must("scale", "deployment/web", "--replicas="+strconv.Itoa(int(o.replicas)))
 	case opScaleResume:
@@ -256,6 +286,39 @@ func (r *scenarioRun) issue(o op) {
 		u.must("gray", "set", "web", formatPoints(o.points))
 	case opKill:
 	}
+}
+
+// pauseResume pauses web the way its user can and resumes it with kubectl rollout resume. A
+// Deployment held in instead mode is paused already, and there kubectl rollout resume is a
+// resume of the hold: nothing is done. One taken over in alongside mode is paused by
+// kubegray.io/paused, whose removal kubectl rollout resume becomes.
+func (r *scenarioRun) pauseResume(held bool) {
+	r.t.Helper()
+	switch {
+	case held && r.mode.name == "instead":
+		r.t.Log("a held Deployment in instead mode is paused by its hold: no pause of its user to try")
+		return
+	case held:
+		r.u.must("annotate", "deployment/web", grayapi.PausedAnnotation+"=true")
+	default:
+		r.u.must("rollout", "pause", "deployment/web")
+	}
+	r.u.must("rollout", "resume", "deployment/web")
+}
+
+// deleteOldReplicaSet deletes one of web's old ReplicaSets that has no replicas and is not the
+// stable one, as a person cleaning up history might; if there is none, nothing.
+func (r *scenarioRun) deleteOldReplicaSet() {
+	r.t.Helper()
+	d := r.observe().d
+	for _, rs := range ownedReplicaSets(r.t, r.e.client, d) {
+		if replicasOf(rs.Spec.Replicas) == 0 && rs.Status.Replicas == 0 && rs.Labels[grayapi.StableLabel] != grayapi.StableLabelValue &&
+			!deployutil.EqualIgnoreHash(&rs.Spec.Template, &d.Spec.Template) {
+			r.u.must("delete", "replicaset", rs.Name)
+			return
+		}
+	}
+	r.t.Log("no old replica set at 0 to delete")
 }
 
 // settle waits the way a user does, with `kubectl gray status --until`, and

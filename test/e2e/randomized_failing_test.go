@@ -1,0 +1,249 @@
+package e2e
+
+// Failing canaries in the randomized suite: a Deployment of random shape (1–20 replicas,
+// maxSurge and maxUnavailable 0 included, hold points 1–99, a progress deadline of 8–20 s,
+// kubegray.io/on-failure hold or rollback), created plain and opted in afterwards, gets a canary
+// that never becomes ready or becomes ready only well after its deadline; the leader may be
+// killed right after the template change. What must hold, besides the recorder's invariants
+// (canary never above its target, availability never below R − maxUnavailable): the step is
+// Degraded within its deadline plus failingDetectionBound, and every rollback lands on the
+// stable revision (every replica on it, the canary at 0, failure.rolledBackFrom, no hold on the
+// way back); a late canary that recovers is Held.
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/kubegray/kubectl-gray/internal/testutil"
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+	"github.com/kubegray/kubectl-gray/plugin"
+	"github.com/kubegray/kubectl-gray/test/cluster"
+)
+
+// failingDetectionBound is how long after its deadline a step may become Degraded: the check is
+// queued for the deadline, but a killed leader is replaced only once its 3 s lease has expired
+// and the standby's caches have synced, on a loaded 2-core machine.
+const failingDetectionBound = 15 * time.Second
+
+// lateMargin is how long after its deadline a late canary's pods become ready: later than any
+// detection, so that the step is always Degraded first.
+const lateMargin = failingDetectionBound + 5*time.Second
+
+// failingScenario is one canary that fails.
+type failingScenario struct {
+	name                 string
+	index                int
+	seed                 uint64
+	replicas             int32
+	maxSurge, maxUnavail intstr.IntOrString
+	points               []int32
+	deadline             int32
+	rollback             bool // kubegray.io/on-failure: rollback, else hold
+	late                 bool // ready after deadline + lateMargin, else never
+	undo                 bool // a late canary: kubectl gray undo once Held, else resume --full
+	kill                 bool // SIGKILL the leader right after the template change
+}
+
+func (s failingScenario) describe() string {
+	policy, kind, then := "hold", "never ready", "kubectl gray undo after 3s Degraded"
+	if s.rollback {
+		policy, then = "rollback", "nothing"
+	}
+	if s.late {
+		kind = "ready after deadline + " + lateMargin.String()
+		if !s.rollback {
+			then = "once Held, kubectl gray resume --full"
+			if s.undo {
+				then = "once Held, kubectl gray undo"
+			}
+		}
+	}
+	return fmt.Sprintf("failingScenario %s (index %d, seed %d): R=%d maxSurge=%s maxUnavailable=%s points %s deadline %ds on-failure %s, canary %s, then %s, kill %t",
+		s.name, s.index, s.seed, s.replicas, s.maxSurge.String(), s.maxUnavail.String(), formatPoints(s.points), s.deadline, policy, kind, then, s.kill)
+}
+
+// randomFailingScenario draws failing scenario index of a run, replayable alone like the others.
+func randomFailingScenario(runSeed uint64, index int) failingScenario {
+	seed := runSeed*1_000_033 + uint64(index)
+	rng := rand.New(rand.NewPCG(seed, seed^0x5bd1e995))
+	s := failingScenario{name: fmt.Sprintf("failing-%d", index), index: index, seed: seed,
+		replicas: 1 + rng.Int32N(20), deadline: 8 + rng.Int32N(13),
+		rollback: rng.IntN(2) == 0, late: rng.IntN(3) == 0, undo: rng.IntN(2) == 0, kill: rng.IntN(4) == 0}
+	for {
+		s.maxSurge, s.maxUnavail = limitChoices[rng.IntN(len(limitChoices))], limitChoices[rng.IntN(len(limitChoices))]
+		if s.maxSurge.String() != "0" || s.maxUnavail.String() != "0" {
+			break
+		}
+	}
+	for {
+		s.points = randomPoints(rng)
+		if s.points[0] > 0 {
+			return s
+		}
+	}
+}
+
+// failingRun is one failing scenario in progress.
+type failingRun struct {
+	t    *testing.T
+	e    *grayEnv
+	u    *pluginUser
+	mode randomMode
+	s    failingScenario
+}
+
+func runFailingScenario(t *testing.T, c *cluster.Cluster, pool *controllerPool, mode randomMode, s failingScenario, replay string) {
+	var e *grayEnv
+	t.Cleanup(func() {
+		if t.Failed() && e != nil {
+			t.Logf("FAILED in %s mode; replay with: %s\n%s\nwatched history of namespace %s:\n  %s", mode.name, replay, s.describe(), e.ns,
+				strings.Join(e.rec.timeline(), "\n  "))
+		}
+	})
+	t.Cleanup(func() { deletePassedNamespace(t, c, e) })
+	e = mode.env(t, c, s.name)
+	r := &failingRun{t: t, e: e, u: newPluginUser(t, c, e.ns), mode: mode, s: s}
+	t.Logf("%s", s.describe())
+	r.start()
+	changed := time.Now()
+	r.u.must("patch", "deployment/web", "-p", r.canaryPatch())
+	if s.kill {
+		pool.killLeader(t)
+	}
+	target := grayTarget(s.replicas, s.points[0])
+	r.degradedInTime(changed)
+	switch {
+	case s.rollback:
+		r.u.fails(plugin.ExitFailure, []string{"rolled back revision 2"}, "gray", "status", "web", "--until", "complete", "--timeout", untilTimeout)
+		r.landsOnStable(grayapi.ReasonProgressDeadlineExceeded)
+	case s.late:
+		// Degraded, then Held once the pods are ready.
+		e.expect("web", grayState{phase: grayapi.PhaseHeld, newSpec: target, oldTotal: s.replicas - target, paused: true})
+		if s.undo {
+			r.u.must("gray", "undo", "web")
+			r.u.must("gray", "status", "web", "--until", "complete", "--timeout", untilTimeout)
+			r.landsOnStable(grayapi.ReasonRolledBack)
+			return
+		}
+		r.u.must("gray", "resume", "web", "--full")
+		r.u.must("gray", "status", "web", "--until", "complete", "--timeout", untilTimeout)
+		e.expect("web", grayState{phase: grayapi.PhaseComplete, newSpec: s.replicas})
+	default:
+		// Nothing moves while it is Degraded; the undo ends the scenario either way.
+		now, _, _ := e.observed("web")
+		if now.newSpec > target {
+			t.Fatalf("the Degraded canary stands at %d, above its target %d", now.newSpec, target)
+		}
+		e.stays("web", now, 3*time.Second)
+		r.u.must("gray", "undo", "web")
+		r.u.fails(plugin.ExitFailure, []string{"rolled back revision 2"}, "gray", "status", "web", "--until", "complete", "--timeout", untilTimeout)
+		r.landsOnStable(grayapi.ReasonProgressDeadlineExceeded)
+	}
+}
+
+// start creates web plain, waits for it, and opts it in with its policy.
+func (r *failingRun) start() {
+	r.t.Helper()
+	s := r.s
+	d := testutil.Deployment("web", testutil.WithTypeMeta(), testutil.WithImage(firstImage), testutil.WithReplicas(s.replicas),
+		testutil.WithRollingUpdate(s.maxSurge, s.maxUnavail), testutil.WithProgressDeadline(s.deadline))
+	d.Namespace = r.e.ns
+	data, err := json.Marshal(d)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	f, err := os.CreateTemp("", "web-*.json")
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.t.Cleanup(func() { _ = os.Remove(f.Name()) })
+	if _, err := f.Write(data); err != nil {
+		r.t.Fatal(err)
+	}
+	_ = f.Close()
+	r.u.must("create", "-f", f.Name())
+	r.u.must("rollout", "status", "deployment/web", "--timeout=120s")
+	policy := "hold"
+	if s.rollback {
+		policy = "rollback"
+	}
+	r.u.must("gray", "set", "web", formatPoints(s.points), "--on-failure", policy)
+	r.u.must("gray", "status", "web", "--until", "complete", "--timeout", untilTimeout)
+}
+
+// canaryPatch changes the image and marks the new pods never ready, or ready late.
+func (r *failingRun) canaryPatch() string {
+	key, value := cluster.NeverReadyAnnotation, "true"
+	if r.s.late {
+		key, value = cluster.ReadyAfterAnnotation, (time.Duration(r.s.deadline)*time.Second + lateMargin).String()
+	}
+	return fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{%q:%q}},"spec":{"containers":[{"name":"app","image":"nginx:canary"}]}}}}`, key, value)
+}
+
+// degradedInTime waits for revision 2 to be Degraded and checks when: not before its deadline
+// (counted from the template change), not later than failingDetectionBound after it.
+func (r *failingRun) degradedInTime(changed time.Time) {
+	r.t.Helper()
+	deadline := time.Duration(r.s.deadline) * time.Second
+	eventually(r.t, deadline+failingDetectionBound+30*time.Second, "revision 2 Degraded", func() (bool, string) {
+		h := r.e.history("web")
+		return first(h, 0, func(s seenStatus) bool { return s.ok && s.st.Revision == 2 && s.st.Phase == grayapi.PhaseDegraded }) >= 0, fmt.Sprint(phases(h, 0))
+	})
+	h := r.e.history("web")
+	i := first(h, 0, func(s seenStatus) bool { return s.ok && s.st.Revision == 2 && s.st.Phase == grayapi.PhaseDegraded })
+	after := h[i].at.Sub(changed)
+	r.t.Logf("FAILING-DEGRADED mode=%s deadline=%v degradedAfter=%v kill=%t", r.mode.name, deadline, after.Round(time.Millisecond), r.s.kill)
+	if after < deadline || after > deadline+failingDetectionBound {
+		r.t.Errorf("Degraded %v after the template change, want within %v–%v", after, deadline, deadline+failingDetectionBound)
+	}
+}
+
+// landsOnStable checks that a rollback ended on the stable revision: Complete, every replica on
+// the first image, the canary's ReplicaSet at 0, the failure recorded, never held on the way.
+func (r *failingRun) landsOnStable(reason string) {
+	r.t.Helper()
+	s := r.s
+	d := r.e.expect("web", grayState{phase: grayapi.PhaseComplete, newSpec: s.replicas})
+	if got := imageOf(&d.Spec.Template); got != firstImage {
+		r.t.Fatalf("web runs %s after the rollback, want the stable %s", got, firstImage)
+	}
+	sizes, images := r.e.sizesByRevision("web")
+	if fmt.Sprint(sizes) != fmt.Sprint(map[string]int32{"2": 0, "3": s.replicas}) || images["3"] != firstImage {
+		r.t.Fatalf("replica sets by revision %v %v, want the canary (2) at 0 and the stable one (3) at %d", sizes, images, s.replicas)
+	}
+	st := r.e.grayStatus(d)
+	if st.Revision != 3 || st.StableRevision != 3 || st.Failure == nil || st.Failure.RolledBackFrom != 2 || st.Failure.Reason != reason {
+		r.t.Fatalf("status %+v, want Complete on 3 with revision 2 rolled back (%s)", st, reason)
+	}
+	h := r.e.history("web")
+	back := first(h, 0, func(x seenStatus) bool { return x.ok && x.st.Revision == 3 })
+	if back < 0 || h[back].st.Phase != grayapi.PhaseRolledBack || first(h, back, inPhase(grayapi.PhaseHeld)) >= 0 {
+		r.t.Fatalf("the way back: %v, want RolledBack then Complete, never Held", phases(h, max(back, 0)))
+	}
+}
+
+// failingScenarios draws count scenarios of a run, or the one of index only.
+func failingScenarios(seed uint64, count, only int) []failingScenario {
+	var out []failingScenario
+	for i := range count {
+		if only < 0 || only == i {
+			out = append(out, randomFailingScenario(seed, i))
+		}
+	}
+	return out
+}
+
+// failingCount reads GRAY_FAILING (how many failing scenarios a run draws).
+func failingCount(t *testing.T) int {
+	return int(envNumber(t, "GRAY_FAILING", defaultFailing))
+}
+
+// defaultFailing failing scenarios per mode in `make test`, beside the defaultScenarios others.
+const defaultFailing = 6
