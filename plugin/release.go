@@ -119,7 +119,7 @@ func (o *ReleaseOptions) Run(ctx context.Context) error {
 		return o.printResult("not taken over, nothing to release", res.After, o.Out)
 	}
 	if o.DryRunStrategy == cmdutil.DryRunNone {
-		if err := o.dropGrayHeld(ctx); err != nil {
+		if err := o.dropGrayConditions(ctx); err != nil {
 			return err
 		}
 	}
@@ -192,11 +192,13 @@ func (o *ReleaseOptions) thaw(ctx context.Context) error {
 	return nil
 }
 
-// dropGrayHeld removes the GrayHeld condition, which nobody keeps true any more.
-func (o *ReleaseOptions) dropGrayHeld(ctx context.Context) error {
-	patch, err := json.Marshal(map[string]any{"status": map[string]any{
-		"conditions": []any{map[string]any{"type": string(grayapi.ConditionGrayHeld), "$patch": "delete"}},
-	}})
+// dropGrayConditions removes gray-controller's conditions, which nobody keeps up any more.
+func (o *ReleaseOptions) dropGrayConditions(ctx context.Context) error {
+	var conditions []any
+	for _, c := range grayapi.Conditions {
+		conditions = append(conditions, map[string]any{"type": string(c), "$patch": "delete"})
+	}
+	patch, err := json.Marshal(map[string]any{"status": map[string]any{"conditions": conditions}})
 	if err != nil {
 		return err
 	}

@@ -227,7 +227,9 @@ func (dc *DeploymentController) removeGrayLeftovers(ctx context.Context, d *apps
 	}
 	cleaned := d.DeepCopy()
 	delete(cleaned.Annotations, grayapi.StatusAnnotation)
-	deployutil.RemoveDeploymentCondition(&cleaned.Status, grayapi.ConditionGrayHeld)
+	for _, c := range grayapi.Conditions {
+		deployutil.RemoveDeploymentCondition(&cleaned.Status, c)
+	}
 	if _, err := dc.patchGrayStatus(ctx, cleaned); err != nil {
 		return fmt.Errorf("deployment %s/%s: removing the gray status: %w", d.Namespace, d.Name, err)
 	}
@@ -278,7 +280,7 @@ func (dc *DeploymentController) trackNotTakenOver(ctx context.Context, d *appsv1
 	}
 	updated := d.DeepCopy()
 	updated.Annotations[grayapi.StatusAnnotation] = value
-	setGrayHeldCondition(&updated.Status, st, replicas, dc.metaNow())
+	setGrayConditions(&updated.Status, st, replicas, int(step), dc.metaNow())
 	if alongsideStatusUnchanged(d, updated) {
 		return nil
 	}
@@ -311,14 +313,18 @@ func (dc *DeploymentController) patchGrayStatus(ctx context.Context, updated *ap
 	if rev, ok := updated.Annotations[deployutil.RevisionAnnotation]; ok {
 		annotations[deployutil.RevisionAnnotation] = rev
 	}
-	var condition any = map[string]any{"type": string(grayapi.ConditionGrayHeld), "$patch": "delete"}
-	if c := deployutil.GetDeploymentCondition(updated.Status, grayapi.ConditionGrayHeld); c != nil {
-		condition = c
+	var conditions []any
+	for _, t := range grayapi.Conditions {
+		var condition any = map[string]any{"type": string(t), "$patch": "delete"}
+		if c := deployutil.GetDeploymentCondition(updated.Status, t); c != nil {
+			condition = c
+		}
+		conditions = append(conditions, condition)
 	}
 	patch := func(resourceVersion string) (*appsv1.Deployment, error) {
 		body, err := json.Marshal(map[string]any{
 			"metadata": map[string]any{"annotations": annotations, "resourceVersion": resourceVersion},
-			"status":   map[string]any{"conditions": []any{condition}},
+			"status":   map[string]any{"conditions": conditions},
 		})
 		if err != nil {
 			return nil, err
@@ -351,10 +357,12 @@ func alongsideStatusUnchanged(server, updated *appsv1.Deployment) bool {
 		server.Annotations[deployutil.RevisionAnnotation] != updated.Annotations[deployutil.RevisionAnnotation] {
 		return false
 	}
-	a := deployutil.GetDeploymentCondition(server.Status, grayapi.ConditionGrayHeld)
-	b := deployutil.GetDeploymentCondition(updated.Status, grayapi.ConditionGrayHeld)
-	if a == nil || b == nil {
-		return a == b
+	for _, t := range grayapi.Conditions {
+		a := deployutil.GetDeploymentCondition(server.Status, t)
+		b := deployutil.GetDeploymentCondition(updated.Status, t)
+		if (a == nil) != (b == nil) || (a != nil && (a.Status != b.Status || a.Reason != b.Reason || a.Message != b.Message)) {
+			return false
+		}
 	}
-	return a.Status == b.Status && a.Reason == b.Reason && a.Message == b.Message
+	return true
 }

@@ -47,10 +47,18 @@ func isGray(d *appsv1.Deployment) bool {
 }
 
 // hasGrayLeftovers reports whether a Deployment that is not gray (any more) still carries our
-// status annotation or GrayHeld condition.
+// status annotation or one of our conditions.
 func hasGrayLeftovers(d *appsv1.Deployment) bool {
 	_, annotated := d.Annotations[grayapi.StatusAnnotation]
-	return annotated || deployutil.GetDeploymentCondition(d.Status, grayapi.ConditionGrayHeld) != nil
+	if annotated {
+		return true
+	}
+	for _, c := range grayapi.Conditions {
+		if deployutil.GetDeploymentCondition(d.Status, c) != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // readGrayStatus returns our stored status (zero when absent or unreadable) and whether it
@@ -176,6 +184,9 @@ func (g *graySync) run(ctx context.Context) error {
 	g.distrustCopiedStatus(ctx)
 	g.identify(ctx)
 	if err := g.markStableOfRollout(ctx); err != nil {
+		return err
+	}
+	if undone, err := g.takeUndo(ctx); undone || err != nil {
 		return err
 	}
 	g.pausedByUs = d.Spec.Paused && (recordedHold || g.rederivedHold)

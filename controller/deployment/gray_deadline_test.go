@@ -299,3 +299,28 @@ func TestGrayDeadlineIsNotRoundedDown(t *testing.T) {
 	w.sync()
 	w.wantState(grayapi.PhaseDegraded, true)
 }
+
+// While a step is Degraded the standard Stalled condition is True with the failure's reason,
+// so that kstatus and Flux report the rollout Failed; it goes when the step recovers.
+func TestGrayStalledWhileDegraded(t *testing.T) {
+	d := grayDeployment(10, "20", testutil.WithProgressDeadline(10))
+	w := newGrayWorld(t, d)
+	w.cap = 2
+	w.holdNotReady("v2")
+	if c := deployutilCondition(w.deployment(), grayapi.ConditionStalled); c != nil {
+		t.Fatalf("Stalled %+v before the deadline", c)
+	}
+	w.at(11)
+	w.sync()
+	w.wantState(grayapi.PhaseDegraded, true)
+	c := deployutilCondition(w.deployment(), grayapi.ConditionStalled)
+	if c == nil || c.Status != corev1.ConditionTrue || c.Reason != grayapi.ReasonProgressDeadlineExceeded || !strings.Contains(c.Message, "missed its progress deadline") {
+		t.Fatalf("Stalled = %+v, want True, ProgressDeadlineExceeded, the status message", c)
+	}
+	w.ready() // the canary's pods become available: the step recovers and holds
+	w.settle()
+	w.wantState(grayapi.PhaseHeld, true)
+	if c := deployutilCondition(w.deployment(), grayapi.ConditionStalled); c != nil {
+		t.Fatalf("Stalled %+v left after the step recovered", c)
+	}
+}

@@ -59,24 +59,68 @@ func (g *graySync) rollBackOnFailure(ctx context.Context) (bool, error) {
 	g.st.HeldAt = nil
 	g.st.Phase = grayapi.PhaseRolledBack
 	g.st.Message = fmt.Sprintf("rolling revision %d back to stable revision %d: %s", g.st.Revision, g.st.StableRevision, g.st.Failure.Message)
-
-	updated := g.server.DeepCopy()
-	deployutil.SetFromReplicaSetTemplate(updated, stable.Spec.Template)
-	if g.view == nil {
-		// In instead mode spec.paused is our hold; in alongside mode it is the takeover's, and
-		// the status alone says the hold is gone.
-		updated.Spec.Paused = false
-	}
-	if err := g.setStatusAnnotation(updated); err != nil {
-		return false, err
-	}
-	if _, err := g.dc.client.AppsV1().Deployments(d.Namespace).Update(ctx, updated, metav1.UpdateOptions{FieldManager: g.dc.fieldManager}); err != nil {
+	if err := g.writeRollback(ctx, stable, true); err != nil {
 		return false, fmt.Errorf("deployment %s/%s: rolling revision %d back to stable revision %d (%s: %s): %w", d.Namespace, d.Name,
 			g.st.Revision, g.st.StableRevision, grayapi.OnFailureAnnotation, grayapi.OnFailureRollback, err)
 	}
 	klog.FromContext(ctx).V(2).Info("Gray rollout rolled back on failure", "deployment", klog.KObj(d), "revision", g.st.Revision,
 		"stableRevision", g.st.StableRevision, "replicaSet", klog.KObj(stable))
 	return true, nil
+}
+
+// takeUndo serves kubegray.io/resume "<revision>:undo", the request of a tool that can write
+// nothing but the Deployment (an Argo CD resource action): the stable ReplicaSet's template is
+// written back, as `kubectl gray undo` writes it, and the request removed, in one Update. It
+// reports whether it wrote; the next sync rolls back like after any undo. A request that
+// cannot be served is dropped with a Warning event naming why.
+func (g *graySync) takeUndo(ctx context.Context) (bool, error) {
+	d := g.d
+	value := d.Annotations[grayapi.ResumeAnnotation]
+	req, err := grayapi.ParseResume(value)
+	if err != nil || !req.Undo {
+		return false, nil
+	}
+	stable := g.stableForRollback()
+	why := ""
+	switch {
+	case req.Revision != g.st.Revision:
+		why = fmt.Sprintf("revision %d is not the rollout in flight (revision %d)", req.Revision, g.st.Revision)
+	case g.newRS == nil || g.st.StableRevision <= 0 || g.st.StableRevision == g.st.Revision:
+		why = fmt.Sprintf("revision %d is the stable one: nothing to roll back to", g.st.Revision)
+	case stable == nil:
+		why = fmt.Sprintf("no replica set of stable revision %d is left", g.st.StableRevision)
+	}
+	if why != "" {
+		g.dc.eventRecorder.Eventf(d, corev1.EventTypeWarning, grayapi.ReasonGrayResumeIgnored, "Ignored %s=%q: %s", grayapi.ResumeAnnotation, value, why)
+		g.removeResume = true
+		return false, nil
+	}
+	if err := g.writeRollback(ctx, stable, false); err != nil {
+		return false, fmt.Errorf("deployment %s/%s: rolling revision %d back to stable revision %d (%s=%q): %w", d.Namespace, d.Name,
+			g.st.Revision, g.st.StableRevision, grayapi.ResumeAnnotation, value, err)
+	}
+	klog.FromContext(ctx).V(2).Info("Gray rollout undone on request", "deployment", klog.KObj(d), "revision", g.st.Revision,
+		"stableRevision", g.st.StableRevision, "replicaSet", klog.KObj(stable))
+	return true, nil
+}
+
+// writeRollback puts stable's template on the Deployment in one main-resource Update that
+// drops a resume request and, in instead mode, our hold (in alongside mode spec.paused is the
+// takeover's); withStatus also writes this sync's status, which records the rollback.
+func (g *graySync) writeRollback(ctx context.Context, stable *appsv1.ReplicaSet, withStatus bool) error {
+	updated := g.server.DeepCopy()
+	deployutil.SetFromReplicaSetTemplate(updated, stable.Spec.Template)
+	delete(updated.Annotations, grayapi.ResumeAnnotation)
+	if g.view == nil {
+		updated.Spec.Paused = false
+	}
+	if withStatus {
+		if err := g.setStatusAnnotation(updated); err != nil {
+			return err
+		}
+	}
+	_, err := g.dc.client.AppsV1().Deployments(updated.Namespace).Update(ctx, updated, metav1.UpdateOptions{FieldManager: g.dc.fieldManager})
+	return err
 }
 
 // stableForRollback is the ReplicaSet to roll back to: the one carrying the stable label, or

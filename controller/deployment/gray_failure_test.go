@@ -54,3 +54,39 @@ func TestGrayStableReplicaSetGone(t *testing.T) {
 		t.Fatalf("status %+v, want Complete", st)
 	}
 }
+
+// kubegray.io/resume "<revision>:undo" (Argo CD's gray-undo action) rolls a held rollout back
+// as kubectl gray undo would: the stable template written back, the request gone, and the way
+// back skips every hold point. A request for another revision is dropped with a warning.
+func TestGrayUndoRequest(t *testing.T) {
+	w := newGrayWorld(t, grayDeployment(10, "20,50"))
+	w.cap = 2
+	w.setImage("v2")
+	w.settle()
+	w.wantState(grayapi.PhaseHeld, true)
+
+	w.setAnnotation(grayapi.ResumeAnnotation, "7:undo")
+	w.settle()
+	w.wantState(grayapi.PhaseHeld, true)
+	if _, ok := w.deployment().Annotations[grayapi.ResumeAnnotation]; ok {
+		t.Fatal("a request for another revision was kept")
+	}
+	w.wantEvents("GrayResumeIgnored", "revision 7 is not the rollout in flight (revision 2)")
+
+	w.cap = 10
+	w.setAnnotation(grayapi.ResumeAnnotation, "2:undo")
+	w.settle()
+	w.wantSizes(sz("v1", 10, "v2", 0))
+	d := w.deployment()
+	if image := d.Spec.Template.Spec.Containers[0].Image; image != "v1" {
+		t.Fatalf("template runs %s after the undo request, want v1", image)
+	}
+	if _, ok := d.Annotations[grayapi.ResumeAnnotation]; ok {
+		t.Fatal("the undo request was not consumed")
+	}
+	st := w.status()
+	if st.Phase != grayapi.PhaseComplete || st.Failure == nil || st.Failure.RolledBackFrom != 2 || st.Failure.Reason != grayapi.ReasonRolledBack {
+		t.Fatalf("status %+v, want Complete with revision 2 rolled back", st)
+	}
+	w.wantEvents("GrayRolledBack", "revision 2 abandoned")
+}

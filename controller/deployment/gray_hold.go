@@ -54,6 +54,9 @@ func (g *graySync) takeResume(ctx context.Context) bool {
 	switch {
 	case err != nil:
 		return ignore("%v", err)
+	case req.Undo:
+		// One that takeUndo could not serve, and has said why.
+		return false
 	case req.Revision != g.st.Revision:
 		return ignore("revision %d is not the rollout in flight (revision %d)", req.Revision, g.st.Revision)
 	case !heldByUs:

@@ -45,7 +45,7 @@ func (g *graySync) finish(ctx context.Context) error {
 	}
 	g.reportDeadlineCondition(&newStatus)
 	g.scheduleTimedHold()
-	setGrayHeldCondition(&newStatus, g.st, *d.Spec.Replicas, g.dc.metaNow())
+	setGrayConditions(&newStatus, g.st, *d.Spec.Replicas, len(g.points), g.dc.metaNow())
 	// A Deployment first seen complete has completed nothing under our watch.
 	completed := g.st.Phase == grayapi.PhaseComplete && g.prevRead &&
 		!(g.prev.Phase == grayapi.PhaseComplete && g.prev.Revision == g.st.Revision)
@@ -159,19 +159,33 @@ func (g *graySync) settled() bool {
 	return g.newRS.Status.AvailableReplicas == g.st.Target && oldPods == *g.d.Spec.Replicas-g.st.Target
 }
 
-// setGrayHeldCondition keeps GrayHeld True while the rollout is Held and False otherwise, with
-// the phase as reason (the failure's reason, ProgressDeadlineExceeded, while Degraded).
-func setGrayHeldCondition(status *appsv1.DeploymentStatus, st grayapi.Status, replicas int32, now metav1.Time) {
+// setGrayConditions keeps GrayHeld True while the rollout is Held and False otherwise, with
+// the phase as reason (the failure's reason, ProgressDeadlineExceeded or StableReplicaSetGone,
+// while Degraded), and Stalled True while it is Degraded or Invalid (absent otherwise). steps
+// is the number of hold points, for the Held message ("held at 20% (step 1/2): ...") that the
+// Argo CD health check shows.
+func setGrayConditions(status *appsv1.DeploymentStatus, st grayapi.Status, replicas int32, steps int, now metav1.Time) {
 	if st.Phase == grayapi.PhaseHeld {
-		msg := fmt.Sprintf("%d of %d replicas (%d%%) on revision %d; run kubectl gray resume", st.Target, replicas, st.Percent, st.Revision)
+		msg := fmt.Sprintf("held at %d%% (step %d/%d): %d of %d replicas on revision %d; run kubectl gray resume",
+			st.Percent, st.Step+1, steps, st.Target, replicas, st.Revision)
 		deployutil.SetDeploymentCondition(status, *deployutil.NewDeploymentCondition(grayapi.ConditionGrayHeld, corev1.ConditionTrue, grayapi.ReasonHoldPointReached, msg, now))
-		return
+	} else {
+		deployutil.SetDeploymentCondition(status, *deployutil.NewDeploymentCondition(grayapi.ConditionGrayHeld, corev1.ConditionFalse, failureReason(st), st.Message, now))
 	}
-	reason := string(st.Phase)
+	switch st.Phase {
+	case grayapi.PhaseDegraded, grayapi.PhaseInvalid:
+		deployutil.SetDeploymentCondition(status, *deployutil.NewDeploymentCondition(grayapi.ConditionStalled, corev1.ConditionTrue, failureReason(st), st.Message, now))
+	default:
+		deployutil.RemoveDeploymentCondition(status, grayapi.ConditionStalled)
+	}
+}
+
+// failureReason is a condition's reason for st: the failure's while Degraded, else the phase.
+func failureReason(st grayapi.Status) string {
 	if st.Phase == grayapi.PhaseDegraded && st.Failure != nil {
-		reason = st.Failure.Reason
+		return st.Failure.Reason
 	}
-	deployutil.SetDeploymentCondition(status, *deployutil.NewDeploymentCondition(grayapi.ConditionGrayHeld, corev1.ConditionFalse, reason, st.Message, now))
+	return string(st.Phase)
 }
 
 // setPausedCondition is checkPausedConditions' paused half applied to a status being built:
@@ -249,7 +263,7 @@ func (g *graySync) freeze(ctx context.Context, perr error) error {
 	if d.Spec.Paused {
 		g.dc.setPausedCondition(&newStatus, d)
 	}
-	setGrayHeldCondition(&newStatus, g.st, *d.Spec.Replicas, g.dc.metaNow())
+	setGrayConditions(&newStatus, g.st, *d.Spec.Replicas, 0, g.dc.metaNow())
 	updated := d.DeepCopy()
 	updated.Status = newStatus
 	if err := g.setStatusAnnotation(updated); err != nil {

@@ -85,7 +85,7 @@ func TestGraySingleHold(t *testing.T) {
 	}
 	w.wantSizes(sz("v1", 8, "v2", 2))
 	w.wantState(grayapi.PhaseHeld, true)
-	if c := deployutilCondition(w.deployment(), grayapi.ConditionGrayHeld); c.Message != "2 of 10 replicas (20%) on revision 2; run kubectl gray resume" {
+	if c := deployutilCondition(w.deployment(), grayapi.ConditionGrayHeld); c.Message != "held at 20% (step 1/1): 2 of 10 replicas on revision 2; run kubectl gray resume" {
 		t.Fatalf("GrayHeld message = %q", c.Message)
 	}
 	if n := writes(w.step()); n != 0 {

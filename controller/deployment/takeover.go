@@ -42,7 +42,9 @@ func (dc *DeploymentController) releaseGray(ctx context.Context, d *appsv1.Deplo
 		return nil
 	}
 	delete(d.Annotations, grayapi.StatusAnnotation)
-	deployutil.RemoveDeploymentCondition(&d.Status, grayapi.ConditionGrayHeld)
+	for _, c := range grayapi.Conditions {
+		deployutil.RemoveDeploymentCondition(&d.Status, c)
+	}
 	written, err := dc.client.AppsV1().Deployments(d.Namespace).UpdateStatus(ctx, d, metav1.UpdateOptions{FieldManager: dc.fieldManager})
 	if err != nil {
 		return fmt.Errorf("deployment %s/%s: removing the gray status: %w", d.Namespace, d.Name, err)

@@ -108,6 +108,17 @@ func IsGrayAnnotation(key string) bool {
 // rollout is held, so `kubectl wait --for=condition=GrayHeld` works.
 const ConditionGrayHeld appsv1.DeploymentConditionType = "GrayHeld"
 
+// ConditionStalled is the standard condition (kstatus, Flux) that is True
+// while a gray rollout cannot go on by itself: Degraded (its reason is the
+// failure's) or Invalid. It is removed as soon as the rollout recovers.
+const ConditionStalled appsv1.DeploymentConditionType = "Stalled"
+
+// ReasonInvalid is the reason of the Stalled condition of an Invalid rollout.
+const ReasonInvalid = "Invalid"
+
+// Conditions are the Deployment conditions the controller owns.
+var Conditions = []appsv1.DeploymentConditionType{ConditionGrayHeld, ConditionStalled}
+
 // Event reasons the controller emits on the Deployment (and the condition
 // reasons it uses for GrayHeld).
 const (

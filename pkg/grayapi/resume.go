@@ -6,10 +6,13 @@ import (
 	"strings"
 )
 
-const resumeRule = `must be "<revision>:next" or "<revision>:full" with a revision of 1 or more, e.g. "3:next"`
+const resumeRule = `must be "<revision>:next", "<revision>:full" or "<revision>:undo" with a revision of 1 or more, e.g. "3:next"`
 
 // Resume is a request, written to kubegray.io/resume, to leave the hold of
-// one revision.
+// one revision: onwards, or back to the stable revision. The undo is for
+// tools that can write nothing but the Deployment (an Argo CD resource
+// action): the controller writes the stable ReplicaSet's template, as
+// `kubectl gray undo` does from outside.
 type Resume struct {
 	// Revision is the deployment.kubernetes.io/revision the request is for.
 	// The controller ignores (and deletes) a request for any other revision,
@@ -18,6 +21,8 @@ type Resume struct {
 	// Full completes the rollout; otherwise it moves to the next hold point
 	// (or to the end after the last one).
 	Full bool
+	// Undo rolls the revision back to the stable one instead.
+	Undo bool
 }
 
 // ParseResume parses a kubegray.io/resume value. Surrounding spaces are
@@ -25,6 +30,7 @@ type Resume struct {
 //
 //	"3:next"  → Resume{Revision: 3}
 //	"12:full" → Resume{Revision: 12, Full: true}
+//	"4:undo"  → Resume{Revision: 4, Undo: true}
 //	"3", "next", "0:next", "-1:full", "3:Next", "3:next:x" → *InvalidValueError
 func ParseResume(value string) (Resume, error) {
 	fail := func(detail string) (Resume, error) {
@@ -46,15 +52,21 @@ func ParseResume(value string) (Resume, error) {
 		return Resume{Revision: n}, nil
 	case "full":
 		return Resume{Revision: n, Full: true}, nil
+	case "undo":
+		return Resume{Revision: n, Undo: true}, nil
 	}
-	return fail(fmt.Sprintf("action %q is neither \"next\" nor \"full\"", action))
+	return fail(fmt.Sprintf("action %q is not \"next\", \"full\" or \"undo\"", action))
 }
 
 // FormatResume renders a request the way ParseResume reads it:
-// Resume{Revision: 3} → "3:next", Resume{Revision: 3, Full: true} → "3:full".
+// Resume{Revision: 3} → "3:next", Resume{Revision: 3, Full: true} → "3:full",
+// Resume{Revision: 3, Undo: true} → "3:undo".
 func FormatResume(r Resume) string {
 	action := "next"
-	if r.Full {
+	switch {
+	case r.Undo:
+		action = "undo"
+	case r.Full:
 		action = "full"
 	}
 	return strconv.FormatInt(r.Revision, 10) + ":" + action

@@ -5,7 +5,7 @@ import (
 )
 
 func TestParseResume(t *testing.T) {
-	const rule = `must be "<revision>:next" or "<revision>:full" with a revision of 1 or more, e.g. "3:next"`
+	const rule = `must be "<revision>:next", "<revision>:full" or "<revision>:undo" with a revision of 1 or more, e.g. "3:next"`
 	tests := []struct {
 		name    string
 		value   string
@@ -14,6 +14,7 @@ func TestParseResume(t *testing.T) {
 	}{
 		{name: "next", value: "3:next", want: Resume{Revision: 3}},
 		{name: "full", value: "12:full", want: Resume{Revision: 12, Full: true}},
+		{name: "undo", value: "4:undo", want: Resume{Revision: 4, Undo: true}},
 		{name: "spaces around", value: "  7:full\n", want: Resume{Revision: 7, Full: true}},
 		{name: "largest revision", value: "9223372036854775807:next", want: Resume{Revision: 9223372036854775807}},
 		{name: "no colon", value: "3", wantErr: `invalid kubegray.io/resume "3": ` + rule + `; the ":" is missing`},
@@ -21,9 +22,9 @@ func TestParseResume(t *testing.T) {
 		{name: "zero revision", value: "0:next", wantErr: `invalid kubegray.io/resume "0:next": ` + rule + `; revision "0" is not a positive integer`},
 		{name: "negative revision", value: "-1:full", wantErr: `invalid kubegray.io/resume "-1:full": ` + rule + `; revision "-1" is not a positive integer`},
 		{name: "overflowing revision", value: "9223372036854775808:next", wantErr: `invalid kubegray.io/resume "9223372036854775808:next": ` + rule + `; revision "9223372036854775808" is not a positive integer`},
-		{name: "capitalised action", value: "3:Next", wantErr: `invalid kubegray.io/resume "3:Next": ` + rule + `; action "Next" is neither "next" nor "full"`},
-		{name: "extra part", value: "3:next:x", wantErr: `invalid kubegray.io/resume "3:next:x": ` + rule + `; action "next:x" is neither "next" nor "full"`},
-		{name: "inner space", value: "3: next", wantErr: `invalid kubegray.io/resume "3: next": ` + rule + `; action " next" is neither "next" nor "full"`},
+		{name: "capitalised action", value: "3:Next", wantErr: `invalid kubegray.io/resume "3:Next": ` + rule + `; action "Next" is not "next", "full" or "undo"`},
+		{name: "extra part", value: "3:next:x", wantErr: `invalid kubegray.io/resume "3:next:x": ` + rule + `; action "next:x" is not "next", "full" or "undo"`},
+		{name: "inner space", value: "3: next", wantErr: `invalid kubegray.io/resume "3: next": ` + rule + `; action " next" is not "next", "full" or "undo"`},
 		{name: "empty", value: "", wantErr: `invalid kubegray.io/resume "": ` + rule + `; the ":" is missing`},
 	}
 	for _, tt := range tests {
@@ -50,6 +51,7 @@ func TestFormatResume(t *testing.T) {
 	}{
 		{name: "next", resume: Resume{Revision: 3}, want: "3:next"},
 		{name: "full", resume: Resume{Revision: 12, Full: true}, want: "12:full"},
+		{name: "undo", resume: Resume{Revision: 4, Undo: true}, want: "4:undo"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
