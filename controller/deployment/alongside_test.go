@@ -346,11 +346,17 @@ func TestAlongsideRepairs(t *testing.T) {
 			wantEvent: "Warning GrayTakeover Paused again with strategy Recreate",
 		},
 		{
-			name: "strategy edited behind the guard: Recreate again",
+			// What an apply of a manifest that spells the strategy out does where no takeover
+			// policy saves it (alongside-eager): the guard lets it through, the Deployment
+			// stays paused with its sizes frozen, and the strategy is the one to restore.
+			name: "strategy set by an apply: saved, Recreate again",
 			damage: func(d *appsv1.Deployment) {
-				d.Spec.Strategy = quarterStrategy()
+				one, zero := intstr.FromInt32(1), intstr.FromInt32(0)
+				d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType,
+					RollingUpdate: &appsv1.RollingUpdateDeployment{MaxSurge: &one, MaxUnavailable: &zero}}
 			},
-			wantEvent: "Warning GrayTakeover Paused again with strategy Recreate",
+			wantSaved: "RollingUpdate;maxSurge=1;maxUnavailable=0",
+			wantEvent: "Normal GrayTakeover Strategy RollingUpdate;maxSurge=1;maxUnavailable=0 set while taken over: saved in kubegray.io/strategy",
 		},
 		{
 			// Also what `kubectl rollout undo` leaves without the takeover policy: the saved

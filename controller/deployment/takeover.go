@@ -150,6 +150,13 @@ func (dc *DeploymentController) retakeOver(ctx context.Context, d *appsv1.Deploy
 			"Resumed by its user: the gray rollout goes on (gray-controller keeps it paused on Recreate while it runs)")
 		return nil
 	}
+	if d.Spec.Paused {
+		// Only the strategy changed, as an apply of a manifest that spells it out does: it is
+		// the one to restore, and the Deployment stayed paused, its sizes frozen.
+		dc.eventRecorder.Eventf(d, corev1.EventTypeNormal, grayapi.ReasonGrayTakeover,
+			"Strategy %s set while taken over: saved in %s, restored when the rollout ends", saved, grayapi.StrategyAnnotation)
+		return nil
+	}
 	dc.eventRecorder.Eventf(d, corev1.EventTypeWarning, grayapi.ReasonGrayTakeover,
 		"Paused again with strategy Recreate (saved strategy %s): the gray rollout runs it until it ends; use kubectl gray resume, kubectl gray undo, or remove %s to release it",
 		saved, grayapi.PercentAnnotation)

@@ -125,8 +125,14 @@ func runFailingScenario(t *testing.T, c *cluster.Cluster, pool *controllerPool, 
 		r.u.fails(plugin.ExitFailure, []string{"rolled back revision 2"}, "gray", "status", "web", "--until", "complete", "--timeout", untilTimeout)
 		r.landsOnStable(grayapi.ReasonProgressDeadlineExceeded)
 	case s.late:
-		// Degraded, then Held once the pods are ready.
-		e.expect("web", grayState{phase: grayapi.PhaseHeld, newSpec: target, oldTotal: s.replicas - target, paused: true})
+		// Degraded, then Held once the pods are ready: those created in a later wave of the
+		// step become ready that much later.
+		want := grayState{phase: grayapi.PhaseHeld, newSpec: target, oldTotal: s.replicas - target, paused: true}
+		wait := 2*(time.Duration(s.deadline)*time.Second+lateMargin) + time.Minute
+		eventually(t, wait, fmt.Sprintf("deployment web at %+v", want), func() (bool, string) {
+			got, _, msg := e.observed("web")
+			return got == want, msg
+		})
 		if s.undo {
 			r.u.must("gray", "undo", "web")
 			r.u.must("gray", "status", "web", "--until", "complete", "--timeout", untilTimeout)

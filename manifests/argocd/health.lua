@@ -1,0 +1,77 @@
+-- Argo CD health of an apps/v1 Deployment that knows gray rollouts (kubectl-gray).
+--
+-- gray-controller reports a gray rollout in two Deployment conditions: GrayHeld (True while
+-- held, else False with the phase as reason) and the standard Stalled (True while Degraded or
+-- Invalid). They are read before spec.paused, which a gray rollout sets for its own reasons
+-- (the hold, the takeover of alongside mode). A Deployment without kubegray.io/percent, or one
+-- gray-controller has not reported on yet, gets exactly Argo CD's built-in Deployment check.
+--
+-- Argo CD runs health scripts without Lua's string library: only conditions and numbers are
+-- read, no text is parsed.
+
+local function condition(kind)
+  if obj.status == nil or obj.status.conditions == nil then
+    return nil
+  end
+  for _, c in ipairs(obj.status.conditions) do
+    if c.type == kind then
+      return c
+    end
+  end
+  return nil
+end
+
+local function behindGeneration()
+  local status = obj.status or {}
+  return (obj.metadata.generation or 0) > (status.observedGeneration or 0)
+end
+
+-- Argo CD's built-in Deployment check (gitops-engine pkg/health/health_deployment.go).
+-- ignorePaused: a completed gray rollout that --takeover=eager keeps paused is not suspended.
+local function builtin(ignorePaused)
+  local spec = obj.spec or {}
+  local status = obj.status or {}
+  if spec.paused == true and not ignorePaused then
+    return { status = "Suspended", message = "Deployment is paused" }
+  end
+  if behindGeneration() then
+    return { status = "Progressing", message = "Waiting for rollout to finish: observed deployment generation less than desired generation" }
+  end
+  local updated = status.updatedReplicas or 0
+  local replicas = status.replicas or 0
+  local available = status.availableReplicas or 0
+  local progressing = condition("Progressing")
+  if progressing ~= nil and progressing.reason == "ProgressDeadlineExceeded" then
+    return { status = "Degraded", message = "Deployment \"" .. obj.metadata.name .. "\" exceeded its progress deadline" }
+  end
+  if spec.replicas ~= nil and updated < spec.replicas then
+    return { status = "Progressing", message = "Waiting for rollout to finish: " .. updated .. " out of " .. spec.replicas .. " new replicas have been updated..." }
+  end
+  if replicas > updated then
+    return { status = "Progressing", message = "Waiting for rollout to finish: " .. (replicas - updated) .. " old replicas are pending termination..." }
+  end
+  if available < updated then
+    return { status = "Progressing", message = "Waiting for rollout to finish: " .. available .. " of " .. updated .. " updated replicas are available..." }
+  end
+  return { status = "Healthy" }
+end
+
+local annotations = obj.metadata.annotations or {}
+local held = condition("GrayHeld")
+if annotations["kubegray.io/percent"] == nil or held == nil then
+  return builtin(false)
+end
+if behindGeneration() then
+  return { status = "Progressing", message = "Waiting for rollout to finish: observed deployment generation less than desired generation" }
+end
+local stalled = condition("Stalled")
+if stalled ~= nil and stalled.status == "True" then
+  return { status = "Degraded", message = stalled.reason .. ": " .. stalled.message }
+end
+if held.status == "True" then
+  return { status = "Suspended", message = held.message }
+end
+if held.reason == "Complete" then
+  return builtin(true)
+end
+return { status = "Progressing", message = held.message }

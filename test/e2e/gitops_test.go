@@ -1,0 +1,368 @@
+package e2e
+
+// GitOps tools drive a gray rollout with applies only: kubectl's client-side apply, a server-side
+// apply with a field manager of its own, and Flux's own apply library, each of a manifest that
+// spells out spec.strategy, replicas and a new image. The applies succeed while a rollout is
+// held, the new template becomes the rollout (held again at its first point), and the strategy
+// of the last manifest is the one restored at the end. At every phase the Deployment is read as
+// Argo CD (the Lua health check of manifests/argocd), kstatus and Flux (the healthCheckExprs of
+// manifests/flux) read it, and docs/gitops.md's table is that record.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/kubegray/kubectl-gray/internal/testutil"
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+	"github.com/kubegray/kubectl-gray/plugin"
+	"github.com/kubegray/kubectl-gray/test/cluster"
+)
+
+// gitopsMode is one way of installing gray-controller.
+type gitopsMode struct {
+	name        string
+	controllers string
+	overlay     string // "" for none
+	args        []string
+}
+
+var gitopsModes = []gitopsMode{
+	{name: "alongside", overlay: "alongside", args: []string{"--mode=alongside"}},
+	{name: "alongside-eager", overlay: "alongside-eager", args: []string{"--mode=alongside", "--takeover=eager"}},
+	{name: "instead", controllers: cluster.WithoutDeploymentController, args: []string{"--mode=instead"}},
+}
+
+// gitopsRow is what the three tools said of the Deployment at one phase.
+type gitopsRow struct {
+	mode, phase   string
+	argo          gitopsHealth
+	kstatus, flux gitopsHealth
+}
+
+type gitopsHealth struct {
+	Status  string `json:"status"`
+	Message string `json:"message"`
+}
+
+func TestGitOps(t *testing.T) {
+	var mu sync.Mutex
+	var rows []gitopsRow
+	t.Run("modes", func(t *testing.T) {
+		for _, m := range gitopsModes {
+			t.Run(m.name, func(t *testing.T) {
+				t.Parallel()
+				got := runGitOps(t, m)
+				mu.Lock()
+				rows = append(rows, got...)
+				mu.Unlock()
+			})
+		}
+	})
+	if !t.Failed() {
+		checkGitOpsTable(t, rows)
+	}
+}
+
+// gitopsRun is one mode's rollout.
+type gitopsRun struct {
+	t    *testing.T
+	c    *cluster.Cluster
+	e    *grayEnv
+	u    *pluginUser
+	m    gitopsMode
+	rows []gitopsRow
+}
+
+// gitopsManifest is the Deployment as Git holds it.
+type gitopsManifest struct {
+	image               string
+	maxSurge            int32
+	gray                bool
+	neverReady          bool
+	progressDeadlineSec int32
+}
+
+func runGitOps(t *testing.T, m gitopsMode) []gitopsRow {
+	c := cluster.StartForTest(t, cluster.Options{Controllers: m.controllers})
+	if m.overlay != "" {
+		applyManifests(t, c, alongsidePolicies(overlayManifests(t, m.overlay)))
+	}
+	startGrayController(t, c, m.args...)
+	e := newGrayEnv(t, c, "gitops-"+m.name)
+	g := &gitopsRun{t: t, c: c, e: e, u: newPluginUser(t, c, e.ns), m: m}
+	eager := m.name == "alongside-eager"
+	complete := grayState{phase: grayapi.PhaseComplete, newSpec: 10, paused: eager}
+	held := grayState{phase: grayapi.PhaseHeld, newSpec: 2, oldTotal: 8, paused: true}
+
+	// The first sync. Without the takeover policy a gray Deployment is created plain and the
+	// opt-in is the next commit.
+	if eager {
+		g.apply("client-side", gitopsManifest{image: "nginx:1.25", maxSurge: 1})
+		waitRolledOut(t, e.client, e.ns, "web", 60*time.Second)
+	}
+	g.apply("client-side", gitopsManifest{image: "nginx:1.25", maxSurge: 1, gray: true})
+	e.expect("web", complete)
+	g.record("Complete (first sync)")
+
+	g.apply("client-side", gitopsManifest{image: "nginx:1.26", maxSurge: 1, gray: true})
+	e.expect("web", held)
+	g.record("Held")
+	g.recordProgressing("nginx:1.26")
+
+	// Applies while held: each is a new rollout, held again at its first point, and its
+	// strategy is the one saved for the end.
+	for i, how := range []string{"client-side", "server-side", "flux"} {
+		image := fmt.Sprintf("nginx:1.%d", 27+i)
+		g.apply(how, gitopsManifest{image: image, maxSurge: int32(2 + i), gray: true})
+		g.heldOn(image)
+		g.wantStrategy(int32(2+i), true)
+	}
+	g.u.must("gray", "resume", "web", "--full")
+	e.expect("web", complete)
+	g.wantStrategy(4, false)
+	g.record("Complete")
+
+	// A canary that never becomes ready, then the fix from Git.
+	g.apply("client-side", gitopsManifest{image: "nginx:1.30", maxSurge: 4, gray: true, neverReady: true, progressDeadlineSec: 10})
+	g.u.fails(plugin.ExitFailure, []string{"is Degraded"}, "gray", "status", "web", "--until", "held", "--timeout", "60s")
+	g.record("Degraded")
+	g.apply("server-side", gitopsManifest{image: "nginx:1.31", maxSurge: 4, gray: true})
+	g.heldOn("nginx:1.31")
+	g.record("Held, after a failed canary is fixed in Git")
+	return g.rows
+}
+
+// apply applies m the way how names: "client-side" (kubectl apply), "server-side" (kubectl
+// apply --server-side --force-conflicts with a field manager of its own), "flux" (Flux's
+// ResourceManager, as kustomize-controller applies).
+func (g *gitopsRun) apply(how string, m gitopsManifest) {
+	g.t.Helper()
+	opts := []testutil.DeploymentOption{testutil.WithTypeMeta(), testutil.WithImage(m.image), testutil.WithReplicas(10),
+		testutil.WithRollingUpdate(intstr.FromInt32(m.maxSurge), intstr.FromInt32(0)), testutil.WithNamespace(g.e.ns)}
+	if m.gray {
+		opts = append(opts, testutil.WithAnnotation(grayapi.PercentAnnotation, "20"))
+	}
+	if m.neverReady {
+		opts = append(opts, testutil.WithTemplateAnnotation(cluster.NeverReadyAnnotation, "true"))
+	}
+	if m.progressDeadlineSec > 0 {
+		opts = append(opts, testutil.WithProgressDeadline(m.progressDeadlineSec))
+	}
+	data, err := json.Marshal(testutil.Deployment("web", opts...))
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	path := filepath.Join(g.t.TempDir(), "web.json")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		g.t.Fatal(err)
+	}
+	switch how {
+	case "client-side":
+		g.u.must("apply", "-f", path)
+	case "server-side":
+		g.u.must("apply", "--server-side", "--force-conflicts", "--field-manager=gitops-e2e", "-f", path)
+	case "flux":
+		out, err := exec.Command(gitopsBinary(g.t), "flux-apply", g.c.Kubeconfig, path).CombinedOutput()
+		if err != nil {
+			g.t.Fatalf("flux-apply: %v\n%s", err, out)
+		}
+		g.t.Logf("flux-apply: %s", out)
+	default:
+		g.t.Fatalf("no apply %q", how)
+	}
+}
+
+// heldOn waits until the rollout of image holds at its first point.
+func (g *gitopsRun) heldOn(image string) {
+	g.t.Helper()
+	g.e.expect("web", grayState{phase: grayapi.PhaseHeld, newSpec: 2, oldTotal: 8, paused: true})
+	if got := imageOf(&g.e.get("web").Spec.Template); got != image {
+		g.t.Fatalf("held on %s, want %s", got, image)
+	}
+}
+
+// wantStrategy checks the strategy that will be (inFlight) or was restored: maxSurge surge,
+// maxUnavailable 0. Alongside modes keep it in kubegray.io/strategy while taken over (eager
+// for good), instead mode in spec.strategy.
+func (g *gitopsRun) wantStrategy(surge int32, inFlight bool) {
+	g.t.Helper()
+	d := g.e.get("web")
+	saved := fmt.Sprintf("RollingUpdate;maxSurge=%d;maxUnavailable=0", surge)
+	if g.m.overlay != "" && (inFlight || g.m.name == "alongside-eager") {
+		alongsideTakenOver(g.t, d, saved)
+		return
+	}
+	eventually(g.t, 60*time.Second, "strategy "+saved+" in spec", func() (bool, string) {
+		d = g.e.get("web")
+		ru := d.Spec.Strategy.RollingUpdate
+		return d.Spec.Strategy.Type == appsv1.RollingUpdateDeploymentStrategyType && ru != nil && ru.MaxSurge.IntValue() == int(surge) &&
+			ru.MaxUnavailable.IntValue() == 0, fmt.Sprintf("%+v", d.Spec.Strategy)
+	})
+}
+
+// record reads the live Deployment as the three tools do, once its status has observed its
+// generation (a release bumps it, and the built-in controller observes it a moment later).
+func (g *gitopsRun) record(phase string) {
+	g.t.Helper()
+	var d *appsv1.Deployment
+	eventually(g.t, 30*time.Second, "status observed the generation", func() (bool, string) {
+		d = g.e.get("web")
+		return d.Status.ObservedGeneration >= d.Generation, fmt.Sprintf("generation %d, observed %d", d.Generation, d.Status.ObservedGeneration)
+	})
+	g.recordObject(phase, d)
+}
+
+// recordProgressing records the first version of the Deployment the watch saw Progressing
+// towards image's hold.
+func (g *gitopsRun) recordProgressing(image string) {
+	g.t.Helper()
+	h := g.e.history("web")
+	i := first(h, 0, func(s seenStatus) bool {
+		return s.ok && s.st.Phase == grayapi.PhaseProgressing && imageOf(&s.d.Spec.Template) == image && s.d.Generation == s.st.ObservedGeneration &&
+			s.d.Status.ObservedGeneration >= s.d.Generation
+	})
+	if i < 0 {
+		g.t.Fatalf("the watch saw no Progressing status of the rollout of %s: %v", image, phases(h, 0))
+	}
+	g.recordObject("Progressing", h[i].d)
+}
+
+func (g *gitopsRun) recordObject(phase string, d *appsv1.Deployment) {
+	g.t.Helper()
+	d = d.DeepCopy()
+	d.APIVersion, d.Kind = "apps/v1", "Deployment"
+	d.ManagedFields = nil
+	data, err := json.Marshal(d)
+	if err != nil {
+		g.t.Fatal(err)
+	}
+	cmd := exec.Command(gitopsBinary(g.t), "health", "../../manifests/argocd", "../../manifests/flux/healthcheckexprs.yaml")
+	cmd.Stdin = bytes.NewReader(append(data, '\n'))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		g.t.Fatalf("gitops health: %v\n%s", err, stderr.String())
+	}
+	var r struct {
+		ArgoCD  gitopsHealth `json:"argocd"`
+		KStatus gitopsHealth `json:"kstatus"`
+		Flux    gitopsHealth `json:"flux"`
+	}
+	if err := json.Unmarshal(out, &r); err != nil {
+		g.t.Fatalf("gitops health said %q: %v", out, err)
+	}
+	row := gitopsRow{mode: g.m.name, phase: phase, argo: r.ArgoCD, kstatus: r.KStatus, flux: r.Flux}
+	g.t.Logf("GITOPS mode=%s phase=%q argocd=%s %q kstatus=%s flux=%s", row.mode, phase, r.ArgoCD.Status, r.ArgoCD.Message, r.KStatus.Status, r.Flux.Status)
+	want := map[string][3]string{
+		"Complete (first sync)": {"Healthy", "Current", "Current"},
+		"Progressing":           {"Progressing", "InProgress", "InProgress"},
+		"Held":                  {"Suspended", "InProgress", "Current"},
+		"Complete":              {"Healthy", "Current", "Current"},
+		"Degraded":              {"Degraded", "Failed", "Failed"},
+		"Held, after a failed canary is fixed in Git": {"Suspended", "InProgress", "Current"},
+	}[phase]
+	if strings.HasPrefix(phase, "Complete") && g.m.name == "alongside-eager" {
+		// kstatus reads the eager takeover's pause as a rollout that is not done.
+		want[1] = "InProgress"
+	}
+	if got := [3]string{r.ArgoCD.Status, r.KStatus.Status, r.Flux.Status}; got != want {
+		g.t.Errorf("%s: Argo CD, kstatus, Flux say %v, want %v (Argo CD: %q)", phase, got, want, r.ArgoCD.Message)
+	}
+	if strings.HasPrefix(phase, "Held") && !strings.HasPrefix(r.ArgoCD.Message, "held at 20% (step 1/1): 2 of 10 replicas") {
+		g.t.Errorf("%s: Argo CD's message %q does not say where the hold stands", phase, r.ArgoCD.Message)
+	}
+	g.rows = append(g.rows, row)
+}
+
+var (
+	gitopsBuild    sync.Once
+	gitopsBinPath  string
+	gitopsBuildErr error
+)
+
+// gitopsBinary builds test/gitops/cmd/gitops once per run.
+func gitopsBinary(t *testing.T) string {
+	t.Helper()
+	gitopsBuild.Do(func() {
+		dir, err := os.MkdirTemp("", "kubegray-gitops-")
+		if err != nil {
+			gitopsBuildErr = err
+			return
+		}
+		gitopsBinPath = filepath.Join(dir, "gitops")
+		out, err := exec.Command("go", "build", "-C", "../gitops", "-o", gitopsBinPath, "./cmd/gitops").CombinedOutput()
+		if err != nil {
+			gitopsBuildErr = fmt.Errorf("go build ./cmd/gitops: %w\n%s", err, out)
+		}
+	})
+	if gitopsBuildErr != nil {
+		t.Fatal(gitopsBuildErr)
+	}
+	return gitopsBinPath
+}
+
+// The table of docs/gitops.md lies between these markers; GITOPS_UPDATE_DOCS=1 rewrites it from
+// a run, and otherwise a run fails when the statuses differ from it.
+const (
+	gitopsTableBegin = "<!-- gitops table: generated by TestGitOps (GITOPS_UPDATE_DOCS=1), do not edit -->"
+	gitopsTableEnd   = "<!-- end of gitops table -->"
+)
+
+func checkGitOpsTable(t *testing.T, rows []gitopsRow) {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("| mode | phase | Argo CD (manifests/argocd) | kstatus (Flux's default) | Flux with manifests/flux |\n| --- | --- | --- | --- | --- |\n")
+	for _, m := range gitopsModes {
+		for _, r := range rows {
+			if r.mode != m.name {
+				continue
+			}
+			argo := r.argo.Status
+			switch r.argo.Status {
+			case "Suspended":
+				argo += ": " + r.argo.Message
+			case "Degraded":
+				reason, _, _ := strings.Cut(r.argo.Message, ":")
+				argo += ": " + reason
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", r.mode, r.phase, argo, r.kstatus.Status, r.flux.Status)
+		}
+	}
+	table := b.String()
+	t.Logf("docs/gitops.md table from this run:\n%s", table)
+	const path = "../../docs/gitops.md"
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, rest, ok := strings.Cut(string(doc), gitopsTableBegin+"\n")
+	_, after, ok2 := strings.Cut(rest, gitopsTableEnd)
+	if !ok || !ok2 {
+		t.Fatalf("%s lacks the table markers %q and %q", path, gitopsTableBegin, gitopsTableEnd)
+	}
+	if os.Getenv("GITOPS_UPDATE_DOCS") != "" {
+		if err := os.WriteFile(path, []byte(before+gitopsTableBegin+"\n"+table+gitopsTableEnd+after), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	// Revision numbers count the templates a mode went through on the way; the rest must agree.
+	revisions := regexp.MustCompile(`revision [0-9]+`)
+	normalize := func(s string) string { return revisions.ReplaceAllString(strings.TrimSpace(s), "revision N") }
+	if normalize(rest[:strings.Index(rest, gitopsTableEnd)]) != normalize(table) {
+		t.Errorf("%s's table differs from this run's; if the change is intended, run TestGitOps with GITOPS_UPDATE_DOCS=1", path)
+	}
+}

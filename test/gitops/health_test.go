@@ -1,0 +1,194 @@
+package gitops
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// The shipped files, from this module's directory.
+const (
+	argoDir   = "../../manifests/argocd"
+	fluxFile  = "../../manifests/flux/healthcheckexprs.yaml"
+	heldMsg   = "held at 20% (step 1/2): 2 of 10 replicas on revision 2; run kubectl gray resume"
+	failedMsg = "revision 2 missed its progress deadline: replica set web-2 has 0 of 2 replicas available"
+)
+
+// deployment builds web as the API server serves it: 10 replicas, generation 3 observed, all
+// counts at 10 unless changed.
+func deployment(opts ...func(d map[string]any)) map[string]any {
+	d := map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": "web", "namespace": "default", "generation": int64(3),
+			"annotations": map[string]any{"deployment.kubernetes.io/revision": "2"}},
+		"spec": map[string]any{"replicas": int64(10)},
+		"status": map[string]any{"observedGeneration": int64(3), "replicas": int64(10), "updatedReplicas": int64(10),
+			"readyReplicas": int64(10), "availableReplicas": int64(10), "conditions": []any{
+				map[string]any{"type": "Available", "status": "True", "reason": "MinimumReplicasAvailable"},
+				map[string]any{"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable"},
+			}},
+	}
+	for _, o := range opts {
+		o(d)
+	}
+	return d
+}
+
+func field(d map[string]any, path ...string) map[string]any {
+	for _, p := range path {
+		d = d[p].(map[string]any)
+	}
+	return d
+}
+
+func paused(d map[string]any) { field(d, "spec")["paused"] = true }
+
+func counts(replicas, updated, available int64) func(map[string]any) {
+	return func(d map[string]any) {
+		s := field(d, "status")
+		s["replicas"], s["updatedReplicas"], s["availableReplicas"] = replicas, updated, available
+	}
+}
+
+func generationAhead(d map[string]any) { field(d, "metadata")["generation"] = int64(4) }
+
+func condition(kind, status, reason, message string) func(map[string]any) {
+	return func(d map[string]any) {
+		s := field(d, "status")
+		var kept []any
+		for _, c := range s["conditions"].([]any) {
+			if c.(map[string]any)["type"] != kind {
+				kept = append(kept, c)
+			}
+		}
+		s["conditions"] = append(kept, map[string]any{"type": kind, "status": status, "reason": reason, "message": message})
+	}
+}
+
+// gray annotates web with hold points 20,50 and the status gray-controller wrote for generation 3.
+func gray(d map[string]any) {
+	a := field(d, "metadata", "annotations")
+	a["kubegray.io/percent"] = "20,50"
+	a["kubegray.io/status"] = `{"mode":"instead","revision":2,"stableRevision":1,"step":0,"percent":20,"target":2,"phase":"Held","message":"x","observedGeneration":3,"heldAt":"2026-12-02T00:00:00Z"}`
+}
+
+var (
+	held     = []func(map[string]any){gray, paused, counts(10, 2, 10), condition("GrayHeld", "True", "HoldPointReached", heldMsg)}
+	degraded = []func(map[string]any){gray, paused, counts(10, 2, 8), condition("GrayHeld", "False", "ProgressDeadlineExceeded", failedMsg),
+		condition("Stalled", "True", "ProgressDeadlineExceeded", failedMsg)}
+)
+
+func TestHealth(t *testing.T) {
+	argo, err := LoadArgoCD(argoDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flux, err := LoadFlux(fluxFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name            string
+		opts            []func(map[string]any)
+		argo            Health
+		kstatus, fluxIs string
+	}{
+		// Not gray: exactly Argo CD's built-in check (gitops-engine health_deployment.go).
+		{name: "plain, rolled out", argo: Health{Status: "Healthy"}, kstatus: "Current", fluxIs: "Current"},
+		{name: "plain, paused", opts: []func(map[string]any){paused},
+			argo: Health{Status: "Suspended", Message: "Deployment is paused"}, kstatus: "Current", fluxIs: "Current"},
+		{name: "plain, generation not observed", opts: []func(map[string]any){generationAhead},
+			argo:    Health{Status: "Progressing", Message: "Waiting for rollout to finish: observed deployment generation less than desired generation"},
+			kstatus: "InProgress", fluxIs: "InProgress"},
+		{name: "plain, past its progress deadline", opts: []func(map[string]any){counts(10, 3, 9), condition("Progressing", "False", "ProgressDeadlineExceeded", "")},
+			argo: Health{Status: "Degraded", Message: `Deployment "web" exceeded its progress deadline`}, kstatus: "Failed", fluxIs: "Failed"},
+		{name: "plain, updating", opts: []func(map[string]any){counts(12, 3, 9)},
+			argo:    Health{Status: "Progressing", Message: "Waiting for rollout to finish: 3 out of 10 new replicas have been updated..."},
+			kstatus: "InProgress", fluxIs: "InProgress"},
+		{name: "plain, old replicas terminating", opts: []func(map[string]any){counts(12, 10, 10)},
+			argo:    Health{Status: "Progressing", Message: "Waiting for rollout to finish: 2 old replicas are pending termination..."},
+			kstatus: "InProgress", fluxIs: "InProgress"},
+		{name: "plain, updated not available", opts: []func(map[string]any){counts(10, 10, 8)},
+			argo:    Health{Status: "Progressing", Message: "Waiting for rollout to finish: 8 of 10 updated replicas are available..."},
+			kstatus: "InProgress", fluxIs: "InProgress"},
+		{name: "annotated, not reported on yet", opts: []func(map[string]any){gray, paused},
+			argo: Health{Status: "Suspended", Message: "Deployment is paused"}, kstatus: "Current", fluxIs: "Current"},
+		// Gray: the conditions first.
+		{name: "held", opts: held, argo: Health{Status: "Suspended", Message: heldMsg}, kstatus: "InProgress", fluxIs: "Current"},
+		{name: "held, new generation not observed yet", opts: append(append([]func(map[string]any){}, held...), generationAhead),
+			argo:    Health{Status: "Progressing", Message: "Waiting for rollout to finish: observed deployment generation less than desired generation"},
+			kstatus: "InProgress", fluxIs: "InProgress"},
+		{name: "degraded", opts: degraded, argo: Health{Status: "Degraded", Message: "ProgressDeadlineExceeded: " + failedMsg},
+			kstatus: "Failed", fluxIs: "Failed"},
+		{name: "invalid", opts: []func(map[string]any){gray, paused, condition("GrayHeld", "False", "Invalid", `invalid kubegray.io/percent "20,x"`),
+			condition("Stalled", "True", "Invalid", `invalid kubegray.io/percent "20,x"`)},
+			argo: Health{Status: "Degraded", Message: `Invalid: invalid kubegray.io/percent "20,x"`}, kstatus: "Failed", fluxIs: "Failed"},
+		{name: "progressing to a hold", opts: []func(map[string]any){gray, counts(11, 1, 10), condition("GrayHeld", "False", "Progressing", "rolling revision 2 to 2 of 10 replicas (20%)")},
+			argo: Health{Status: "Progressing", Message: "rolling revision 2 to 2 of 10 replicas (20%)"}, kstatus: "InProgress", fluxIs: "InProgress"},
+		{name: "complete, kept paused by eager takeover", opts: []func(map[string]any){gray, paused, condition("GrayHeld", "False", "Complete", "all 10 replicas run revision 2")},
+			argo: Health{Status: "Healthy"}, kstatus: "Current", fluxIs: "Current"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := deployment(tt.opts...)
+			got, err := argo.Health(d)
+			if err != nil || got != tt.argo {
+				t.Errorf("Argo CD health = %+v, %v; want %+v", got, err, tt.argo)
+			}
+			ks, err := KStatus(d)
+			if err != nil || ks.Status != tt.kstatus {
+				t.Errorf("kstatus = %+v, %v; want %s", ks, err, tt.kstatus)
+			}
+			fl, err := flux.Health(context.Background(), d)
+			if err != nil || fl.Status != tt.fluxIs {
+				t.Errorf("Flux healthCheckExprs = %+v, %v; want %s", fl, err, tt.fluxIs)
+			}
+		})
+	}
+}
+
+func TestArgoCDActions(t *testing.T) {
+	argo, err := LoadArgoCD(argoDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		opts []func(map[string]any)
+		want map[string]bool
+	}{
+		{name: "plain", want: map[string]bool{}},
+		{name: "held", opts: held, want: map[string]bool{"gray-resume": true, "gray-resume-full": true, "gray-undo": true}},
+		{name: "degraded", opts: degraded, want: map[string]bool{"gray-resume": false, "gray-resume-full": false, "gray-undo": true}},
+		{name: "complete", opts: []func(map[string]any){gray, condition("GrayHeld", "False", "Complete", "")},
+			want: map[string]bool{"gray-resume": false, "gray-resume-full": false, "gray-undo": false}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := argo.Actions(deployment(tt.opts...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("actions %v, want %v", got, tt.want)
+			}
+			for name, enabled := range tt.want {
+				if got[name] != enabled {
+					t.Errorf("action %s enabled %t, want %t (all: %v)", name, got[name], enabled, got)
+				}
+			}
+		})
+	}
+	for action, want := range map[string]string{"gray-resume": "2:next", "gray-resume-full": "2:full", "gray-undo": "2:undo"} {
+		out, err := argo.RunAction(deployment(held...), action)
+		if err != nil {
+			t.Fatalf("%s: %v", action, err)
+		}
+		if got := field(out, "metadata", "annotations")["kubegray.io/resume"]; got != want {
+			t.Errorf("%s wrote kubegray.io/resume=%v, want %q", action, got, want)
+		}
+		if !strings.Contains(field(out, "metadata", "annotations")["kubegray.io/percent"].(string), "20") {
+			t.Errorf("%s lost the other annotations", action)
+		}
+	}
+}
