@@ -56,10 +56,8 @@ type constructionCase struct {
 // constructionImage is the image every case rolls out (from nginx:1.25).
 const constructionImage = "nginx:1.26"
 
-var (
-	constructionHeld = grayState{phase: grayapi.PhaseHeld, newSpec: 2, oldTotal: 8, paused: true}
-	constructionDone = grayState{phase: grayapi.PhaseComplete, newSpec: 10}
-)
+// constructionHeld is web held at 20% of 10.
+var constructionHeld = grayState{phase: grayapi.PhaseHeld, newSpec: 2, oldTotal: 8, paused: true}
 
 // webManifest is the Deployment of every case: R 10, maxSurge 1, maxUnavailable 0, hold at
 // 20%, as a manifest file kubectl creates it from.

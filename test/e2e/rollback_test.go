@@ -62,33 +62,33 @@ func (rc rollbackCase) start(k *canary) {
 // landsOnStable waits for the rollback to complete and checks where it landed: every replica on
 // the stable image (revision 1's ReplicaSet, renumbered 3), the canary at 0, failure.rolledBackFrom
 // 2, the way back never held, and the Deployment released in alongside mode.
-func (k *canary) landsOnStable(rc rollbackCase, wantReason string, bound time.Duration, since time.Time) {
-	k.t.Helper()
-	replicas := replicasOf(k.get("web").Spec.Replicas)
-	k.expect("web", grayState{phase: grayapi.PhaseComplete, newSpec: replicas})
+func (c *canary) landsOnStable(rc rollbackCase, wantReason string, bound time.Duration, since time.Time) {
+	c.t.Helper()
+	replicas := replicasOf(c.get("web").Spec.Replicas)
+	c.expect("web", grayState{phase: grayapi.PhaseComplete, newSpec: replicas})
 	took := time.Since(since)
-	k.wantSizes("web", map[string]int32{"2": 0, "3": replicas}, map[string]string{"2": rc.image, "3": stableImage})
-	st := k.grayStatus(k.get("web"))
+	c.wantSizes("web", map[string]int32{"2": 0, "3": replicas}, map[string]string{"2": rc.image, "3": stableImage})
+	st := c.grayStatus(c.get("web"))
 	if st.Revision != 3 || st.StableRevision != 3 || st.Failure == nil || st.Failure.RolledBackFrom != 2 || st.Failure.Reason != wantReason {
-		k.t.Fatalf("status after the rollback: %+v, want revision 3 stable 3 and revision 2 rolled back (%s); statuses:\n%s",
-			st, wantReason, statusLines(k.history("web")))
+		c.t.Fatalf("status after the rollback: %+v, want revision 3 stable 3 and revision 2 rolled back (%s); statuses:\n%s",
+			st, wantReason, statusLines(c.history("web")))
 	}
-	h := k.history("web")
+	h := c.history("web")
 	back := first(h, 0, func(s seenStatus) bool { return s.ok && s.st.Revision == 3 })
 	if back < 0 {
-		k.t.Fatalf("no status of revision 3: %v", phases(h, 0))
+		c.t.Fatalf("no status of revision 3: %v", phases(h, 0))
 	}
 	if i := first(h, back, inPhase(grayapi.PhaseHeld)); i >= 0 {
-		k.t.Fatalf("the rollback held on its way back: %v", phases(h, back))
+		c.t.Fatalf("the rollback held on its way back: %v", phases(h, back))
 	}
 	if h[back].st.Phase != grayapi.PhaseRolledBack {
-		k.t.Errorf("the rollback started as %s, want RolledBack: %v", h[back].st.Phase, phases(h, back))
+		c.t.Errorf("the rollback started as %s, want RolledBack: %v", h[back].st.Phase, phases(h, back))
 	}
-	k.t.Logf("ROLLBACK mode=%s replicas=%d completedAfter=%v", k.m.name, replicas, took.Round(time.Millisecond))
+	c.t.Logf("ROLLBACK mode=%s replicas=%d completedAfter=%v", c.m.name, replicas, took.Round(time.Millisecond))
 	if took > bound {
-		k.t.Errorf("the rollback took %v, more than %v", took, bound)
+		c.t.Errorf("the rollback took %v, more than %v", took, bound)
 	}
-	rc.released(k)
+	rc.released(c)
 }
 
 // released waits, in alongside mode, until web is handed back with the case's own strategy.
