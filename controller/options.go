@@ -22,26 +22,6 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// Modes of operation (docs/design.md: modes).
-const (
-	// ModeInstead replaces the built-in deployment controller, which must be
-	// disabled in kube-controller-manager.
-	ModeInstead = "instead"
-	// ModeAlongside runs next to the built-in controller and only manages
-	// Deployments carrying the gray annotation.
-	ModeAlongside = "alongside"
-)
-
-// Takeover strategies of alongside mode (--takeover).
-const (
-	// TakeoverAdmission leaves the takeover to the MutatingAdmissionPolicy of
-	// manifests/alongside and to "kubectl gray set --image" (Kubernetes 1.36+).
-	TakeoverAdmission = "admission"
-	// TakeoverEager takes Deployments over as soon as they are annotated,
-	// for clusters without admissionregistration.k8s.io/v1 policies.
-	TakeoverEager = "eager"
-)
-
 // FieldManager is the field manager of every write the controller makes, and
 // the event source of its events.
 const FieldManager = grayapi.ControllerFieldManager
@@ -55,8 +35,8 @@ const disabledAddress = "0"
 // directly.
 type Options struct {
 	Kubeconfig   string
-	Mode         string
-	Takeover     string
+	Mode         grayapi.Mode
+	Takeover     grayapi.Takeover
 	Workers      int
 	KubeAPIQPS   float32
 	KubeAPIBurst int
@@ -89,8 +69,8 @@ func NewOptions() *Options {
 		namespace = "kube-system"
 	}
 	return &Options{
-		Mode:         ModeAlongside,
-		Takeover:     TakeoverAdmission,
+		Mode:         grayapi.ModeAlongside,
+		Takeover:     grayapi.TakeoverAdmission,
 		Workers:      5,
 		KubeAPIQPS:   20,
 		KubeAPIBurst: 30,
@@ -116,9 +96,9 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	fs := fss.FlagSet("controller")
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig,
 		"Path to a kubeconfig file. When empty: $KUBECONFIG, then ~/.kube/config, then the in-cluster service account.")
-	fs.StringVar(&o.Mode, "mode", o.Mode,
+	fs.StringVar((*string)(&o.Mode), "mode", string(o.Mode),
 		`"instead" replaces the built-in deployment controller (start kube-controller-manager with --controllers=*,-deployment-controller) and manages every Deployment; "alongside" runs next to it and manages only Deployments annotated with kubegray.io/percent, taking each over (paused, strategy Recreate, strategy saved in kubegray.io/strategy) while its gray rollout runs.`)
-	fs.StringVar(&o.Takeover, "takeover", o.Takeover,
+	fs.StringVar((*string)(&o.Takeover), "takeover", string(o.Takeover),
 		`In alongside mode, how Deployments are taken over: "admission" leaves it to the kubegray-takeover MutatingAdmissionPolicy (Kubernetes 1.36+) and to "kubectl gray set --image", in the write that changes the template; "eager" takes a Deployment over as soon as it is annotated and keeps it taken over while annotated (clusters older than 1.36).`)
 	fs.IntVar(&o.Workers, "workers", o.Workers, "Deployments synced concurrently.")
 	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "Sustained requests per second to the API server.")
@@ -178,16 +158,12 @@ func (o *Options) Validate() error {
 	var errs []error
 	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 
-	switch o.Mode {
-	case ModeInstead:
-	case ModeAlongside:
-	default:
-		add("invalid --mode %q: must be %q or %q", o.Mode, ModeInstead, ModeAlongside)
+	// The one validation of the mode: everything downstream takes the typed values as given.
+	if !o.Mode.Valid() {
+		add("invalid --mode %q: must be %q or %q", o.Mode, grayapi.ModeInstead, grayapi.ModeAlongside)
 	}
-	switch o.Takeover {
-	case TakeoverAdmission, TakeoverEager:
-	default:
-		add("invalid --takeover %q: must be %q or %q", o.Takeover, TakeoverAdmission, TakeoverEager)
+	if !o.Takeover.Valid() {
+		add("invalid --takeover %q: must be %q or %q", o.Takeover, grayapi.TakeoverAdmission, grayapi.TakeoverEager)
 	}
 	if o.Workers < 1 {
 		add("invalid --workers %d: must be at least 1", o.Workers)
@@ -198,7 +174,7 @@ func (o *Options) Validate() error {
 	if o.KubeAPIBurst < 1 {
 		add("invalid --kube-api-burst %d: must be at least 1", o.KubeAPIBurst)
 	}
-	if o.Mode == ModeInstead && !o.SkipBuiltinControllerCheck && o.BuiltinCheckWindow <= 0 {
+	if o.Mode == grayapi.ModeInstead && !o.SkipBuiltinControllerCheck && o.BuiltinCheckWindow <= 0 {
 		add("invalid --builtin-check-window %v: must be greater than 0 (use --skip-builtin-controller-check to skip the check)", o.BuiltinCheckWindow)
 	}
 

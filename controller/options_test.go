@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
 func TestNewOptionsLeaseNamespace(t *testing.T) {
@@ -79,7 +81,7 @@ func TestDefaultsAreUpstreamLike(t *testing.T) {
 func TestValidate(t *testing.T) {
 	valid := func() *Options {
 		o := NewOptions()
-		o.Mode = ModeInstead
+		o.Mode = grayapi.ModeInstead
 		o.LeaderElectNamespace = "kube-system"
 		return o
 	}
@@ -90,11 +92,11 @@ func TestValidate(t *testing.T) {
 		wantErrs []string
 	}{
 		{name: "instead mode with defaults", modify: func(o *Options) {}},
-		{name: "alongside, the default", modify: func(o *Options) { o.Mode = ModeAlongside }},
-		{name: "alongside with eager takeover", modify: func(o *Options) { o.Mode, o.Takeover = ModeAlongside, TakeoverEager }},
+		{name: "alongside, the default", modify: func(o *Options) { o.Mode = grayapi.ModeAlongside }},
+		{name: "alongside with eager takeover", modify: func(o *Options) { o.Mode, o.Takeover = grayapi.ModeAlongside, grayapi.TakeoverEager }},
 		{
 			name:     "unknown takeover",
-			modify:   func(o *Options) { o.Mode, o.Takeover = ModeAlongside, "webhook" },
+			modify:   func(o *Options) { o.Mode, o.Takeover = grayapi.ModeAlongside, "webhook" },
 			wantErrs: []string{`invalid --takeover "webhook": must be "admission" or "eager"`},
 		},
 		{

@@ -17,6 +17,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
+
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
 // Names of the admission policies and their bindings (each binding is named as its policy).
@@ -44,13 +46,13 @@ const mutatingPolicyGroupVersion = "admissionregistration.k8s.io/v1"
 // checkAlongsidePolicies fails unless the guard and freeze policies (and with --takeover=admission
 // the takeover policy) and their bindings are installed and exempt the user gray-controller runs
 // as.
-func checkAlongsidePolicies(ctx context.Context, client kubernetes.Interface, takeover string) error {
+func checkAlongsidePolicies(ctx context.Context, client kubernetes.Interface, takeover grayapi.Takeover) error {
 	user, err := whoAmI(ctx, client)
 	if err != nil {
 		return err
 	}
 	var exempting []policyConditions
-	if takeover == TakeoverAdmission {
+	if takeover == grayapi.TakeoverAdmission {
 		policy, err := checkTakeoverPolicy(ctx, client)
 		if err != nil {
 			return err

@@ -12,6 +12,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/klog/v2/ktesting"
+
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
 const installedUser = "system:serviceaccount:gray-system:gray-controller"
@@ -89,37 +91,37 @@ func TestCheckAlongsidePolicies(t *testing.T) {
 		"MutatingAdmissionPolicyBinding", "kubegray-takeover")
 	tests := []struct {
 		name     string
-		takeover string
+		takeover grayapi.Takeover
 		client   *fake.Clientset
 		// wantErr is every part the refusal must say; none means it starts.
 		wantErr []string
 	}{
-		{name: "admission: installed", takeover: TakeoverAdmission, client: clusterWith(true, installedUser, installed(installedUser)...)},
-		{name: "eager: guard and freeze installed", takeover: TakeoverEager, client: clusterWith(false, installedUser, eagerOnly...)},
-		{name: "admission: not served (Kubernetes 1.35)", takeover: TakeoverAdmission, client: clusterWith(false, installedUser, eagerOnly...),
+		{name: "admission: installed", takeover: grayapi.TakeoverAdmission, client: clusterWith(true, installedUser, installed(installedUser)...)},
+		{name: "eager: guard and freeze installed", takeover: grayapi.TakeoverEager, client: clusterWith(false, installedUser, eagerOnly...)},
+		{name: "admission: not served (Kubernetes 1.35)", takeover: grayapi.TakeoverAdmission, client: clusterWith(false, installedUser, eagerOnly...),
 			wantErr: []string{"refusing to start in --mode=alongside --takeover=admission",
 				"the cluster does not serve MutatingAdmissionPolicy admissionregistration.k8s.io/v1 (Kubernetes 1.36 or later)",
 				"manifests/alongside-eager", "--takeover=eager"}},
-		{name: "admission: takeover binding missing", takeover: TakeoverAdmission,
+		{name: "admission: takeover binding missing", takeover: grayapi.TakeoverAdmission,
 			client:  clusterWith(true, installedUser, without(installed(installedUser), "MutatingAdmissionPolicyBinding", "kubegray-takeover")...),
 			wantErr: []string{"MutatingAdmissionPolicyBinding kubegray-takeover not found", "manifests/alongside-eager"}},
-		{name: "admission: takeover policy and binding missing", takeover: TakeoverAdmission, client: clusterWith(true, installedUser, eagerOnly...),
+		{name: "admission: takeover policy and binding missing", takeover: grayapi.TakeoverAdmission, client: clusterWith(true, installedUser, eagerOnly...),
 			wantErr: []string{"MutatingAdmissionPolicy kubegray-takeover and MutatingAdmissionPolicyBinding kubegray-takeover not found"}},
-		{name: "eager: freeze policy missing", takeover: TakeoverEager,
+		{name: "eager: freeze policy missing", takeover: grayapi.TakeoverEager,
 			client: clusterWith(false, installedUser, without(eagerOnly, "ValidatingAdmissionPolicy", "kubegray-freeze")...),
 			wantErr: []string{"refusing to start in --mode=alongside: ValidatingAdmissionPolicy kubegray-freeze not found",
 				"manifests/alongside-eager", "installGuardPolicy=true"}},
-		{name: "eager: nothing installed", takeover: TakeoverEager, client: clusterWith(false, installedUser),
+		{name: "eager: nothing installed", takeover: grayapi.TakeoverEager, client: clusterWith(false, installedUser),
 			wantErr: []string{"ValidatingAdmissionPolicy kubegray-guard and ValidatingAdmissionPolicyBinding kubegray-guard not found"}},
-		{name: "admission: running as another ServiceAccount than the policies exempt", takeover: TakeoverAdmission,
+		{name: "admission: running as another ServiceAccount than the policies exempt", takeover: grayapi.TakeoverAdmission,
 			client: clusterWith(true, overlaid, installed(installedUser)...),
 			wantErr: []string{"MutatingAdmissionPolicy kubegray-takeover exempts another user",
 				"request.userInfo.username != '" + installedUser + "'", `gray-controller runs as "` + overlaid + `"`,
 				"with " + overlaid}},
-		{name: "eager: running as another ServiceAccount than the policies exempt", takeover: TakeoverEager,
+		{name: "eager: running as another ServiceAccount than the policies exempt", takeover: grayapi.TakeoverEager,
 			client:  clusterWith(false, overlaid, eagerOnly...),
 			wantErr: []string{"ValidatingAdmissionPolicy kubegray-guard exempts another user", `gray-controller runs as "` + overlaid + `"`}},
-		{name: "admission: policies rendered for the identity it runs as", takeover: TakeoverAdmission,
+		{name: "admission: policies rendered for the identity it runs as", takeover: grayapi.TakeoverAdmission,
 			client: clusterWith(true, overlaid, installed(overlaid)...)},
 	}
 	for _, tt := range tests {

@@ -53,14 +53,14 @@ func (o *Options) Run(ctx context.Context) error {
 		}
 	}
 
-	if o.Mode == ModeInstead {
+	if o.Mode == grayapi.ModeInstead {
 		if o.SkipBuiltinControllerCheck {
 			logger.Info("Not checking for the built-in deployment controller (--skip-builtin-controller-check)")
 		} else if err := checkBuiltinController(ctx, client, o.Now(), o.BuiltinCheckWindow); err != nil {
 			return err
 		}
 	}
-	if o.Mode == ModeAlongside {
+	if o.Mode.Alongside() {
 		if err := checkAlongsidePolicies(ctx, client, o.Takeover); err != nil {
 			return err
 		}
@@ -137,8 +137,8 @@ func (o *Options) runController(ctx context.Context, client kubernetes.Interface
 	dc, err := deployment.NewDeploymentController(ctx, factory, client, deployment.Options{
 		FieldManager: FieldManager,
 		Recorder:     recorder,
-		Mode:         grayapi.Mode(o.Mode),
-		Takeover:     deployment.Takeover(o.Takeover),
+		Mode:         o.Mode,
+		Takeover:     o.Takeover,
 	})
 	if err != nil {
 		return fmt.Errorf("creating the deployment controller: %w", err)

@@ -15,13 +15,15 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/klog/v2/ktesting"
+
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
 // runOptions are valid Options for Run against a fake clientset, with the
 // HTTP servers off and a fixed clock.
 func runOptions(client *fake.Clientset) *Options {
 	o := NewOptions()
-	o.Mode = ModeInstead
+	o.Mode = grayapi.ModeInstead
 	o.LeaderElectNamespace = testLeaseNamespace
 	o.MetricsBindAddress, o.HealthProbeBindAddress = disabledAddress, disabledAddress
 	o.Client = client

@@ -50,19 +50,6 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
-// Takeover is how alongside mode takes a gray Deployment over (grayapi.TakeoverAdmission:
-// the MutatingAdmissionPolicy or `kubectl gray set --image`, in the write that changes the
-// template, Kubernetes ≥ 1.36; grayapi.TakeoverEager: as soon as a Deployment is annotated,
-// and kept while annotated, for clusters without the admission policies). The status
-// records it, so that `kubectl gray` can say which path is in force.
-type Takeover = grayapi.Takeover
-
-// The takeover paths, as the controller's options name them.
-const (
-	TakeoverAdmission = grayapi.TakeoverAdmission
-	TakeoverEager     = grayapi.TakeoverEager
-)
-
 // isAlongsideManaged reports whether an alongside controller has anything to do with d: it is
 // annotated, taken over, or carries gray leftovers (our status or GrayHeld condition) to clean.
 func isAlongsideManaged(d *appsv1.Deployment) bool {
@@ -127,7 +114,7 @@ func (dc *DeploymentController) syncAlongside(ctx context.Context, key string, d
 			}
 			return dc.release(ctx, d, rsList, strategy, nil, corev1.EventTypeWarning,
 				fmt.Sprintf("%s was removed from the taken-over Deployment: restored strategy %s", grayapi.StrategyAnnotation, describeStrategy(strategy)))
-		case annotated && dc.takeover == TakeoverEager && d.Spec.Strategy.Type == appsv1.RollingUpdateDeploymentStrategyType:
+		case annotated && dc.takeover == grayapi.TakeoverEager && d.Spec.Strategy.Type == appsv1.RollingUpdateDeploymentStrategyType:
 			if froze, err := dc.freezeFirst(ctx, d, rsList); froze || err != nil {
 				return err
 			}
@@ -165,12 +152,12 @@ func (dc *DeploymentController) syncAlongside(ctx context.Context, key string, d
 		return dc.retakeOver(ctx, d)
 	}
 
-	view := &alongsideView{strategy: withStrategyDefaults(saved), releaseOnComplete: dc.takeover != TakeoverEager}
+	view := &alongsideView{strategy: withStrategyDefaults(saved), releaseOnComplete: dc.takeover != grayapi.TakeoverEager}
 	g, err := dc.runGray(ctx, key, d, rsList, view)
 	if err != nil || g == nil {
 		return err
 	}
-	if g.st.Phase != grayapi.PhaseComplete || dc.takeover == TakeoverEager {
+	if g.st.Phase != grayapi.PhaseComplete || dc.takeover == grayapi.TakeoverEager {
 		return nil
 	}
 	st := g.st

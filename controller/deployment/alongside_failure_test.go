@@ -15,7 +15,7 @@ import (
 func TestAlongsideOnFailureRollback(t *testing.T) {
 	d := grayDeployment(10, "20", testutil.WithProgressDeadline(10))
 	d.Annotations[grayapi.OnFailureAnnotation] = "rollback"
-	w := newAlongsideWorld(t, d, TakeoverAdmission)
+	w := newAlongsideWorld(t, d, grayapi.TakeoverAdmission)
 	w.step()
 	w.takeOverAsPolicy("v2", savedDefault)
 	w.freezes()
@@ -60,7 +60,7 @@ func TestAlongsideOnFailureRollback(t *testing.T) {
 func TestAlongsideUndoOfAFailedCanaryOptedInWithItsImage(t *testing.T) {
 	d := grayDeployment(2, "34", testutil.WithProgressDeadline(8),
 		testutil.WithRollingUpdate(intstr.FromInt32(0), intstr.FromInt32(1)))
-	w := newAlongsideWorld(t, d, TakeoverAdmission)
+	w := newAlongsideWorld(t, d, grayapi.TakeoverAdmission)
 	w.cap = 1
 	w.takeOverAsPolicy("v2", "RollingUpdate;maxSurge=0;maxUnavailable=1")
 	w.freezes()

@@ -66,11 +66,12 @@ type Options struct {
 	Recorder record.EventRecorder
 	// Mode is grayapi.ModeInstead (every Deployment, upstream-equivalent; the zero value means
 	// instead) or grayapi.ModeAlongside (only gray Deployments, next to the built-in
-	// controller; see alongside.go).
+	// controller; see alongside.go). The caller has validated it (controller/options.go).
 	Mode grayapi.Mode
-	// Takeover is how alongside mode takes Deployments over: TakeoverAdmission (the zero value:
-	// the admission policy or the plugin does it with the template change) or TakeoverEager.
-	Takeover Takeover
+	// Takeover is how alongside mode takes Deployments over: grayapi.TakeoverAdmission (the zero
+	// value: the admission policy or the plugin does it with the template change) or
+	// grayapi.TakeoverEager.
+	Takeover grayapi.Takeover
 }
 
 // DeploymentController reconciles Deployments into ReplicaSets exactly like the upstream
@@ -100,9 +101,9 @@ type DeploymentController struct {
 	// now is the clock for condition timestamps and progress-deadline maths; tests freeze it.
 	now func() time.Time
 
-	// alongside: only gray Deployments are ours, and they are taken over while rolling out.
-	alongside bool
-	takeover  Takeover
+	// mode and takeover are as Options gives them (takeover defaulted).
+	mode     grayapi.Mode
+	takeover grayapi.Takeover
 
 	// rsExpectations holds the ReplicaSet writes of gray syncs until the cache shows them.
 	rsExpectations *replicaSetExpectations
@@ -127,23 +128,13 @@ func NewDeploymentController(ctx context.Context, factory informers.SharedInform
 			workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "deployment"},
 		),
-		now:       time.Now,
-		alongside: opts.Mode == grayapi.ModeAlongside,
-		takeover:  opts.Takeover,
+		now:      time.Now,
+		mode:     opts.Mode,
+		takeover: opts.Takeover,
 	}
 	dc.rsExpectations = newReplicaSetExpectations(func() time.Time { return dc.now() })
-	switch opts.Mode {
-	case "", grayapi.ModeInstead, grayapi.ModeAlongside:
-	default:
-		return nil, fmt.Errorf("unknown mode %q: want %q or %q", opts.Mode, grayapi.ModeInstead, grayapi.ModeAlongside)
-	}
-	switch opts.Takeover {
-	case "", TakeoverAdmission, TakeoverEager:
-	default:
-		return nil, fmt.Errorf("unknown takeover %q: want %q or %q", opts.Takeover, TakeoverAdmission, TakeoverEager)
-	}
 	if dc.takeover == "" {
-		dc.takeover = TakeoverAdmission
+		dc.takeover = grayapi.TakeoverAdmission
 	}
 	if dc.eventRecorder == nil {
 		dc.eventBroadcaster = record.NewBroadcaster(record.WithContext(ctx))
@@ -415,7 +406,7 @@ func (dc *DeploymentController) syncDeployment(ctx context.Context, key string) 
 	}
 	// In alongside mode every other Deployment belongs to the built-in controller alone: not
 	// even its ReplicaSets are claimed.
-	if dc.alongside && !isAlongsideManaged(cached) && !dc.controlsFrozenReplicaSets(cached) {
+	if dc.mode.Alongside() && !isAlongsideManaged(cached) && !dc.controlsFrozenReplicaSets(cached) {
 		metrics.ForgetGray(key)
 		return nil
 	}
@@ -446,7 +437,7 @@ func (dc *DeploymentController) syncDeployment(ctx context.Context, key string) 
 		return dc.syncStatusOnly(ctx, d, rsList)
 	}
 
-	if dc.alongside {
+	if dc.mode.Alongside() {
 		return dc.syncAlongside(ctx, key, d, rsList)
 	}
 	// Taken over for alongside mode, it would stay paused on Recreate: released first, and

@@ -28,7 +28,7 @@ import (
 // grayMode is how one mode writes what a gray sync decided.
 type grayMode interface {
 	// stamp records the mode in the status about to be written.
-	stamp(st *grayapi.Status, takeover Takeover)
+	stamp(st *grayapi.Status, takeover grayapi.Takeover)
 	// writeHold writes the hold (paused or not) with this sync's status and a consumed resume
 	// request, in one write.
 	writeHold(ctx context.Context, g *graySync, paused bool) error
@@ -51,7 +51,7 @@ func (g *graySync) mode() grayMode {
 // insteadMode is grayMode with no other deployment controller: every write is upstream's.
 type insteadMode struct{}
 
-func (insteadMode) stamp(st *grayapi.Status, _ Takeover) {
+func (insteadMode) stamp(st *grayapi.Status, _ grayapi.Takeover) {
 	st.Mode = grayapi.ModeInstead
 }
 
@@ -87,7 +87,7 @@ func (insteadMode) adopted(*appsv1.Deployment) {}
 
 // alongsideView is grayMode next to the built-in controller (alongside.go has its state).
 
-func (v *alongsideView) stamp(st *grayapi.Status, takeover Takeover) {
+func (v *alongsideView) stamp(st *grayapi.Status, takeover grayapi.Takeover) {
 	st.Mode = grayapi.ModeAlongside
 	st.TakenOver = true
 	st.Takeover = takeover

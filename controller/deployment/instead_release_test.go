@@ -78,7 +78,7 @@ func TestInsteadReleasesTakenOverGrayDeployment(t *testing.T) {
 // instead mode while a taken-over rollout is held at 2/10: the release keeps the pause,
 // which is the hold in instead mode, and the rollout goes on from there.
 func TestInsteadKeepsTheHoldOfATakenOverDeployment(t *testing.T) {
-	w := newAlongsideWorld(t, grayDeployment(10, "20", testutil.WithProgressDeadline(600)), TakeoverAdmission)
+	w := newAlongsideWorld(t, grayDeployment(10, "20", testutil.WithProgressDeadline(600)), grayapi.TakeoverAdmission)
 	w.step()
 	w.cap = 2
 	w.takeOverAsPolicy("v2", savedDefault)
@@ -127,7 +127,7 @@ func TestInsteadKeepsTheHoldOfATakenOverDeployment(t *testing.T) {
 // to instead mode is for the hold the release keeps, so it survives the release and the gray
 // sync then honours it.
 func TestInsteadKeepsTheResumeRequestOfAKeptHold(t *testing.T) {
-	w := newAlongsideWorld(t, grayDeployment(10, "20"), TakeoverAdmission)
+	w := newAlongsideWorld(t, grayDeployment(10, "20"), grayapi.TakeoverAdmission)
 	w.step()
 	w.cap = 2
 	w.takeOverAsPolicy("v2", savedDefault)
@@ -158,7 +158,7 @@ func TestInsteadKeepsTheResumeRequestOfAKeptHold(t *testing.T) {
 // revision in flight (3), so the release unpauses, and revision 3 starts at the first hold
 // point: the abandoned canary v2 goes first, the stable v1 keeps R − T = 8.
 func TestInsteadDropsAStaleHoldOfATakenOverDeployment(t *testing.T) {
-	w := newAlongsideWorld(t, grayDeployment(10, "20"), TakeoverAdmission)
+	w := newAlongsideWorld(t, grayDeployment(10, "20"), grayapi.TakeoverAdmission)
 	w.step()
 	w.cap = 2
 	w.takeOverAsPolicy("v2", savedDefault)
@@ -210,7 +210,7 @@ func TestInsteadReleasesTakenOverNonGrayDeployment(t *testing.T) {
 	})
 
 	t.Run("held alongside, annotation removed: gray status dropped, upstream finishes", func(t *testing.T) {
-		w := newAlongsideWorld(t, grayDeployment(10, "20"), TakeoverAdmission)
+		w := newAlongsideWorld(t, grayDeployment(10, "20"), grayapi.TakeoverAdmission)
 		w.step()
 		w.cap = 2
 		w.takeOverAsPolicy("v2", savedDefault)

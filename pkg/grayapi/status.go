@@ -52,8 +52,17 @@ const (
 	ModeAlongside Mode = "alongside"
 )
 
+// Valid reports whether m is one of the modes.
+func (m Mode) Valid() bool { return m == ModeInstead || m == ModeAlongside }
+
+// Alongside reports whether m runs next to the built-in deployment controller.
+func (m Mode) Alongside() bool { return m == ModeAlongside }
+
 // Takeover is how an alongside controller takes gray Deployments over.
 type Takeover string
+
+// Valid reports whether t is one of the takeover paths.
+func (t Takeover) Valid() bool { return t == TakeoverAdmission || t == TakeoverEager }
 
 // Takeover paths.
 const (
@@ -150,9 +159,9 @@ func (s Status) Validate() error {
 	switch {
 	case !s.Phase.Valid():
 		return fmt.Errorf("phase %q is not one of Progressing, Held, Complete, RolledBack, Degraded, Invalid", s.Phase)
-	case s.Mode != "" && s.Mode != ModeInstead && s.Mode != ModeAlongside:
+	case s.Mode != "" && !s.Mode.Valid():
 		return fmt.Errorf("mode %q is neither %q nor %q", s.Mode, ModeInstead, ModeAlongside)
-	case s.Takeover != "" && s.Takeover != TakeoverAdmission && s.Takeover != TakeoverEager:
+	case s.Takeover != "" && !s.Takeover.Valid():
 		return fmt.Errorf("takeover %q is neither %q nor %q", s.Takeover, TakeoverAdmission, TakeoverEager)
 	case s.Revision < 0, s.StableRevision < 0, s.Step < 0, s.Target < 0, s.ObservedGeneration < 0,
 		s.Progress != nil && s.Progress.Available < 0, s.Failure != nil && s.Failure.RolledBackFrom < 0:
