@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -94,7 +95,7 @@ func newConstructionCase(t *testing.T, c *cluster.Cluster, name string, eager bo
 		env = newEagerEnv
 	}
 	e := env(t, c, name)
-	t.Cleanup(func() { reportRefusals(t, c.AuditLog(), e.ns) })
+	t.Cleanup(func() { reportRefusals(t, c, e.ns) })
 	return &constructionCase{t: t, c: c, e: e, u: newPluginUser(t, c, e.ns), eager: eager}
 }
 
@@ -398,38 +399,45 @@ func wantRefusedToStartAs(t *testing.T, c *cluster.Cluster, name string, eager b
 
 // reportRefusals reads the API server's audit log for the writes an admission policy refused
 // in namespace ns: it fails on one of gray-controller's own (the policies must exempt it), and
-// logs the built-in controller's on one greppable line (docs/design.md cites the counts).
-func reportRefusals(t *testing.T, auditLog, ns string) {
+// logs on one greppable line what the built-in controller did (docs/design.md cites it): its
+// refused writes, over how long, how many Deployment status writes it made in that time, and how
+// many lines of its log (at its default verbosity) say that the freeze refused it.
+func reportRefusals(t *testing.T, c *cluster.Cluster, ns string) {
 	t.Helper()
-	data, err := os.ReadFile(auditLog)
+	data, err := os.ReadFile(c.AuditLog())
 	if err != nil {
 		t.Error(err)
 		return
 	}
+	type auditEvent struct {
+		Stage          string    `json:"stage"`
+		Verb           string    `json:"verb"`
+		UserAgent      string    `json:"userAgent"`
+		StageTimestamp time.Time `json:"stageTimestamp"`
+		ObjectRef      struct {
+			Resource, Subresource, Namespace string
+		} `json:"objectRef"`
+		ResponseStatus struct {
+			Code int `json:"code"`
+		} `json:"responseStatus"`
+	}
+	var builtin []auditEvent
 	refused := map[string]int{}
 	var first, last time.Time
 	for _, line := range strings.Split(string(data), "\n") {
-		var ev struct {
-			Stage          string    `json:"stage"`
-			Verb           string    `json:"verb"`
-			UserAgent      string    `json:"userAgent"`
-			StageTimestamp time.Time `json:"stageTimestamp"`
-			ObjectRef      struct {
-				Resource, Subresource, Namespace string
-			} `json:"objectRef"`
-			ResponseStatus struct {
-				Code int `json:"code"`
-			} `json:"responseStatus"`
-		}
-		if line == "" || json.Unmarshal([]byte(line), &ev) != nil || ev.Stage != "ResponseComplete" ||
-			ev.ObjectRef.Namespace != ns || ev.ResponseStatus.Code != 403 {
+		var ev auditEvent
+		if line == "" || json.Unmarshal([]byte(line), &ev) != nil || ev.Stage != "ResponseComplete" || ev.ObjectRef.Namespace != ns {
 			continue
 		}
 		writer, _, _ := strings.Cut(ev.UserAgent, "/")
-		if writer == grayControllerName {
+		if ev.ResponseStatus.Code == 403 && writer == grayControllerName {
 			t.Errorf("an admission policy refused gray-controller's %s of %s in %s", ev.Verb, ev.ObjectRef.Resource, ns)
 		}
 		if writer != "kube-controller-manager" {
+			continue
+		}
+		builtin = append(builtin, ev)
+		if ev.ResponseStatus.Code != 403 {
 			continue
 		}
 		refused[ev.Verb+" "+ev.ObjectRef.Resource]++
@@ -438,5 +446,24 @@ func reportRefusals(t *testing.T, auditLog, ns string) {
 		}
 		last = ev.StageTimestamp
 	}
-	t.Logf("BUILTIN-REFUSED namespace=%s writes=%v over=%s", ns, refused, last.Sub(first).Round(time.Millisecond))
+	statusWrites := 0
+	for _, ev := range builtin {
+		if ev.ObjectRef.Resource == "deployments" && ev.ObjectRef.Subresource == "status" && ev.ResponseStatus.Code < 300 &&
+			!ev.StageTimestamp.Before(first) && !ev.StageTimestamp.After(last) {
+			statusWrites++
+		}
+	}
+	logLines, firstLine := 0, ""
+	if kcm, err := os.ReadFile(filepath.Join(c.Dir, "kube-controller-manager.log")); err == nil {
+		for _, line := range strings.Split(string(kcm), "\n") {
+			if strings.Contains(line, ns+"/") && strings.Contains(line, "kubegray-freeze") {
+				if logLines == 0 {
+					firstLine = line
+				}
+				logLines++
+			}
+		}
+	}
+	t.Logf("BUILTIN-REFUSED namespace=%s writes=%v over=%s statusWritesMeanwhile=%d logLines=%d %s", ns, refused,
+		last.Sub(first).Round(time.Millisecond), statusWrites, logLines, firstLine)
 }
