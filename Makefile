@@ -40,6 +40,9 @@ KO_FLAGS = --bare --tags=$(IMAGE_TAG) --image-user=65532 --sbom=spdx \
 # The image `make render` and `make deploy` put in the overlay instead of the
 # release's (kubebuilder's IMG=): NAME:TAG or NAME@sha256:...; empty keeps it.
 IMG ?=
+# Builds (or reuses) the control plane of KUBEGRAY_K8S and points the e2e harness at it: the
+# first command of every recipe that starts one.
+CONTROLPLANE_ENV = export KUBEGRAY_CONTROLPLANE="$$(test/hack/build-controlplane.sh | tail -n1)"
 
 .PHONY: help
 help: ## Show this help.
@@ -53,11 +56,7 @@ build: ## Build kubectl-gray and gray-controller into bin/ with version info inj
 
 .PHONY: version-check
 version-check: build ## Prove the -X injection took effect in both binaries.
-	@for b in kubectl-gray gray-controller; do \
-		out="$$($(BIN)/$$b version)"; echo "$$b version: $$out"; \
-		grep -qF -- "$(VERSION)" <<<"$$out" || { echo "$$b: version $(VERSION) not injected" >&2; exit 1; }; \
-		grep -qF -- "$(COMMIT)" <<<"$$out" || { echo "$$b: commit $(COMMIT) not injected" >&2; exit 1; }; \
-	done
+	@test/hack/version-check.sh $(BIN) $(VERSION) $(COMMIT)
 
 .PHONY: fmt
 fmt: ## Format all Go code.
@@ -77,10 +76,7 @@ lint: no-binaries ## Run golangci-lint (pinned as a Go tool in test/tools).
 
 .PHONY: no-binaries
 no-binaries: ## Fail on any tracked file over 1 MB that is not text (a committed build, say).
-	@bad=0; while IFS= read -r f; do \
-		[[ -f "$$f" && $$(stat -c %s "$$f") -gt 1048576 ]] || continue; \
-		if ! grep -qI . "$$f"; then echo "tracked binary over 1 MB: $$f" >&2; bad=1; fi; \
-	done < <(git ls-files); exit $$bad
+	@test/hack/no-binaries.sh
 
 .PHONY: controlplane
 controlplane: ## Build (or reuse) etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok.
@@ -107,7 +103,7 @@ endif
 
 .PHONY: image-check
 image-check: image ## TestImage: the image's platforms, user, labels, no shell; its controller runs chrooted against a real control plane.
-	export KUBEGRAY_CONTROLPLANE="$$(test/hack/build-controlplane.sh | tail -n1)"; \
+	$(CONTROLPLANE_ENV); \
 	export KUBEGRAY_IMAGE="$(IMAGE_DIR)/oci" KUBEGRAY_BIN="$(IMAGE_DIR)/bin"; \
 	cd test && go test -count=1 -run '^TestImage$$' -v ./e2e/
 
@@ -118,7 +114,7 @@ helm-lint: ## helm lint --strict the chart in both modes.
 
 .PHONY: helm-check
 helm-check: helm-lint image ## TestHelm: helm template diffed against the kustomize overlays, helm install and uninstall on a real control plane.
-	export KUBEGRAY_CONTROLPLANE="$$(test/hack/build-controlplane.sh | tail -n1)"; \
+	$(CONTROLPLANE_ENV); \
 	export KUBEGRAY_IMAGE="$(IMAGE_DIR)/oci" KUBEGRAY_BIN="$(IMAGE_DIR)/bin"; \
 	export KUBEGRAY_HELM="$$(go tool -modfile=$(CURDIR)/test/tools/helm/go.mod -n helm)"; \
 	cd test && go test -count=1 -run '^TestHelm' -v ./e2e/
@@ -128,15 +124,7 @@ MODE ?= alongside
 
 .PHONY: render
 render: ## Print manifests/$(MODE) with the image set to IMG (kustomize images:, as `kustomize edit set image` writes it).
-	@tmp="$$(mktemp -d)"; trap 'rm -rf "$$tmp"' EXIT; img="$(IMG)"; \
-	if [[ -z $$img ]]; then kubectl kustomize $(CURDIR)/manifests/$(MODE); exit; fi; \
-	if [[ $$img == *@* ]]; then pin="    digest: $${img#*@}"; name="$${img%%@*}"; \
-	elif [[ $${img##*/} == *:* ]]; then pin="    newTag: $${img##*:}"; name="$${img%:*}"; \
-	else pin=""; name="$$img"; fi; \
-	mkdir "$$tmp/overlay"; cp -r $(CURDIR)/manifests/. "$$tmp/"; \
-	printf 'resources:\n  - ../%s\nimages:\n  - name: ghcr.io/kubegray/gray-controller\n    newName: %s\n%s\n' \
-		"$(MODE)" "$$name" "$$pin" > "$$tmp/overlay/kustomization.yaml"; \
-	kubectl kustomize "$$tmp/overlay"
+	@test/hack/render.sh $(MODE) $(IMG)
 
 .PHONY: deploy
 deploy: ## Apply manifests/$(MODE) to the current kubectl context with the image IMG (e.g. IMG=ghcr.io/you/gray-controller:dev).
@@ -144,17 +132,11 @@ deploy: ## Apply manifests/$(MODE) to the current kubectl context with the image
 
 .PHONY: render-check
 render-check: ## `make render IMG=...` sets the image in every overlay, by tag and by digest.
-	@for mode in alongside alongside-eager instead; do \
-		for img in registry.example/me/gray:dev registry.example/me/gray@sha256:$$(printf '%064d' 0); do \
-			out="$$($(MAKE) -s render MODE=$$mode IMG=$$img)"; \
-			grep -qF "image: $$img" <<<"$$out" || { echo "render MODE=$$mode IMG=$$img: image not set" >&2; exit 1; }; \
-			! grep -q 'ghcr.io/kubegray' <<<"$$out" || { echo "render MODE=$$mode: default image left" >&2; exit 1; }; \
-		done; \
-	done; echo "render-check: IMG= sets the image in every overlay"
+	@test/hack/render-check.sh
 
 .PHONY: test-e2e
 test-e2e: image ## Real-cluster tests; the controller under test is the binary taken out of the image.
-	export KUBEGRAY_CONTROLPLANE="$$(test/hack/build-controlplane.sh | tail -n1)"; \
+	$(CONTROLPLANE_ENV); \
 	export KUBEGRAY_BIN="$(IMAGE_DIR)/bin" KUBEGRAY_IMAGE="$(IMAGE_DIR)/oci"; \
 	export KUBEGRAY_HELM="$$(go tool -modfile=$(CURDIR)/test/tools/helm/go.mod -n helm)"; \
 	cd test && go test -count=1 -timeout $(E2E_TIMEOUT) -parallel $(E2E_PARALLEL) $(E2E_FLAGS) ./...
@@ -168,7 +150,7 @@ K8S_PREVIOUS ?= 1.35.4
 .PHONY: test-e2e-k8s135
 test-e2e-k8s135: image ## The e2e leg on Kubernetes 1.35: eager alongside scenarios, TestPlugin.
 	export KUBEGRAY_K8S=$(K8S_PREVIOUS); \
-	export KUBEGRAY_CONTROLPLANE="$$(test/hack/build-controlplane.sh | tail -n1)"; \
+	$(CONTROLPLANE_ENV); \
 	export KUBEGRAY_BIN="$(IMAGE_DIR)/bin"; \
 	cd test && go test -count=1 -timeout 20m -parallel $(E2E_PARALLEL) -run '^(TestAlongsideEagerGrayScenarios|TestAlongsideEager|TestAlongsideEagerByConstruction|TestAlongsideAdmissionRefusesWithoutPolicy|TestPlugin)$$' ./e2e/
 
@@ -190,7 +172,7 @@ CONFORMANCE_SKIP   ?=
 conformance-suite:
 	cd test && go test -c -trimpath -tags conformance -o $(CONFORMANCE_BIN) ./conformance
 
-CONFORMANCE_RUN = export KUBEGRAY_CONTROLPLANE="$$(test/hack/build-controlplane.sh | tail -n1)"; \
+CONFORMANCE_RUN = $(CONTROLPLANE_ENV); \
 	export KUBEGRAY_BIN="$(IMAGE_DIR)/bin" KUBEGRAY_UPSTREAM_E2E="$(CONFORMANCE_BIN)"; \
 	export KUBEGRAY_UPSTREAM_E2E_REPORT="$(CONFORMANCE_REPORT)" KUBEGRAY_UPSTREAM_E2E_SKIP='$(CONFORMANCE_SKIP)'; \
 	cd test && go test -count=1 -timeout 45m -run '^TestUpstreamDeploymentE2E$$' -v ./e2e/
@@ -219,24 +201,7 @@ krew-manifest: ## Render krew/gray.yaml from the build in dist/ (make release-sn
 .PHONY: krew-check
 krew-check: release-snapshot ## krew's validator accepts the manifest; krew installs every archive; `kubectl gray version` works.
 	$(GOTOOLS) validate-krew-manifest -manifest krew/gray.yaml -skip-install
-	@tmp="$$(mktemp -d)"; trap 'rm -rf "$$tmp"' EXIT; \
-	version="$$($(DIST_VERSION))"; host="$$(go env GOOS)-$$(go env GOARCH)"; \
-	mkdir "$$tmp/manifest"; \
-	krew/render.sh $(DIST) "$$version" > "$$tmp/manifest/gray.yaml"; \
-	$(GOTOOLS) validate-krew-manifest -manifest "$$tmp/manifest/gray.yaml" -skip-install; \
-	for platform in linux-amd64 linux-arm64 darwin-amd64 darwin-arm64 windows-amd64; do \
-		os="$${platform%-*}"; arch="$${platform#*-}"; ext=tar.gz; bin=kubectl-gray; \
-		if [[ $$os == windows ]]; then ext=zip; bin=kubectl-gray.exe; fi; \
-		echo "krew install gray for $$os/$$arch"; \
-		KREW_ROOT="$$tmp/$$platform" KREW_OS="$$os" KREW_ARCH="$$arch" $(GOTOOLS) krew install \
-			--manifest="$$tmp/manifest/gray.yaml" \
-			--archive="$(DIST)/kubectl-gray_$${version}_$${os}_$${arch}.$$ext" </dev/null >"$$tmp/$$platform.log" 2>&1 \
-			|| { cat "$$tmp/$$platform.log" >&2; exit 1; }; \
-		test -x "$$tmp/$$platform/bin/$$bin" || { echo "krew did not link $$bin for $$os/$$arch" >&2; exit 1; }; \
-		test -f "$$tmp/$$platform/store/gray/v$$version/kubectl_complete-gray" || { echo "kubectl_complete-gray missing for $$os/$$arch" >&2; exit 1; }; \
-	done; \
-	out="$$(PATH="$$tmp/$$host/bin:$$PATH" kubectl gray version)"; echo "kubectl gray version:"; echo "$$out"; \
-	grep -qF -- "$$version" <<<"$$out" || { echo "kubectl gray version does not report $$version" >&2; exit 1; }
+	GOTOOLS='$(GOTOOLS)' test/hack/krew-check.sh $(DIST) "$$($(DIST_VERSION))"
 
 .PHONY: test
 test: ## Every test: vet, lint, unit, fuzz, release plumbing, the image and chart, real-cluster and upstream's Deployment e2e on 1.37 and 1.35.
@@ -269,17 +234,17 @@ test-steps: vet lint version-check test-unit helm-lint render-check
 
 .PHONY: bench-rollout
 bench-rollout: build ## Benchmark: 100 Deployments x 10 replicas rolled by the built-in controller vs ours.
-	export KUBEGRAY_CONTROLPLANE="$$(test/hack/build-controlplane.sh | tail -n1)"; \
+	$(CONTROLPLANE_ENV); \
 	cd test && go run ./cmd/bench rollout -controller $(BIN)/gray-controller $(BENCH_FLAGS)
 
 .PHONY: bench-gray
 bench-gray: build ## Benchmark: 50 gray rollouts at once: hold latency and overshoot (must be 0).
-	export KUBEGRAY_CONTROLPLANE="$$(test/hack/build-controlplane.sh | tail -n1)"; \
+	$(CONTROLPLANE_ENV); \
 	cd test && go run ./cmd/bench gray -controller $(BIN)/gray-controller $(BENCH_FLAGS)
 
 .PHONY: bench-status
 bench-status: build ## Benchmark: `kubectl gray status` vs `kubectl rollout status` on one Deployment.
-	export KUBEGRAY_CONTROLPLANE="$$(test/hack/build-controlplane.sh | tail -n1)" KUBEGRAY_BIN=$(BIN); \
+	$(CONTROLPLANE_ENV); export KUBEGRAY_BIN=$(BIN); \
 	cd test && go test -run '^$$' -bench BenchmarkStatusVsRolloutStatus -benchtime 20x -count 3 ./e2e/
 
 .PHONY: cluster-up
