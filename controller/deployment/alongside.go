@@ -58,40 +58,6 @@ func isAlongsideManaged(d *appsv1.Deployment) bool {
 	return annotated || taken || hasGrayLeftovers(d)
 }
 
-// alongsideView is how the gray sync sees a taken-over Deployment: with the saved strategy,
-// and paused exactly while we hold.
-type alongsideView struct {
-	strategy appsv1.DeploymentStrategy
-	paused   bool
-	// userPaused: the Deployment's user paused it (grayapi.PausedAnnotation); it stays paused
-	// in the view whatever our hold does.
-	userPaused bool
-	// releaseOnComplete: a Complete rollout is released at once, and the release patch
-	// carries the Complete status, so the sync does not write it first (a Complete status on a
-	// Deployment still paused on Recreate would be a lie to whoever waits for it).
-	releaseOnComplete bool
-}
-
-// apply sets the view on d, the hold read from d's kubegray.io/status.
-func (v *alongsideView) apply(ctx context.Context, d *appsv1.Deployment) {
-	st, _ := readGrayStatus(ctx, d)
-	v.userPaused = userPaused(d)
-	v.paused = st.HeldAt != nil || v.userPaused
-	v.reapply(d)
-}
-
-// userPaused reports whether a taken-over Deployment carries its user's own pause.
-func userPaused(d *appsv1.Deployment) bool {
-	_, paused := d.Annotations[grayapi.PausedAnnotation]
-	return paused
-}
-
-// reapply sets the view on d again after d's spec was replaced by a written Deployment.
-func (v *alongsideView) reapply(d *appsv1.Deployment) {
-	d.Spec.Strategy = *v.strategy.DeepCopy()
-	d.Spec.Paused = v.paused
-}
-
 // syncAlongside is the sync of a Deployment an alongside controller manages (see the file
 // comment for the decisions).
 func (dc *DeploymentController) syncAlongside(ctx context.Context, key string, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) error {

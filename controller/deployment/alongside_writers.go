@@ -25,9 +25,9 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 )
 
-// rescaleAfterConflict retries a ReplicaSet write of alongside mode that conflicted only
-// because the built-in controller rewrote the ReplicaSet's annotations (see unresizedLive).
-func (g *graySync) rescaleAfterConflict(ctx context.Context, rs *appsv1.ReplicaSet, size int32, force bool, conflict error) (bool, *appsv1.ReplicaSet, error) {
+// retryConflict retries a ReplicaSet write of alongside mode that conflicted only because the
+// built-in controller rewrote the ReplicaSet's annotations (see unresizedLive).
+func (v *alongsideView) retryConflict(ctx context.Context, g *graySync, rs *appsv1.ReplicaSet, size int32, force bool, conflict error) (bool, *appsv1.ReplicaSet, error) {
 	live, err := g.unresizedLive(ctx, rs, conflict)
 	if err != nil {
 		return false, nil, err

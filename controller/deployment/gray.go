@@ -117,21 +117,22 @@ type graySync struct {
 	// prepared: the status that covers this sync's ReplicaSet writes is on the server.
 	prepared bool
 
-	// view is set in alongside mode: d then shows the saved strategy and our hold as
-	// spec.paused (see alongside.go), while the server keeps paused=true and Recreate.
-	view *alongsideView
+	// mode is how this sync writes what it decided (gray_mode.go). In alongside mode d is seen
+	// through its view: the saved strategy, and our hold as spec.paused, while the server keeps
+	// paused=true and Recreate.
+	mode grayMode
 }
 
 // syncGray reconciles a gray Deployment (see the file comment). It replaces upstream's paused,
 // rollback, scaling-event and rolling dispatch of syncDeployment for d.
 func (dc *DeploymentController) syncGray(ctx context.Context, key string, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) error {
-	_, err := dc.runGray(ctx, key, d, rsList, nil)
+	_, err := dc.runGray(ctx, key, d, rsList, insteadMode{})
 	return err
 }
 
-// runGray is syncGray with, in alongside mode, the view that d is seen through. It returns the
-// finished sync (nil when the cached Deployment was behind and nothing was done).
-func (dc *DeploymentController) runGray(ctx context.Context, key string, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet, view *alongsideView) (*graySync, error) {
+// runGray is syncGray in the given mode. It returns the finished sync (nil when a cache was
+// behind and nothing was done).
+func (dc *DeploymentController) runGray(ctx context.Context, key string, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet, mode grayMode) (*graySync, error) {
 	// ReplicaSets and Deployments come through separate watches; acting on a Deployment older
 	// than the ReplicaSets we wrote after it would undo our own step.
 	current, err := dc.cachedDeploymentIsCurrent(ctx, d)
@@ -143,16 +144,11 @@ func (dc *DeploymentController) runGray(ctx context.Context, key string, d *apps
 			"replicaSet", missing)
 		return nil, nil
 	}
-	if view != nil {
-		// Only in alongside mode does another writer create ReplicaSets (alongside_writers.go).
-		if behind, err := dc.newReplicaSetNotCached(ctx, d, rsList); err != nil || behind {
-			return nil, err
-		}
+	server := d.DeepCopy()
+	if wait, err := mode.begin(ctx, dc, d, rsList); wait || err != nil {
+		return nil, err
 	}
-	g := &graySync{dc: dc, d: d, server: d.DeepCopy(), key: key, rsList: rsList, view: view}
-	if view != nil {
-		view.apply(ctx, g.d)
-	}
+	g := &graySync{dc: dc, d: d, server: server, key: key, rsList: rsList, mode: mode}
 	return g, g.run(ctx)
 }
 
@@ -199,8 +195,7 @@ func (g *graySync) run(ctx context.Context) error {
 
 	// The deprecated rollback annotation is served like upstream does (never while paused), but
 	// only once the new template has its (capped) ReplicaSet: rollback would create it uncapped.
-	// In alongside mode d is a view, which rollback's Update would write to the server.
-	if g.view == nil && !g.d.Spec.Paused && g.newRS != nil && getRollbackTo(g.d) != nil {
+	if g.mode.servesRollbackTo() && !g.d.Spec.Paused && g.newRS != nil && getRollbackTo(g.d) != nil {
 		return dc.rollback(ctx, g.d, rsList)
 	}
 

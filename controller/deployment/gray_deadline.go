@@ -108,7 +108,7 @@ func keptRollbackFailure(st grayapi.Status, rev int64) *grayapi.Failure {
 // spec.paused without heldAt, or in alongside mode kubegray.io/paused. Such a pause stops
 // the deadline and keeps a timed hold.
 func (g *graySync) pausedByUser() bool {
-	return (g.d.Spec.Paused && g.st.HeldAt == nil) || (g.view != nil && g.view.userPaused)
+	return (g.d.Spec.Paused && g.st.HeldAt == nil) || g.mode.pausedByItsUser()
 }
 
 // degrade makes the step Degraded. The Failure, its Warning event and the pod reasons in it
@@ -143,7 +143,7 @@ func (g *graySync) degrade(ctx context.Context, available int32) {
 // upstream's Unknown/DeploymentPaused otherwise. A running or user-paused Deployment keeps
 // upstream's condition exactly; in alongside mode the condition is the built-in controller's.
 func (g *graySync) reportDeadlineCondition(status *appsv1.DeploymentStatus) {
-	if g.view != nil || !g.d.Spec.Paused || g.st.HeldAt == nil || !deployutil.HasProgressDeadline(g.d) {
+	if !g.mode.ownsProgressing() || !g.d.Spec.Paused || g.st.HeldAt == nil || !deployutil.HasProgressDeadline(g.d) {
 		return
 	}
 	cond := deployutil.GetDeploymentCondition(*status, appsv1.DeploymentProgressing)

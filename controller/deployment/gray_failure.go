@@ -111,9 +111,7 @@ func (g *graySync) writeRollback(ctx context.Context, stable *appsv1.ReplicaSet,
 	updated := g.server.DeepCopy()
 	deployutil.SetFromReplicaSetTemplate(updated, stable.Spec.Template)
 	delete(updated.Annotations, grayapi.ResumeAnnotation)
-	if g.view == nil {
-		updated.Spec.Paused = false
-	}
+	updated.Spec.Paused = g.mode.rollbackPaused(updated.Spec.Paused)
 	if withStatus {
 		if err := g.setStatusAnnotation(updated); err != nil {
 			return err

@@ -164,7 +164,7 @@ func (g *graySync) settleHold(ctx context.Context, resumed bool) error {
 
 // writeHold writes the hold (paused or not) as this sync's mode keeps it (gray_mode.go).
 func (g *graySync) writeHold(ctx context.Context, paused bool) error {
-	return g.mode().writeHold(ctx, g, paused)
+	return g.mode.writeHold(ctx, g, paused)
 }
 
 // holdWritten takes the Deployment a hold write answered with: the resume request it consumed

@@ -7,13 +7,11 @@ package deployment
 // kubegray.io/status only and only our part of the status is written. The ReplicaSet writes are
 // the same in both: in alongside mode their sizes are frozen to everyone else (freeze.go).
 //
-// What else alongside mode does differently is policy, and reads as such where it applies
-// (g.view != nil): the user's own pause (gray_deadline.go: pausedByUser), the Progressing
-// condition that stays the built-in controller's (reportDeadlineCondition), the deprecated
-// rollback annotation (gray.go: run), ReplicaSets created frozen (gray_scale.go), ReplicaSet
-// writes the built-in controller's annotation writes made conflict (alongside_writers.go), the
-// rollback on failure that leaves spec.paused to the takeover (gray_failure.go), and the
-// Complete status the release patch carries (gray_status.go: finish).
+// Every other choice that differs between the modes is a method of grayMode too, so that the
+// sync reads the same in both: the user's own pause, the Progressing condition, the deprecated
+// rollback annotation, frozen ReplicaSets, conflicts with the other writer, the pause a
+// rollback leaves and the Complete status the release patch carries. insteadMode is here,
+// alongsideView in alongside_view.go.
 
 import (
 	"context"
@@ -27,6 +25,9 @@ import (
 
 // grayMode is how one mode writes what a gray sync decided.
 type grayMode interface {
+	// begin sets the mode's view on d before the sync reads it, or reports that the sync must
+	// wait for the cache instead.
+	begin(ctx context.Context, dc *DeploymentController, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) (wait bool, err error)
 	// stamp records the mode in the status about to be written.
 	stamp(st *grayapi.Status, takeover grayapi.Takeover)
 	// writeHold writes the hold (paused or not) with this sync's status and a consumed resume
@@ -38,14 +39,23 @@ type grayMode interface {
 	persistStatus(ctx context.Context, dc *DeploymentController, updated *appsv1.Deployment) (*appsv1.Deployment, error)
 	// adopted sets the mode's view on d, whose spec was just replaced by a written Deployment.
 	adopted(d *appsv1.Deployment)
-}
 
-// mode is how this sync writes what it decided: alongside mode's view, or instead mode.
-func (g *graySync) mode() grayMode {
-	if g.view != nil {
-		return g.view
-	}
-	return insteadMode{}
+	// pausedByItsUser reports a pause of the Deployment's user that spec.paused does not show.
+	pausedByItsUser() bool
+	// ownsProgressing reports whether the Progressing condition is ours to write while we hold.
+	ownsProgressing() bool
+	// servesRollbackTo reports whether the deprecated rollback annotation is served.
+	servesRollbackTo() bool
+	// createsFrozen reports whether new ReplicaSets are created frozen (freeze.go).
+	createsFrozen() bool
+	// retryConflict answers a conflicting resize of rs: retried on the live object when only
+	// another writer's annotation write caused it, or the conflict returned as it is.
+	retryConflict(ctx context.Context, g *graySync, rs *appsv1.ReplicaSet, size int32, force bool, conflict error) (bool, *appsv1.ReplicaSet, error)
+	// rollbackPaused is spec.paused of a Deployment whose template a rollback puts back.
+	rollbackPaused(paused bool) bool
+	// writesComplete reports whether the sync writes a Complete status itself, rather than the
+	// release patch that follows it.
+	writesComplete() bool
 }
 
 // insteadMode is grayMode with no other deployment controller: every write is upstream's.
@@ -85,56 +95,26 @@ func (insteadMode) persistStatus(ctx context.Context, dc *DeploymentController, 
 
 func (insteadMode) adopted(*appsv1.Deployment) {}
 
-// alongsideView is grayMode next to the built-in controller (alongside.go has its state).
-
-func (v *alongsideView) stamp(st *grayapi.Status, takeover grayapi.Takeover) {
-	st.Mode = grayapi.ModeAlongside
-	st.TakenOver = true
-	st.Takeover = takeover
+func (insteadMode) begin(context.Context, *DeploymentController, *appsv1.Deployment, []*appsv1.ReplicaSet) (bool, error) {
+	return false, nil
 }
 
-// writeHold writes kubegray.io/status only: the Deployment stays paused on the server, so the
-// hold is the status. A consumed resume request goes in the same main-resource patch, so that
-// the step it asked for and its removal land together.
-func (v *alongsideView) writeHold(ctx context.Context, g *graySync, paused bool) error {
-	d := g.d
-	v.paused = paused || v.userPaused
-	d.Spec.Paused = v.paused
-	updated := d.DeepCopy()
-	if err := g.setStatusAnnotation(updated); err != nil {
-		return err
-	}
-	var written *appsv1.Deployment
-	var err error
-	if g.removeResume {
-		written, err = g.dc.patchDeployment(ctx, d, map[string]any{
-			"metadata": map[string]any{
-				"resourceVersion": d.ResourceVersion,
-				"annotations": map[string]any{
-					grayapi.StatusAnnotation: updated.Annotations[grayapi.StatusAnnotation],
-					grayapi.ResumeAnnotation: nil,
-				},
-			},
-		})
-	} else {
-		written, err = g.dc.patchGrayStatus(ctx, updated)
-	}
-	if err != nil {
-		return fmt.Errorf("deployment %s/%s: recording the gray hold (held=%t): %w", d.Namespace, d.Name, paused, err)
-	}
-	g.holdWritten(written)
-	return nil
+func (insteadMode) pausedByItsUser() bool { return false }
+
+// ownsProgressing: with no other controller, a held Deployment's Progressing condition reports
+// the gray deadline (gray_deadline.go: reportDeadlineCondition).
+func (insteadMode) ownsProgressing() bool { return true }
+
+func (insteadMode) servesRollbackTo() bool { return true }
+
+func (insteadMode) createsFrozen() bool { return false }
+
+// retryConflict: nobody else writes our ReplicaSets, so a conflict means a stale read.
+func (insteadMode) retryConflict(_ context.Context, _ *graySync, _ *appsv1.ReplicaSet, _ int32, _ bool, conflict error) (bool, *appsv1.ReplicaSet, error) {
+	return false, nil, conflict
 }
 
-// statusUnchanged compares only our annotation, the mirrored revision and the GrayHeld
-// condition: the rest of the status is the built-in controller's.
-func (v *alongsideView) statusUnchanged(server, updated *appsv1.Deployment) bool {
-	return alongsideStatusUnchanged(server, updated)
-}
+// rollbackPaused: the hold is spec.paused, and a rollback leaves it.
+func (insteadMode) rollbackPaused(bool) bool { return false }
 
-// persistStatus patches our part of the status only.
-func (v *alongsideView) persistStatus(ctx context.Context, dc *DeploymentController, updated *appsv1.Deployment) (*appsv1.Deployment, error) {
-	return dc.patchGrayStatus(ctx, updated)
-}
-
-func (v *alongsideView) adopted(d *appsv1.Deployment) { v.reapply(d) }
+func (insteadMode) writesComplete() bool { return true }

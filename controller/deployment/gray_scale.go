@@ -40,7 +40,7 @@ func (g *graySync) prepare(ctx context.Context) error {
 	if err := g.setStatusAnnotation(g.d); err != nil {
 		return err
 	}
-	written, err := g.mode().persistStatus(ctx, g.dc, g.d)
+	written, err := g.mode.persistStatus(ctx, g.dc, g.d)
 	if err != nil {
 		return fmt.Errorf("deployment %s/%s: recording gray target %d before scaling: %w", g.d.Namespace, g.d.Name, g.st.Target, err)
 	}
@@ -73,7 +73,7 @@ func (g *graySync) reconcileReplicaSets(ctx context.Context) (bool, error) {
 		}
 		target := g.st.Target
 		newRS, err := g.dc.getNewReplicaSetWith(ctx, d, g.rsList, g.oldRSs,
-			newReplicaSetOptions{create: true, maxReplicas: &target, deferStatus: true, freeze: g.view != nil})
+			newReplicaSetOptions{create: true, maxReplicas: &target, deferStatus: true, freeze: g.mode.createsFrozen()})
 		if err != nil {
 			return false, err
 		}
@@ -183,8 +183,8 @@ func (g *graySync) apply(ctx context.Context, newSize int32, old []*appsv1.Repli
 			return nil, err
 		}
 		scaled, written, err := g.dc.scaleReplicaSet(ctx, rs, size, g.d, force)
-		if apierrors.IsConflict(err) && g.view != nil {
-			scaled, written, err = g.rescaleAfterConflict(ctx, rs, size, force, err)
+		if apierrors.IsConflict(err) {
+			scaled, written, err = g.mode.retryConflict(ctx, g, rs, size, force, err)
 		}
 		if err != nil {
 			return nil, err

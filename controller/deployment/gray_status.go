@@ -62,7 +62,7 @@ func (g *graySync) finish(ctx context.Context) error {
 	if err := g.setStatusAnnotation(updated); err != nil {
 		return err
 	}
-	if g.view == nil || !g.view.releaseOnComplete || g.st.Phase != grayapi.PhaseComplete {
+	if g.mode.writesComplete() || g.st.Phase != grayapi.PhaseComplete {
 		if err := g.writeStatus(ctx, updated); err != nil {
 			return err
 		}
@@ -79,13 +79,13 @@ func (g *graySync) finish(ctx context.Context) error {
 // rolling Deployment gets its progress-deadline check scheduled instead, as upstream does.
 func (g *graySync) writeStatus(ctx context.Context, updated *appsv1.Deployment) error {
 	d := g.d
-	if g.mode().statusUnchanged(g.server, updated) {
+	if g.mode.statusUnchanged(g.server, updated) {
 		if !d.Spec.Paused {
 			g.dc.requeueStuckDeployment(ctx, d, updated.Status)
 		}
 		return nil
 	}
-	written, err := g.mode().persistStatus(ctx, g.dc, updated)
+	written, err := g.mode.persistStatus(ctx, g.dc, updated)
 	if err != nil {
 		return fmt.Errorf("deployment %s/%s: writing status (gray phase %s): %w", d.Namespace, d.Name, g.st.Phase, err)
 	}
@@ -218,7 +218,7 @@ func (dc *DeploymentController) setResumedCondition(d *appsv1.Deployment) {
 
 // setStatusAnnotation writes st into d's annotations.
 func (g *graySync) setStatusAnnotation(d *appsv1.Deployment) error {
-	g.mode().stamp(&g.st, g.dc.takeover)
+	g.mode.stamp(&g.st, g.dc.takeover)
 	g.st.ObservedGeneration = d.Generation
 	value, err := grayapi.FormatStatus(g.st)
 	if err != nil {
@@ -234,7 +234,7 @@ func (g *graySync) adopt(written *appsv1.Deployment) {
 	g.d.ObjectMeta = *written.ObjectMeta.DeepCopy()
 	g.d.Spec = *written.Spec.DeepCopy()
 	g.server = written.DeepCopy()
-	g.mode().adopted(g.d)
+	g.mode.adopted(g.d)
 }
 
 // freeze handles an unparsable kubegray.io/percent: nothing is created or scaled, the phase is
@@ -269,11 +269,11 @@ func (g *graySync) freeze(ctx context.Context, perr error) error {
 	if err := g.setStatusAnnotation(updated); err != nil {
 		return err
 	}
-	if g.mode().statusUnchanged(g.server, updated) {
+	if g.mode.statusUnchanged(g.server, updated) {
 		metrics.SetGrayPhase(g.key, g.st.Phase)
 		return nil
 	}
-	if _, err := g.mode().persistStatus(ctx, g.dc, updated); err != nil {
+	if _, err := g.mode.persistStatus(ctx, g.dc, updated); err != nil {
 		return fmt.Errorf("deployment %s/%s: writing status (gray phase Invalid): %w", d.Namespace, d.Name, err)
 	}
 	metrics.SetGrayPhase(g.key, g.st.Phase)
