@@ -305,26 +305,18 @@ func (o *SetOptions) takeOver(d *appsv1.Deployment) (bool, error) {
 	if o.Takeover == takeoverAuto && runInsteadMode(d) {
 		return false, nil
 	}
-	strategy := d.Spec.Strategy
-	switch strategy.Type {
-	case appsv1.RecreateDeploymentStrategyType:
+	if d.Spec.Strategy.Type == appsv1.RecreateDeploymentStrategyType {
 		return false, nil
-	case "":
-		// Unset only on objects that never went through the API server's
-		// defaulting, which means RollingUpdate.
-		strategy.Type = appsv1.RollingUpdateDeploymentStrategyType
 	}
-	saved, err := grayapi.FormatStrategy(strategy)
+	annotations, err := grayapi.TakeoverAnnotations(d)
 	if err != nil {
 		return false, fmt.Errorf("deployment %s/%s: %w", d.Namespace, d.Name, err)
 	}
-	metav1.SetMetaDataAnnotation(&d.ObjectMeta, grayapi.StrategyAnnotation, saved)
-	if d.Spec.Paused {
-		// The user's own pause, which the takeover's would hide (grayapi.PausedAnnotation).
-		metav1.SetMetaDataAnnotation(&d.ObjectMeta, grayapi.PausedAnnotation, "true")
+	for key, value := range annotations {
+		metav1.SetMetaDataAnnotation(&d.ObjectMeta, key, value)
 	}
 	d.Spec.Paused = true
-	d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+	d.Spec.Strategy = grayapi.TakenOverStrategy()
 	return true, nil
 }
 

@@ -94,13 +94,14 @@ func (dc *DeploymentController) releaseTakenOver(ctx context.Context, d *appsv1.
 
 // takeOver is the eager takeover: paused, Recreate and the strategy saved, in one patch.
 func (dc *DeploymentController) takeOver(ctx context.Context, d *appsv1.Deployment) error {
-	value, err := grayapi.FormatStrategy(d.Spec.Strategy)
+	added, err := grayapi.TakeoverAnnotations(d)
 	if err != nil {
 		return fmt.Errorf("deployment %s/%s: %w", d.Namespace, d.Name, err)
 	}
-	annotations := map[string]any{grayapi.StrategyAnnotation: value}
-	if d.Spec.Paused {
-		annotations[grayapi.PausedAnnotation] = "true" // the user's pause, handed back at release
+	value := added[grayapi.StrategyAnnotation]
+	annotations := map[string]any{}
+	for key, v := range added {
+		annotations[key] = v
 	}
 	patch := map[string]any{
 		"metadata": map[string]any{"resourceVersion": d.ResourceVersion, "annotations": annotations},
@@ -163,11 +164,12 @@ func (dc *DeploymentController) retakeOver(ctx context.Context, d *appsv1.Deploy
 	return nil
 }
 
-// takenOverSpec is the spec part of a takeover patch (rollingUpdate removed: Recreate forbids it).
+// takenOverSpec is the spec part of a takeover patch: paused, grayapi.TakenOverStrategy, and
+// rollingUpdate removed (Recreate forbids it, and a merge patch keeps what it does not name).
 func takenOverSpec() map[string]any {
 	return map[string]any{
 		"paused":   true,
-		"strategy": map[string]any{"type": string(appsv1.RecreateDeploymentStrategyType), "rollingUpdate": nil},
+		"strategy": map[string]any{"type": string(grayapi.TakenOverStrategy().Type), "rollingUpdate": nil},
 	}
 }
 
