@@ -18,7 +18,7 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
-// Issue 14, the eager scenario that failed 1 run in 4 on Kubernetes 1.35: a template the
+// Eager takeover next to a built-in controller of another minor version: a template the
 // built-in controller saw before the takeover gets its ReplicaSet from it, and on another
 // minor version its pod-template-hash differs from ours. A sync whose cache lacks that
 // ReplicaSet must not create a second one of the same template under our hash: it waits for
@@ -69,7 +69,7 @@ func TestAlongsideEagerWaitsForTheBuiltInControllersReplicaSet(t *testing.T) {
 	}
 }
 
-// Issue 11 case 6: alongside mode respects the user's own pause (saved as kubegray.io/paused
+// Alongside mode respects the user's own pause (saved as kubegray.io/paused
 // by the takeover, since the takeover's own pause would hide it), takes `kubectl rollout
 // resume` as the user's resume, and hands the pause back at release.
 func TestAlongsideRespectsTheUsersPause(t *testing.T) {
@@ -136,7 +136,7 @@ func TestAlongsideRespectsTheUsersPause(t *testing.T) {
 	}
 }
 
-// Issue 11 case 7: every gray status patch in alongside mode is conditional on the Deployment
+// Every gray status patch in alongside mode is conditional on the Deployment
 // the sync read, so a percent lowered after the live read fails the sync's first write
 // instead of being acted on one sync late.
 func TestAlongsideStatusPatchesAreConditional(t *testing.T) {

@@ -72,7 +72,7 @@ func (w *grayWorld) stableMarks() map[string]bool {
 	return out
 }
 
-// Issue 11 case 2: `kubectl rollout undo` to the stable revision while a resumed gray rollout
+// `kubectl rollout undo` to the stable revision while a resumed gray rollout
 // is unpaused wipes the status; the stable ReplicaSet is still known from its label, so the
 // undo is a rollback to stable (holds skipped), not a new canary of the largest old one.
 func TestGrayRolloutUndoDuringRolloutFindsTheStableOne(t *testing.T) {
@@ -115,7 +115,7 @@ func TestGrayRolloutUndoDuringRolloutFindsTheStableOne(t *testing.T) {
 	}
 }
 
-// Issue 11 case 8: an undo to a revision from before the Deployment became gray keeps the
+// An undo to a revision from before the Deployment became gray keeps the
 // opt-in, because every ReplicaSet carries the current hold points.
 func TestGrayRolloutUndoToAPreGrayRevisionKeepsThePercent(t *testing.T) {
 	plain := grayDeployment(10, "")
@@ -151,7 +151,7 @@ func TestGrayRolloutUndoToAPreGrayRevisionKeepsThePercent(t *testing.T) {
 	w.wantState(grayapi.PhaseHeld, true)
 }
 
-// Issue 11 case 5: the status lost or garbled while held (a hand edit, a GitOps tool) does not
+// The status lost or garbled while held (a hand edit, a GitOps tool) does not
 // turn our hold into the user's pause: it is recognised and resumable.
 func TestGrayStatusLostWhileHeldStaysOurHold(t *testing.T) {
 	for _, tc := range []struct {
@@ -185,7 +185,7 @@ func TestGrayStatusLostWhileHeldStaysOurHold(t *testing.T) {
 	}
 }
 
-// Issue 11: a status copied in from an earlier rollout (another revision, while the rollout
+// A status copied in from an earlier rollout (another revision, while the rollout
 // in flight has not changed) is not trusted: the hold and the stable revision stay.
 func TestGrayCopiedStatusIsNotTrusted(t *testing.T) {
 	w := startGray(t, grayDeployment(10, "20,50"))

@@ -16,7 +16,7 @@ import (
 	"github.com/kubegray/kubectl-gray/test/cluster"
 )
 
-// The failing canary (issue 12), in both modes: a step whose new pods do not
+// The failing canary, in both modes: a step whose new pods do not
 // become available within progressDeadlineSeconds is Degraded, says why, and
 // changes nothing unless kubegray.io/on-failure asks for a rollback; timed
 // holds resume settled holds by themselves, never Degraded ones; a settled

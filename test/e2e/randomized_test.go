@@ -23,9 +23,9 @@ import (
 	"github.com/kubegray/kubectl-gray/test/cluster"
 )
 
-// Defaults sized for this project's 2-core machine: the two modes run at the
-// same time, each on its own control plane, in at most 8 minutes (see the
-// report of issue 10 for the measurement).
+// Defaults sized for this project's 2-core machine, where the two modes run at
+// the same time, each on its own control plane, inside make test's budget
+// (docs/development.md has the measured times).
 const (
 	defaultScenarios = 14
 	defaultParallel  = 4
@@ -47,7 +47,7 @@ var randomModes = []randomMode{
 	{name: "alongside", opts: cluster.Options{}, env: newAlongsideEnv},
 }
 
-// TestGrayRandomized (issue 10) drives random scenarios through the real
+// TestGrayRandomized drives random scenarios through the real
 // kubectl and plugin against two gray-controller replicas whose leader is
 // SIGKILLed at random instants, and after every step asserts, without
 // polling, the exact state the test's own model predicts. GRAY_SEED,
@@ -87,10 +87,10 @@ func TestGrayRandomized(t *testing.T) {
 	}
 }
 
-// TestGrayKnownFailures are fixed-step reproductions of the failures issue 10
-// names, in both modes: a hold that flaps after a scale (and a resume right
-// after the scale that must be accepted), and scaling while held in
-// alongside mode, where the built-in controller used to end the hold.
+// TestGrayKnownFailures are fixed steps, in both modes, that once broke a
+// hold: a hold that must not flap after a scale (and a resume right after
+// the scale that must be accepted), and scaling while held in alongside
+// mode, which must not end the hold.
 func TestGrayKnownFailures(t *testing.T) {
 	for _, mode := range randomModes {
 		t.Run(mode.name, func(t *testing.T) {

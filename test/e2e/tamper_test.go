@@ -22,7 +22,7 @@ import (
 	"github.com/kubegray/kubectl-gray/test/cluster"
 )
 
-// The TestTamper suites (issue 11) drive a gray Deployment named web through
+// The TestTamper suites drive a gray Deployment named web through
 // what people and tools do to it — kubectl rollout undo|restart|pause|resume,
 // kubectl apply (client- and server-side), kubectl set image, kubectl
 // annotate, kubectl replace of an edited object — all through the real
