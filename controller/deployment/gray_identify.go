@@ -1,0 +1,195 @@
+package deployment
+
+// Which rollout is in flight: its revision, its stable revision and its step, from our status
+// when it can be trusted and from the ReplicaSets and their durable record (gray_record.go)
+// when it cannot (lost, garbled, copied in, or renumbered by a rollback).
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/kubegray/kubectl-gray/pkg/deployutil"
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+	"github.com/kubegray/kubectl-gray/pkg/rollout"
+)
+
+// distrustCopiedStatus drops a status that names another revision than the one in flight
+// although the new ReplicaSet was already in flight before this sync (its revision unchanged):
+// no template change explains it, so it was copied in (`kubectl rollout undo` from a ReplicaSet
+// the built-in controller annotated, a GitOps tool, a hand edit) and the rollout is
+// re-identified from the ReplicaSets and the durable record instead (see gray_record.go).
+//
+// A rollback is not a copy, though it looks like one in alongside mode: the built-in
+// controller renumbers the stable ReplicaSet as soon as the template goes back to it, before
+// our next sync. Our own status then names the abandoned revision and, as its stable revision,
+// one the new ReplicaSet had before the renumbering; a copy taken from a ReplicaSet names that
+// ReplicaSet's own earlier revision instead.
+func (g *graySync) distrustCopiedStatus(ctx context.Context) {
+	rev := g.newRevision()
+	if !g.hasPrev || g.prev.Revision == rev || g.newRS == nil || g.renumberedByRollback() {
+		return
+	}
+	for _, rs := range g.rsList {
+		if rs.UID == g.newRS.UID && revisionOf(rs) == rev {
+			klog.FromContext(ctx).V(2).Info("Ignoring a gray status of another revision: the rollout in flight has not changed",
+				"deployment", klog.KObj(g.d), "statusRevision", g.prev.Revision, "revision", rev)
+			g.hasPrev = false
+			return
+		}
+	}
+}
+
+// renumberedByRollback reports whether the new ReplicaSet is the stable one of the status read,
+// renumbered by a rollback from the revision that status was rolling out.
+func (g *graySync) renumberedByRollback() bool {
+	stable := g.prev.StableRevision
+	return stable > 0 && stable != g.prev.Revision && deployutil.RevisionHistoryContains(g.newRS, stable) &&
+		!isRevisionOf(g.newRS, g.prev.Revision)
+}
+
+// newRevision is the revision of the rollout in flight: the new ReplicaSet's, or the one
+// getNewReplicaSet will give it when it is created.
+func (g *graySync) newRevision() int64 {
+	return revisionInFlight(g.newRS, g.oldRSs)
+}
+
+// revisionInFlight is the revision the new ReplicaSet has once getNewReplicaSet has synced
+// it: one above the old ReplicaSets' (a ReplicaSet that was old and serves the template again
+// is renumbered so), or its own when that is higher; with no new ReplicaSet, the one it will
+// be created with. Old revisions 1 and 3 give 4 for none or a new one at 2, and 5 for one at 5.
+func revisionInFlight(newRS *appsv1.ReplicaSet, oldRSs []*appsv1.ReplicaSet) int64 {
+	next := deployutil.MaxRevision(oldRSs) + 1
+	if newRS != nil {
+		if rev, err := deployutil.Revision(newRS); err == nil && rev > next {
+			return rev
+		}
+	}
+	return next
+}
+
+// identify works out which rollout is in flight and where it stands (revision, stable
+// revision, step). A revision other than the recorded one is a new rollout: it starts at the
+// first hold point, unless the stable ReplicaSet is coming back (rollback: every hold point
+// is skipped) or there is nothing to canary against (no old replicas).
+func (g *graySync) identify(ctx context.Context) {
+	rev := g.newRevision()
+	stableRS := stableReplicaSet(withNewRS(g.oldRSs, g.newRS))
+	if g.hasPrev && g.prev.Revision == rev {
+		g.st = g.prev
+		g.st.Step = rollout.GrayContinuedStep(g.points, g.prev.Step, g.prev.Percent)
+		if stableRS != nil && stableRS != g.newRS {
+			// The durable record wins over a status that was edited or copied in.
+			g.st.StableRevision = revisionOf(stableRS)
+		}
+		return
+	}
+
+	g.newRollout = true
+	st := grayapi.Status{Mode: grayapi.ModeInstead, Revision: rev, Phase: grayapi.PhaseProgressing}
+	oldActive := deployutil.GetReplicaCountForReplicaSets(g.oldRSs) > 0
+	switch {
+	case stableRS != nil && stableRS == g.newRS:
+		// The stable ReplicaSet serves the template again (a rollback), renumbered: its
+		// revision before that is the stable one.
+		st.StableRevision = deployutil.LastRevisionInHistory(g.newRS, rev)
+	case stableRS != nil:
+		st.StableRevision = revisionOf(stableRS)
+	case g.hasPrev:
+		// A rollout that completed made its revision the stable one.
+		st.StableRevision = g.prev.StableRevision
+		if g.prev.Phase == grayapi.PhaseComplete {
+			st.StableRevision = g.prev.Revision
+		}
+	case g.newRS != nil && !oldActive:
+		st.StableRevision = rev
+	default:
+		st.StableRevision = largestOldRevision(g.oldRSs)
+	}
+
+	last := int32(len(g.points))
+	switch {
+	case !oldActive:
+		st.Step = last
+	case g.isStableComingBack(st.StableRevision):
+		st.Step = last
+		// Said from the first write of the rollback on (prepare writes before any resize).
+		st.Phase = grayapi.PhaseRolledBack
+		st.Message = fmt.Sprintf("rolling back to stable revision %d", st.StableRevision)
+		why := ""
+		if st.Failure = g.carriedRollbackFailure(); st.Failure != nil {
+			why = fmt.Sprintf(" after revision %d failed (%s: %s): %s", st.Failure.RolledBackFrom,
+				grayapi.OnFailureAnnotation, grayapi.OnFailureRollback, st.Failure.Message)
+		} else if st.Failure = g.abandonedRollout(); st.Failure != nil {
+			why = fmt.Sprintf(", revision %d abandoned: %s", st.Failure.RolledBackFrom, st.Failure.Message)
+		}
+		g.dc.eventRecorder.Eventf(g.d, corev1.EventTypeNormal, grayapi.ReasonGrayRolledBack,
+			"Rolling back to stable revision %d (replica set %s): hold points skipped%s", st.StableRevision, g.newRS.Name, why)
+	case !g.hasPrev && g.newRS != nil:
+		// Annotated in the middle of a rollout, or the status was lost: hold at the first
+		// point not yet passed rather than shrink the new ReplicaSet; a Deployment paused with
+		// the new ReplicaSet standing at that point's target is our hold.
+		st.Step = rollout.GrayFirstStepNotPassed(*g.d.Spec.Replicas, g.points, *g.newRS.Spec.Replicas)
+		if g.d.Spec.Paused && int(st.Step) < len(g.points) &&
+			*g.newRS.Spec.Replicas == rollout.GrayTarget(*g.d.Spec.Replicas, g.points[st.Step]) {
+			st.HeldAt = ptrTime(g.dc.metaNow())
+			g.newRollout = false
+			g.rederivedHold = true
+		}
+	}
+	g.st = st
+	klog.FromContext(ctx).V(2).Info("New gray rollout", "deployment", klog.KObj(g.d), "revision", rev,
+		"stableRevision", st.StableRevision, "step", st.Step)
+}
+
+// isStableComingBack reports whether the new ReplicaSet is the stable one again: it carries
+// the stable label, has the stable revision, or served it before a rollback re-used it.
+func (g *graySync) isStableComingBack(stable int64) bool {
+	if g.newRS == nil {
+		return false
+	}
+	if g.newRS.Labels[grayapi.StableLabel] == grayapi.StableLabelValue {
+		return true
+	}
+	if stable <= 0 {
+		return false
+	}
+	rev, err := deployutil.Revision(g.newRS)
+	return (err == nil && rev == stable) || deployutil.RevisionHistoryContains(g.newRS, stable)
+}
+
+// isRollingBack reports whether the rollout in flight is a rollback to the stable revision
+// that has not completed yet (once complete, the stable revision is the new one).
+func (g *graySync) isRollingBack() bool {
+	if g.newRS == nil || g.st.StableRevision <= 0 || int(g.st.Step) < len(g.points) {
+		return false
+	}
+	rev, err := deployutil.Revision(g.newRS)
+	return err == nil && rev != g.st.StableRevision && deployutil.RevisionHistoryContains(g.newRS, g.st.StableRevision)
+}
+
+// revisionOf is rs's revision, 0 when unreadable.
+func revisionOf(rs *appsv1.ReplicaSet) int64 {
+	rev, _ := deployutil.Revision(rs)
+	return rev
+}
+
+// largestOldRevision guesses the stable revision of a Deployment seen for the first time: the
+// revision of the old ReplicaSet with the most replicas (the higher revision on ties), or 0.
+func largestOldRevision(oldRSs []*appsv1.ReplicaSet) int64 {
+	var best *appsv1.ReplicaSet
+	var bestRev int64
+	for _, rs := range oldRSs {
+		rev, err := deployutil.Revision(rs)
+		if err != nil || *rs.Spec.Replicas == 0 {
+			continue
+		}
+		if best == nil || *rs.Spec.Replicas > *best.Spec.Replicas || (*rs.Spec.Replicas == *best.Spec.Replicas && rev > bestRev) {
+			best, bestRev = rs, rev
+		}
+	}
+	return bestRev
+}
