@@ -6,14 +6,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
@@ -21,9 +18,6 @@ import (
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 	"k8s.io/kubectl/pkg/util/templates"
 	"k8s.io/kubectl/pkg/util/term"
-
-	"github.com/kubegray/kubectl-gray/pkg/deployutil"
-	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
 var (
@@ -339,195 +333,5 @@ func (o *StatusOptions) render(w io.Writer, v StatusView) error {
 func (o *StatusOptions) renderString(v StatusView) (string, error) {
 	var b strings.Builder
 	err := o.render(&b, v)
-	return b.String(), err
-}
-
-// untilReached says whether the wait for a phase is over: true when reached,
-// an error when it cannot be reached (Degraded, rolled back by
-// kubegray.io/on-failure, Invalid, or a rollout that completed without
-// holding).
-func untilReached(v StatusView, until string) (bool, error) {
-	obj := fmt.Sprintf("deployment %s/%s", v.Namespace, v.Name)
-	if !v.Gray {
-		if until == untilHeld {
-			return false, fmt.Errorf("%s is not a gray Deployment, so it never holds; make it one with 'kubectl gray set %s PERCENT'", obj, v.Name)
-		}
-		return plainRolloutComplete(v)
-	}
-	if v.Stale {
-		return false, nil
-	}
-	if err := failureError(v); err != nil {
-		return false, err
-	}
-	switch v.Phase {
-	case grayapi.PhaseInvalid:
-		return false, fmt.Errorf("%s is Invalid: %s; fix it with '%s'", obj, orPlaceholder(v.Message, "(no message)"), fixCommand(v))
-	case grayapi.PhaseHeld:
-		return until == untilHeld, nil
-	case grayapi.PhaseComplete:
-		if until == untilHeld {
-			return false, fmt.Errorf("%s is Complete: revision %d rolled out without a hold; start a gray rollout with 'kubectl gray set %s PERCENT --image CONTAINER=IMAGE'", obj, v.Revision, v.Name)
-		}
-		return true, nil
-	}
-	return false, nil
-}
-
-// fixCommand is the set command that rewrites the annotations that may have
-// made a rollout Invalid. set always writes the hold points, so PERCENT is in
-// it even when only the policy is wrong.
-func fixCommand(v StatusView) string {
-	cmd := "kubectl gray set " + v.Name + " PERCENT"
-	if v.Policy != nil && v.Policy.OnFailureError != "" {
-		cmd += " --on-failure hold|rollback"
-	}
-	if v.Policy != nil && v.Policy.HoldForError != "" {
-		cmd += " --hold-for DURATION"
-	}
-	return cmd
-}
-
-// plainRolloutComplete applies kubectl rollout status's test to a Deployment
-// without gray annotations: every replica updated and available.
-func plainRolloutComplete(v StatusView) (bool, error) {
-	for _, c := range v.Conditions {
-		if c.Type == string(appsv1.DeploymentProgressing) && c.Reason == deployutil.TimedOutReason {
-			return false, fmt.Errorf("deployment %s/%s exceeded its progress deadline", v.Namespace, v.Name)
-		}
-	}
-	if v.Stale {
-		return false, nil
-	}
-	return v.UpdatedReplicas == v.Replicas && v.CurrentReplicas == v.Replicas && v.AvailableReplicas == v.Replicas, nil
-}
-
-// waitingLine is the progress line --until prints without -w.
-func waitingLine(v StatusView, until string) string {
-	prefix := fmt.Sprintf("Waiting for %s to be %s: ", deploymentRef(v.Name), until)
-	switch {
-	case len(v.StaleReasons) > 0:
-		return prefix + v.StaleReasons[0]
-	case !v.Gray:
-		return prefix + fmt.Sprintf("%d of %d replicas updated, %d available", v.UpdatedReplicas, v.Replicas, v.AvailableReplicas)
-	case v.Phase == "":
-		return prefix + "gray-controller has not reported yet"
-	}
-	var available int32
-	if v.NewAvailableReplicas != nil {
-		available = *v.NewAvailableReplicas
-	}
-	line := prefix + fmt.Sprintf("%s at %d%% (step %s), %d of %d new replicas available", v.Phase, v.Percent, stepText(v), available, v.Target)
-	// Why the wait is long shows in a CI log before the progress deadline.
-	if v.NotReady != nil && v.NotReady.Top != "" {
-		line += "; not ready: " + v.NotReady.Top
-	}
-	return line
-}
-
-// reachedLine is the last line of a successful --until.
-func reachedLine(v StatusView, until string) string {
-	if until == untilHeld {
-		return fmt.Sprintf("%s held at %d%% (step %s, revision %d)", deploymentRef(v.Name), v.Percent, stepText(v), v.Revision)
-	}
-	return fmt.Sprintf("%s rollout complete (revision %d)", deploymentRef(v.Name), v.Revision)
-}
-
-// loadList reads the gray Deployments of the namespace (all with -A).
-func (o *StatusOptions) loadList(ctx context.Context) ([]StatusView, string, error) {
-	ns := o.Namespace
-	if o.AllNamespaces {
-		ns = metav1.NamespaceAll
-	}
-	list, err := o.Client.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		where := "namespace " + ns
-		if ns == "" {
-			where = "all namespaces"
-		}
-		if apierrors.IsForbidden(err) {
-			return nil, "", fmt.Errorf("you may not list deployments.apps in %s; ask for RBAC permission or name one Deployment: %w", where, err)
-		}
-		return nil, "", fmt.Errorf("listing Deployments in %s: %w", where, err)
-	}
-	views := []StatusView{}
-	for i := range list.Items {
-		d := &list.Items[i]
-		_, percent := d.Annotations[grayapi.PercentAnnotation]
-		_, status := d.Annotations[grayapi.StatusAnnotation]
-		if percent || status {
-			views = append(views, newStatusView(d, nil))
-		}
-	}
-	sort.Slice(views, func(i, j int) bool {
-		if views[i].Namespace != views[j].Namespace {
-			return views[i].Namespace < views[j].Namespace
-		}
-		return views[i].Name < views[j].Name
-	})
-	return views, list.ResourceVersion, nil
-}
-
-// runList shows the table, once or on every change of a Deployment.
-func (o *StatusOptions) runList(ctx context.Context) error {
-	ns := o.Namespace
-	if o.AllNamespaces {
-		ns = metav1.NamespaceAll
-	}
-	s := newScreen(o.Out, o.Terminal, o.Output)
-	apps := o.Client.AppsV1()
-	// load reads and draws the table and returns the watch that follows it.
-	load := func() ([]watchSpec, error) {
-		views, rv, err := o.loadList(ctx)
-		if err != nil {
-			return nil, err
-		}
-		text, err := o.renderListString(views)
-		if err != nil {
-			return nil, err
-		}
-		switch {
-		case len(views) == 0 && o.Output == "" && !o.Watch:
-			_, err = fmt.Fprintln(o.ErrOut, noGrayDeployments(ns))
-		case !o.Watch:
-			_, err = io.WriteString(o.Out, text)
-		case len(views) == 0 && o.Output == "":
-			err = s.draw(noGrayDeployments(ns) + "\n")
-		default:
-			err = s.draw(text)
-		}
-		return []watchSpec{{what: "Deployments", resourceVersion: rv, open: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			return apps.Deployments(ns).Watch(ctx, opts)
-		}}}, err
-	}
-	specs, err := load()
-	if err != nil || !o.Watch {
-		return err
-	}
-	err = watchLoop(ctx, specs, func() (bool, []watchSpec, error) {
-		specs, err := load()
-		return false, specs, err
-	})
-	if ctx.Err() != nil {
-		return nil
-	}
-	return err
-}
-
-func noGrayDeployments(ns string) string {
-	if ns == "" {
-		return "No gray Deployments found."
-	}
-	return fmt.Sprintf("No gray Deployments found in %s namespace.", ns)
-}
-
-func (o *StatusOptions) renderListString(views []StatusView) (string, error) {
-	var b strings.Builder
-	var err error
-	if o.Output != "" {
-		err = printData(&b, o.Output, StatusViewList{Kind: statusViewListKind, APIVersion: viewAPIVersion, Items: views})
-	} else if len(views) > 0 {
-		err = renderStatusTable(&b, views, o.AllNamespaces, o.Now())
-	}
 	return b.String(), err
 }
