@@ -52,6 +52,49 @@ func TestAlongsideOnFailureRollback(t *testing.T) {
 	w.wantEvents("GrayDegraded", "GrayRolledBack", "after revision 2 failed")
 }
 
+// The built-in controller's revision bookkeeping runs on its own caches: one behind our
+// rollback write takes the failed canary's template for the new one and renumbers it above the
+// stable ReplicaSet (2 → 4), and the next brings the stable one back on top (3 → 5), after our
+// status already names revision 3. Seen in a randomized run with a controller killed. The
+// rollback is the same rollout renumbered, and its failure record must survive it.
+func TestAlongsideOnFailureRollbackRenumberedTwice(t *testing.T) {
+	d := grayDeployment(10, "20", testutil.WithProgressDeadline(10))
+	d.Annotations[grayapi.OnFailureAnnotation] = "rollback"
+	w := newAlongsideWorld(t, d, grayapi.TakeoverAdmission)
+	w.step()
+	w.takeOverAsPolicy("v2", savedDefault)
+	w.freezes()
+	for range 10 {
+		w.sync()
+		w.readyBut("v2", 0)
+	}
+	w.at(11)
+	w.sync()
+	stable := w.replicaSetOf("v1")
+	stable.Annotations["deployment.kubernetes.io/revision"] = "3"
+	stable.Annotations["deployment.kubernetes.io/revision-history"] = "1"
+	w.put(stable)
+	w.sync()
+	if st := w.status(); st.Phase != grayapi.PhaseRolledBack || st.Revision != 3 || st.Failure == nil || st.Failure.RolledBackFrom != 2 {
+		t.Fatalf("status after the first renumbering %+v, want RolledBack on revision 3 with the failure of revision 2", st)
+	}
+
+	canary := w.replicaSetOf("v2")
+	canary.Annotations["deployment.kubernetes.io/revision"] = "4"
+	canary.Annotations["deployment.kubernetes.io/revision-history"] = "2"
+	w.put(canary)
+	stable = w.replicaSetOf("v1")
+	stable.Annotations["deployment.kubernetes.io/revision"] = "5"
+	stable.Annotations["deployment.kubernetes.io/revision-history"] = "1,3"
+	w.put(stable)
+	w.settle()
+	w.wantSizes(sz("v1", 10, "v2", 0))
+	w.wantReleased(quarterStrategy())
+	if st := w.status(); st.Phase != grayapi.PhaseComplete || st.Revision != 5 || st.Failure == nil || st.Failure.RolledBackFrom != 2 {
+		t.Fatalf("released status %+v: want Complete on revision 5 with the failure of revision 2 kept", st)
+	}
+}
+
 // Opted in and given its new image in one write (kubectl gray set --image), so that no sync saw
 // revision 1 complete before the canary; the canary never becomes ready, the step is Degraded,
 // and it is undone by hand. The built-in controller renumbers revision 1 as 3 before our next

@@ -30,7 +30,7 @@ import (
 // ReplicaSet's own earlier revision instead.
 func (g *graySync) distrustCopiedStatus(ctx context.Context) {
 	rev := g.newRevision()
-	if !g.hasPrev || g.prev.Revision == rev || g.newRS == nil || g.renumberedByRollback() {
+	if !g.hasPrev || g.prev.Revision == rev || g.newRS == nil || g.renumberedByRollback() || g.renumberedSinceStatus() {
 		return
 	}
 	for _, rs := range g.rsList {
@@ -41,6 +41,17 @@ func (g *graySync) distrustCopiedStatus(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// renumberedSinceStatus reports whether the new ReplicaSet is the one the status read was
+// rolling out, under another number: the Deployment has not changed since that status was
+// written, and the ReplicaSet had the status's revision before. In alongside mode the built-in
+// controller's revision bookkeeping runs on its own caches; one behind our rollback write takes
+// the failed canary for the new ReplicaSet and renumbers it above the stable one, and the next
+// puts the stable one back on top, under a new number. The rollout is the same.
+func (g *graySync) renumberedSinceStatus() bool {
+	return g.hasPrev && g.newRS != nil && g.prev.ObservedGeneration == g.d.Generation && g.prev.Revision != g.newRevision() &&
+		deployutil.RevisionHistoryContains(g.newRS, g.prev.Revision)
 }
 
 // renumberedByRollback reports whether the new ReplicaSet is the stable one of the status read,
@@ -78,6 +89,12 @@ func revisionInFlight(newRS *appsv1.ReplicaSet, oldRSs []*appsv1.ReplicaSet) int
 func (g *graySync) identify(ctx context.Context) {
 	rev := g.newRevision()
 	stableRS := stableReplicaSet(withNewRS(g.oldRSs, g.newRS))
+	if g.renumberedSinceStatus() {
+		klog.FromContext(ctx).V(2).Info("The rollout in flight was renumbered", "deployment", klog.KObj(g.d),
+			"statusRevision", g.prev.Revision, "revision", rev)
+		// The status read is this rollout's, every comparison with it included.
+		g.prev.Revision = rev
+	}
 	if g.hasPrev && g.prev.Revision == rev {
 		g.st = g.prev
 		g.st.Step = rollout.GrayContinuedStep(g.points, g.prev.Step, g.prev.Percent)

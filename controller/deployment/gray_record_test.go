@@ -1,6 +1,7 @@
 package deployment
 
 import (
+	"cmp"
 	"errors"
 	"testing"
 
@@ -267,7 +268,9 @@ func TestGrayStableMarkedBeforeCompleteIsReported(t *testing.T) {
 
 // A status naming another revision than the one in flight is a copy, unless the new ReplicaSet
 // is that status's stable revision renumbered by a rollback (the built-in controller renumbers
-// before our sync in alongside mode).
+// before our sync in alongside mode), or the status's own rollout renumbered while the
+// Deployment did not change (the built-in controller's revision bookkeeping on a stale cache).
+// Every status here was written for generation 4; the Deployment is at 5 unless said otherwise.
 func TestGrayCopiedStatusAndRenumberedRollback(t *testing.T) {
 	rs := func(rev, history string) *appsv1.ReplicaSet {
 		r := testutil.ReplicaSet("web-new", 2, testutil.RSRevision(0))
@@ -278,10 +281,12 @@ func TestGrayCopiedStatusAndRenumberedRollback(t *testing.T) {
 		return r
 	}
 	tests := []struct {
-		name      string
-		prev      grayapi.Status
-		newRS     *appsv1.ReplicaSet
-		wantTrust bool
+		name string
+		prev grayapi.Status
+		// generation is the Deployment's, 5 when 0.
+		generation int64
+		newRS      *appsv1.ReplicaSet
+		wantTrust  bool
 	}{
 		{name: "rollback to the stable revision, renumbered 1 → 3", prev: grayapi.Status{Revision: 2, StableRevision: 1},
 			newRS: rs("3", "1"), wantTrust: true},
@@ -293,11 +298,19 @@ func TestGrayCopiedStatusAndRenumberedRollback(t *testing.T) {
 			newRS: rs("3", ""), wantTrust: false},
 		{name: "status of the revision in flight", prev: grayapi.Status{Revision: 3, StableRevision: 1},
 			newRS: rs("3", "1"), wantTrust: true},
+		{name: "its own rollout renumbered 3 → 5 while the Deployment stayed at generation 4", prev: grayapi.Status{Revision: 3, StableRevision: 1},
+			generation: 4, newRS: rs("5", "1,3"), wantTrust: true},
+		{name: "the same numbers after the Deployment changed", prev: grayapi.Status{Revision: 3, StableRevision: 1},
+			newRS: rs("5", "1,3"), wantTrust: false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
-			g := &graySync{d: newDeployment("web", 2), prev: tt.prev, hasPrev: true, newRS: tt.newRS, rsList: []*appsv1.ReplicaSet{tt.newRS}}
+			d := newDeployment("web", 2)
+			d.Generation = cmp.Or(tt.generation, 5)
+			prev := tt.prev
+			prev.ObservedGeneration = 4
+			g := &graySync{d: d, prev: prev, hasPrev: true, newRS: tt.newRS, rsList: []*appsv1.ReplicaSet{tt.newRS}}
 			g.distrustCopiedStatus(ctx)
 			if g.hasPrev != tt.wantTrust {
 				t.Errorf("status %+v with the new ReplicaSet at revision %s (history %q) trusted %t, want %t", tt.prev,

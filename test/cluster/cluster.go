@@ -85,7 +85,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		}
 	}()
 
-	ports, err := freePorts(7)
+	ports, err := FreePorts(7)
 	if err != nil {
 		return nil, err
 	}
@@ -473,8 +473,9 @@ func controlPlaneCache() (string, error) {
 	return lines[len(lines)-1], nil
 }
 
-// freePorts asks the kernel for n free loopback ports.
-func freePorts(n int) ([]int, error) {
+// FreePorts asks the kernel for n free loopback ports, distinct because all n are held open
+// until the last is found (one at a time, the kernel may hand out a port just closed again).
+func FreePorts(n int) ([]int, error) {
 	var listeners []net.Listener
 	defer func() {
 		for _, l := range listeners {
@@ -493,9 +494,10 @@ func freePorts(n int) ([]int, error) {
 	return ports, nil
 }
 
-// FreePort returns a free loopback port for a component started beside the cluster.
+// FreePort returns a free loopback port for a component started beside the cluster; a component
+// that needs two takes FreePorts(2).
 func FreePort() (int, error) {
-	ports, err := freePorts(1)
+	ports, err := FreePorts(1)
 	if err != nil {
 		return 0, err
 	}

@@ -228,14 +228,11 @@ func startGrayController(t testing.TB, c *cluster.Cluster, args ...string) {
 // ready too). It returns an error rather than failing a test so that a
 // goroutine replacing a replica can call it.
 func runGrayController(c *cluster.Cluster, name, binary, kubeconfig string, args ...string) error {
-	metricsPort, err := cluster.FreePort()
+	ports, err := cluster.FreePorts(2)
 	if err != nil {
 		return err
 	}
-	healthPort, err := cluster.FreePort()
-	if err != nil {
-		return err
-	}
+	metricsPort, healthPort := ports[0], ports[1]
 	all := append([]string{
 		"--kubeconfig=" + kubeconfig,
 		"--leader-elect-namespace=gray-system",

@@ -304,14 +304,11 @@ func runFromImage(t *testing.T, c *cluster.Cluster, img v1.Image, ns, sa string,
 		t.Fatalf("writing into the container root: %v, want EROFS", err)
 	}
 
-	healthPort, err := cluster.FreePort()
+	ports, err := cluster.FreePorts(2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	metricsPort, err := cluster.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
+	healthPort, metricsPort := ports[0], ports[1]
 	apiHost, apiPort, err := hostPort(c.Config.Host)
 	if err != nil {
 		t.Fatal(err)
