@@ -22,9 +22,11 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/kubegray/kubectl-gray/internal/testutil"
+	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 	"github.com/kubegray/kubectl-gray/plugin"
 	"github.com/kubegray/kubectl-gray/test/cluster"
@@ -213,15 +215,39 @@ func (g *gitopsRun) wantStrategy(surge int32, inFlight bool) {
 }
 
 // record reads the live Deployment as the three tools do, once its status has observed its
-// generation (a release bumps it, and the built-in controller observes it a moment later).
+// generation (a release bumps it, and the built-in controller observes it a moment later) and
+// gray-controller's conditions report the phase of its status annotation. The annotation is
+// written with the spec and the conditions with the status, in two writes, so for a moment
+// after the first one the conditions still tell the phase before.
 func (g *gitopsRun) record(phase string) {
 	g.t.Helper()
 	var d *appsv1.Deployment
-	eventually(g.t, 30*time.Second, "status observed the generation", func() (bool, string) {
+	eventually(g.t, 30*time.Second, "status observed the generation and the conditions report the phase", func() (bool, string) {
 		d = g.e.get("web")
-		return d.Status.ObservedGeneration >= d.Generation, fmt.Sprintf("generation %d, observed %d", d.Generation, d.Status.ObservedGeneration)
+		if d.Status.ObservedGeneration < d.Generation {
+			return false, fmt.Sprintf("generation %d, observed %d", d.Generation, d.Status.ObservedGeneration)
+		}
+		return conditionsReportPhase(d)
 	})
 	g.recordObject(phase, d)
+}
+
+// conditionsReportPhase reports whether d's GrayHeld condition says what its gray status
+// annotation says: True while Held, else False with the annotation's message.
+func conditionsReportPhase(d *appsv1.Deployment) (bool, string) {
+	st, err := grayapi.ParseStatus(d.Annotations[grayapi.StatusAnnotation])
+	if err != nil {
+		return false, err.Error()
+	}
+	held := deployutil.GetDeploymentCondition(d.Status, grayapi.ConditionGrayHeld)
+	if held == nil {
+		return false, fmt.Sprintf("phase %s, no %s condition", st.Phase, grayapi.ConditionGrayHeld)
+	}
+	ok := held.Status == corev1.ConditionFalse && held.Message == st.Message
+	if st.Phase == grayapi.PhaseHeld {
+		ok = held.Status == corev1.ConditionTrue
+	}
+	return ok, fmt.Sprintf("phase %s (%q), %s %s %s (%q)", st.Phase, st.Message, held.Type, held.Status, held.Reason, held.Message)
 }
 
 // recordProgressing records the first version of the Deployment the watch saw Progressing
@@ -230,7 +256,8 @@ func (g *gitopsRun) recordProgressing(image string) {
 	g.t.Helper()
 	h := g.e.history("web")
 	i := first(h, 0, func(s seenStatus) bool {
-		return s.ok && s.st.Phase == grayapi.PhaseProgressing && imageOf(&s.d.Spec.Template) == image && s.d.Generation == s.st.ObservedGeneration &&
+		reported, _ := conditionsReportPhase(s.d)
+		return reported && s.ok && s.st.Phase == grayapi.PhaseProgressing && imageOf(&s.d.Spec.Template) == image && s.d.Generation == s.st.ObservedGeneration &&
 			s.d.Status.ObservedGeneration >= s.d.Generation
 	})
 	if i < 0 {
