@@ -19,10 +19,11 @@ const NeverReadyAnnotation = "kubegray.test/never-ready"
 // --image`, `kubectl set image`) to the named image breaks its new pods.
 const CrashLoopAnnotation = "kubegray.test/crash-loop"
 
-// ReadyAfterAnnotation on a pod template holds a Go duration ("30s"): its pods
-// become Ready that long after kwok first sees them, standing in for an
-// application that starts slowly (a canary that becomes ready only after its
-// progress deadline).
+// ReadyAfterAnnotation on a pod template holds a Go duration ("30s"), and its
+// pods become Ready that long after kwok first sees them (an application that
+// starts slowly), or an RFC 3339 instant, and they become Ready then, or at
+// once if created after it (an application waiting for something that comes
+// up then): a canary that becomes ready only after its progress deadline.
 const ReadyAfterAnnotation = "kubegray.test/ready-after"
 
 // UnschedulableLabel is a node label no fake node carries: a pod template

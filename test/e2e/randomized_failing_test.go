@@ -121,10 +121,10 @@ func runFailingScenario(t *testing.T, c *cluster.Cluster, pool *controllerPool, 
 		r.u.fails(plugin.ExitFailure, []string{"rolled back revision 2"}, "gray", "status", "web", "--until", "complete", "--timeout", untilTimeout)
 		r.landsOnStable(grayapi.ReasonProgressDeadlineExceeded)
 	case s.late:
-		// Degraded, then Held once the pods are ready: those created in a later wave of the
-		// step become ready that much later.
+		// Degraded, then Held once the pods are ready; the waves of the step created after that
+		// instant are ready as they come.
 		want := grayState{phase: grayapi.PhaseHeld, newSpec: target, oldTotal: s.replicas - target, paused: true}
-		wait := 2*(time.Duration(s.deadline)*time.Second+lateMargin) + time.Minute
+		wait := time.Duration(s.deadline)*time.Second + lateMargin + 2*time.Minute
 		eventually(t, wait, fmt.Sprintf("deployment web at %+v", want), func() (bool, string) {
 			got, _, msg := e.observed("web")
 			return got == want, msg
@@ -180,7 +180,11 @@ func (r *failingRun) start() {
 func (r *failingRun) canaryPatch() string {
 	key, value := cluster.NeverReadyAnnotation, "true"
 	if r.s.late {
-		key, value = cluster.ReadyAfterAnnotation, (time.Duration(r.s.deadline)*time.Second + lateMargin).String()
+		// One instant for every pod of the canary, not a delay per pod: with maxSurge 0 the
+		// step's pods come one wave after the other, and a delay per pod would hold each wave
+		// that long (nineteen waves of 55 s at 99% of 20).
+		readyAt := time.Now().Add(time.Duration(r.s.deadline)*time.Second + lateMargin)
+		key, value = cluster.ReadyAfterAnnotation, readyAt.UTC().Format(time.RFC3339Nano)
 	}
 	return fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{%q:%q}},"spec":{"containers":[{"name":"app","image":"nginx:canary"}]}}}}`, key, value)
 }
