@@ -27,10 +27,21 @@ import (
 // controller renumbers the stable ReplicaSet as soon as the template goes back to it, before
 // our next sync. Our own status then names the abandoned revision and, as its stable revision,
 // one the new ReplicaSet had before the renumbering; a copy taken from a ReplicaSet names that
-// ReplicaSet's own earlier revision instead.
+// ReplicaSet's own earlier revision instead. Nor is the status of the rollout in flight
+// renumbered under it (renumberedSinceStatus): that status is taken as this revision's.
 func (g *graySync) distrustCopiedStatus(ctx context.Context) {
 	rev := g.newRevision()
-	if !g.hasPrev || g.prev.Revision == rev || g.newRS == nil || g.renumberedByRollback() || g.renumberedSinceStatus() {
+	if !g.hasPrev || g.prev.Revision == rev || g.newRS == nil {
+		return
+	}
+	if g.renumberedSinceStatus() {
+		klog.FromContext(ctx).V(2).Info("The rollout in flight was renumbered", "deployment", klog.KObj(g.d),
+			"statusRevision", g.prev.Revision, "revision", rev)
+		// The status read is this rollout's, every comparison with it included.
+		g.prev.Revision = rev
+		return
+	}
+	if g.renumberedByRollback() {
 		return
 	}
 	for _, rs := range g.rsList {
@@ -48,10 +59,10 @@ func (g *graySync) distrustCopiedStatus(ctx context.Context) {
 // written, and the ReplicaSet had the status's revision before. In alongside mode the built-in
 // controller's revision bookkeeping runs on its own caches; one behind our rollback write takes
 // the failed canary for the new ReplicaSet and renumbers it above the stable one, and the next
-// puts the stable one back on top, under a new number. The rollout is the same.
+// puts the stable one back on top, under a new number. The rollout is the same. Asked of a
+// status read that names another revision than a new ReplicaSet's.
 func (g *graySync) renumberedSinceStatus() bool {
-	return g.hasPrev && g.newRS != nil && g.prev.ObservedGeneration == g.d.Generation && g.prev.Revision != g.newRevision() &&
-		deployutil.RevisionHistoryContains(g.newRS, g.prev.Revision)
+	return g.prev.ObservedGeneration == g.d.Generation && deployutil.RevisionHistoryContains(g.newRS, g.prev.Revision)
 }
 
 // renumberedByRollback reports whether the new ReplicaSet is the stable one of the status read,
@@ -89,12 +100,6 @@ func revisionInFlight(newRS *appsv1.ReplicaSet, oldRSs []*appsv1.ReplicaSet) int
 func (g *graySync) identify(ctx context.Context) {
 	rev := g.newRevision()
 	stableRS := stableReplicaSet(withNewRS(g.oldRSs, g.newRS))
-	if g.renumberedSinceStatus() {
-		klog.FromContext(ctx).V(2).Info("The rollout in flight was renumbered", "deployment", klog.KObj(g.d),
-			"statusRevision", g.prev.Revision, "revision", rev)
-		// The status read is this rollout's, every comparison with it included.
-		g.prev.Revision = rev
-	}
 	if g.hasPrev && g.prev.Revision == rev {
 		g.st = g.prev
 		g.st.Step = rollout.GrayContinuedStep(g.points, g.prev.Step, g.prev.Percent)
