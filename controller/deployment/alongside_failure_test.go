@@ -10,9 +10,10 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
-// In alongside mode the Deployment stays paused on Recreate while taken over: the deadline
-// runs on our hold alone, and the rollback write keeps the takeover.
-func TestAlongsideOnFailureRollback(t *testing.T) {
+// canaryFailingOnItsDeadline is a Deployment of 10 taken over for a rollout held at 20% with
+// kubegray.io/on-failure: rollback, whose canary of 2 never becomes ready; its 10 s deadline
+// runs out at w.at(11).
+func canaryFailingOnItsDeadline(t *testing.T) *grayWorld {
 	d := grayDeployment(10, "20", testutil.WithProgressDeadline(10))
 	d.Annotations[grayapi.OnFailureAnnotation] = "rollback"
 	w := newAlongsideWorld(t, d, grayapi.TakeoverAdmission)
@@ -23,6 +24,13 @@ func TestAlongsideOnFailureRollback(t *testing.T) {
 		w.sync()
 		w.readyBut("v2", 0)
 	}
+	return w
+}
+
+// In alongside mode the Deployment stays paused on Recreate while taken over: the deadline
+// runs on our hold alone, and the rollback write keeps the takeover.
+func TestAlongsideOnFailureRollback(t *testing.T) {
+	w := canaryFailingOnItsDeadline(t)
 	w.wantSizes(sz("v1", 8, "v2", 2))
 	if st := w.status(); st.Phase != grayapi.PhaseProgressing || st.HeldAt == nil {
 		t.Fatalf("phase %s heldAt %v, want Progressing on our hold (canary not ready)", st.Phase, st.HeldAt)
@@ -39,10 +47,7 @@ func TestAlongsideOnFailureRollback(t *testing.T) {
 	// The built-in controller's paused sync renumbers the ReplicaSet that matches the template
 	// again before our next sync (seen on a real cluster): our status then names a revision
 	// the new ReplicaSet no longer has, and the failure must survive that.
-	stable := w.replicaSetOf("v1")
-	stable.Annotations["deployment.kubernetes.io/revision"] = "3"
-	stable.Annotations["deployment.kubernetes.io/revision-history"] = "1"
-	w.put(stable)
+	w.renumber("v1", "3", "1")
 	w.settle()
 	w.wantSizes(sz("v1", 10, "v2", 0))
 	w.wantReleased(quarterStrategy())
@@ -58,35 +63,17 @@ func TestAlongsideOnFailureRollback(t *testing.T) {
 // status already names revision 3. Seen in a randomized run with a controller killed. The
 // rollback is the same rollout renumbered, and its failure record must survive it.
 func TestAlongsideOnFailureRollbackRenumberedTwice(t *testing.T) {
-	d := grayDeployment(10, "20", testutil.WithProgressDeadline(10))
-	d.Annotations[grayapi.OnFailureAnnotation] = "rollback"
-	w := newAlongsideWorld(t, d, grayapi.TakeoverAdmission)
-	w.step()
-	w.takeOverAsPolicy("v2", savedDefault)
-	w.freezes()
-	for range 10 {
-		w.sync()
-		w.readyBut("v2", 0)
-	}
+	w := canaryFailingOnItsDeadline(t)
 	w.at(11)
 	w.sync()
-	stable := w.replicaSetOf("v1")
-	stable.Annotations["deployment.kubernetes.io/revision"] = "3"
-	stable.Annotations["deployment.kubernetes.io/revision-history"] = "1"
-	w.put(stable)
+	w.renumber("v1", "3", "1")
 	w.sync()
 	if st := w.status(); st.Phase != grayapi.PhaseRolledBack || st.Revision != 3 || st.Failure == nil || st.Failure.RolledBackFrom != 2 {
 		t.Fatalf("status after the first renumbering %+v, want RolledBack on revision 3 with the failure of revision 2", st)
 	}
 
-	canary := w.replicaSetOf("v2")
-	canary.Annotations["deployment.kubernetes.io/revision"] = "4"
-	canary.Annotations["deployment.kubernetes.io/revision-history"] = "2"
-	w.put(canary)
-	stable = w.replicaSetOf("v1")
-	stable.Annotations["deployment.kubernetes.io/revision"] = "5"
-	stable.Annotations["deployment.kubernetes.io/revision-history"] = "1,3"
-	w.put(stable)
+	w.renumber("v2", "4", "2")
+	w.renumber("v1", "5", "1,3")
 	w.settle()
 	w.wantSizes(sz("v1", 10, "v2", 0))
 	w.wantReleased(quarterStrategy())
@@ -124,10 +111,7 @@ func TestAlongsideUndoOfAFailedCanaryOptedInWithItsImage(t *testing.T) {
 	// kubectl gray undo: the template goes back to revision 1's; the built-in controller's paused
 	// sync renumbers that ReplicaSet before ours runs.
 	w.setImage("v1")
-	stable := w.replicaSetOf("v1")
-	stable.Annotations["deployment.kubernetes.io/revision"] = "3"
-	stable.Annotations["deployment.kubernetes.io/revision-history"] = "1"
-	w.put(stable)
+	w.renumber("v1", "3", "1")
 	w.cap = 2
 	var phases []grayapi.Phase
 	for range 40 {

@@ -32,6 +32,16 @@ func (w *grayWorld) replicaSetOf(image string) *appsv1.ReplicaSet {
 	return nil
 }
 
+// renumber writes the revision bookkeeping the built-in controller gives the ReplicaSet of
+// image: its revision and the earlier ones it had (history, "" for none).
+func (w *grayWorld) renumber(image, revision, history string) {
+	w.t.Helper()
+	rs := w.replicaSetOf(image)
+	rs.Annotations["deployment.kubernetes.io/revision"] = revision
+	rs.Annotations["deployment.kubernetes.io/revision-history"] = history
+	w.put(rs)
+}
+
 // readyBut makes every ReplicaSet's pods available except those of image, which exist and
 // have `available` available.
 func (w *grayWorld) readyBut(image string, available int32) {
