@@ -256,9 +256,12 @@ func (g *gitopsRun) recordProgressing(image string) {
 	g.t.Helper()
 	h := g.e.history("web")
 	i := first(h, 0, func(s seenStatus) bool {
+		if !s.ok || s.st.Phase != grayapi.PhaseProgressing || imageOf(&s.d.Spec.Template) != image || s.d.Generation != s.st.ObservedGeneration ||
+			s.d.Status.ObservedGeneration < s.d.Generation {
+			return false
+		}
 		reported, _ := conditionsReportPhase(s.d)
-		return reported && s.ok && s.st.Phase == grayapi.PhaseProgressing && imageOf(&s.d.Spec.Template) == image && s.d.Generation == s.st.ObservedGeneration &&
-			s.d.Status.ObservedGeneration >= s.d.Generation
+		return reported
 	})
 	if i < 0 {
 		g.t.Fatalf("the watch saw no Progressing status of the rollout of %s: %v", image, phases(h, 0))
