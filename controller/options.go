@@ -13,13 +13,14 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/leaderelection"
 	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/klog/v2"
+
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
 // FieldManager is the field manager of every write the controller makes, and
