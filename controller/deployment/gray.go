@@ -91,11 +91,10 @@ type graySync struct {
 	points []int32
 	// policy is kubegray.io/on-failure and kubegray.io/hold-for.
 	policy grayapi.Policy
-	// prev is the status read at the start; stored is the one on the server now.
-	prev, stored       grayapi.Status
-	hasPrev, hasStored bool
-	// prevRead: a status was read at all (it may name no rollout, see readGrayStatus).
-	prevRead bool
+	// prev is the status read at the start (statusOnServer is the one on the server now);
+	// hasPrev: it names a rollout, and one this sync trusts (distrustCopiedStatus).
+	prev    grayapi.Status
+	hasPrev bool
 	// st is the status this sync builds.
 	st grayapi.Status
 
@@ -112,8 +111,6 @@ type graySync struct {
 	rederivedHold bool
 	// removeResume: kubegray.io/resume was consumed and goes with the next Update.
 	removeResume bool
-	// prepared: the status that covers this sync's ReplicaSet writes is on the server.
-	prepared bool
 
 	// mode is how this sync writes what it decided (gray_mode.go). In alongside mode d is seen
 	// through its view: the saved strategy, and our hold as spec.paused, while the server keeps
@@ -155,8 +152,6 @@ func (g *graySync) run(ctx context.Context) error {
 	dc, d, rsList := g.dc, g.d, g.rsList
 	var err error
 	g.prev, g.hasPrev = readGrayStatus(ctx, d)
-	g.prevRead = g.prev.Phase != ""
-	g.stored, g.hasStored = g.prev, g.hasPrev
 
 	points, err := grayapi.ParsePercent(d.Annotations[grayapi.PercentAnnotation])
 	if err != nil {
@@ -232,6 +227,19 @@ func (dc *DeploymentController) cachedDeploymentIsCurrent(ctx context.Context, d
 		return false, nil
 	}
 	return true, nil
+}
+
+// statusRead reports whether a status was read at all, even one naming no rollout (an Invalid
+// one, see readGrayStatus) or one this sync does not trust.
+func (g *graySync) statusRead() bool {
+	return g.prev.Phase != ""
+}
+
+// statusOnServer is our status as the server has it now: as read, or as this sync last wrote
+// it (every write adopts what the server answered). ok: it names a rollout.
+func (g *graySync) statusOnServer() (st grayapi.Status, ok bool) {
+	st, err := grayapi.ParseStatus(g.server.Annotations[grayapi.StatusAnnotation])
+	return st, err == nil && st.Revision > 0
 }
 
 func ptrTime(t metav1.Time) *metav1.Time { return &t }

@@ -144,7 +144,7 @@ func (g *graySync) stableForRollback() *appsv1.ReplicaSet {
 // failed revision's ReplicaSet still among the old ones.
 func (g *graySync) carriedRollbackFailure() *grayapi.Failure {
 	f := g.prev.Failure
-	if !g.prevRead || f == nil || g.prev.Phase != grayapi.PhaseRolledBack || f.RolledBackFrom != g.prev.Revision {
+	if !g.statusRead() || f == nil || g.prev.Phase != grayapi.PhaseRolledBack || f.RolledBackFrom != g.prev.Revision {
 		return nil
 	}
 	for _, rs := range g.oldRSs {
@@ -176,7 +176,7 @@ func (g *graySync) abandonedRollout() *grayapi.Failure {
 // stableGone reports whether a rollout that is not at its last step has lost the ReplicaSet of
 // its stable revision (deleted by hand, or by a revisionHistoryLimit while it had no replicas).
 // Nothing is left to go back to, and no other old ReplicaSet stands in for it: old ReplicaSets
-// then never grow (keepOldFromGrowing), so that a scale or a broken cap cannot revive an
+// then never grow (gray_plan.go: keepOldFromGrowing), so that a scale or a broken cap cannot revive an
 // abandoned canary, and the new one stays within its target as always.
 func (g *graySync) stableGone() bool {
 	stable := g.st.StableRevision
@@ -194,17 +194,6 @@ func (g *graySync) stableGone() bool {
 // isRevisionOf reports whether rs has the revision rev, or had it before a rollback renumbered it.
 func isRevisionOf(rs *appsv1.ReplicaSet, rev int64) bool {
 	return revisionOf(rs) == rev || deployutil.RevisionHistoryContains(rs, rev)
-}
-
-// keepOldFromGrowing caps the planned size of every old ReplicaSet at its current one while the
-// stable ReplicaSet is gone (see stableGone).
-func (g *graySync) keepOldFromGrowing(old []*appsv1.ReplicaSet, oldSizes []int32) {
-	if !g.stableGone() {
-		return
-	}
-	for i, rs := range old {
-		oldSizes[i] = min(oldSizes[i], *rs.Spec.Replicas)
-	}
 }
 
 // reportStableGone makes a rollout whose stable ReplicaSet is gone Degraded, with a Warning

@@ -172,7 +172,6 @@ func (g *graySync) writeHold(ctx context.Context, paused bool) error {
 func (g *graySync) holdWritten(written *appsv1.Deployment) {
 	g.adopt(written)
 	g.removeResume = false
-	g.stored, g.hasStored = g.st, true
 }
 
 // holdIfReached pauses the rollout in the same sync in which the new ReplicaSet reached the

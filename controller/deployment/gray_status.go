@@ -47,7 +47,7 @@ func (g *graySync) finish(ctx context.Context) error {
 	g.scheduleTimedHold()
 	setGrayConditions(&newStatus, g.st, *d.Spec.Replicas, len(g.points), g.dc.metaNow())
 	// A Deployment first seen complete has completed nothing under our watch.
-	completed := g.st.Phase == grayapi.PhaseComplete && g.prevRead &&
+	completed := g.st.Phase == grayapi.PhaseComplete && g.statusRead() &&
 		!(g.prev.Phase == grayapi.PhaseComplete && g.prev.Revision == g.st.Revision)
 
 	// The stable mark moves before the status says Complete: a controller stopped in between
@@ -91,7 +91,6 @@ func (g *graySync) writeStatus(ctx context.Context, updated *appsv1.Deployment) 
 	}
 	d.Status = updated.Status
 	g.adopt(written)
-	g.stored, g.hasStored = g.st, true
 	return nil
 }
 
