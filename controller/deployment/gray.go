@@ -30,6 +30,7 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
@@ -101,14 +102,6 @@ type graySync struct {
 	newRS  *appsv1.ReplicaSet
 	oldRSs []*appsv1.ReplicaSet
 
-	// newRollout: the revision in flight changed in this sync.
-	newRollout bool
-	// pausedByUs: spec.paused with heldAt recorded for the rollout in flight (or our hold
-	// re-derived when the status was lost, see identify).
-	pausedByUs bool
-	// rederivedHold: the status was missing or untrusted and identify recognised our hold
-	// from spec.paused and the new ReplicaSet standing at a hold point's target.
-	rederivedHold bool
 	// removeResume: kubegray.io/resume was consumed and goes with the next Update.
 	removeResume bool
 
@@ -171,18 +164,24 @@ func (g *graySync) run(ctx context.Context) error {
 	// that renumbered the new ReplicaSet and stopped before its status write leaves one.
 	recordedHold := g.hasPrev && g.prev.HeldAt != nil
 	g.distrustCopiedStatus(ctx)
-	g.identify(ctx)
+	id := g.identify(ctx)
+	g.st = id.st
+	if id.rollingBack != "" {
+		dc.eventRecorder.Eventf(d, corev1.EventTypeNormal, grayapi.ReasonGrayRolledBack, "%s", id.rollingBack)
+	}
 	if err := g.markStableOfRollout(ctx); err != nil {
 		return err
 	}
 	if undone, err := g.takeUndo(ctx); undone || err != nil {
 		return err
 	}
-	g.pausedByUs = d.Spec.Paused && (recordedHold || g.rederivedHold)
 	g.retarget()
-	resumed := g.takeResume(ctx)
+	resumed := g.takeResume(ctx, id.heldByUs(g.prev, g.hasPrev))
 	g.retarget()
-	if err := g.settleHold(ctx, resumed); err != nil {
+	// spec.paused is our pause when a hold explains it: one recorded (even by a status that
+	// turned out untrusted) or one identify re-derived.
+	ours := d.Spec.Paused && (recordedHold || id.rederivedHold)
+	if err := g.settleHold(ctx, resumed, ours, id.newRollout); err != nil {
 		return err
 	}
 

@@ -21,11 +21,8 @@ import (
 // takeResume handles kubegray.io/resume and a plain unpause of our hold (both mean "leave
 // this hold") and reports whether the rollout moved on. A request that cannot be honoured is
 // dropped with a Warning event naming why.
-func (g *graySync) takeResume(ctx context.Context) bool {
+func (g *graySync) takeResume(ctx context.Context, heldByUs bool) bool {
 	d := g.d
-	// Held by us: heldAt recorded for this revision, whether still paused or just unpaused by
-	// the same write that asked to resume.
-	heldByUs := (g.hasPrev && g.prev.HeldAt != nil && !g.newRollout) || g.rederivedHold
 	value, requested := d.Annotations[grayapi.ResumeAnnotation]
 	if !requested {
 		if !d.Spec.Paused && heldByUs {
@@ -132,11 +129,11 @@ func (g *graySync) retarget() {
 // (resume, edited hold points) other than by a scaling event, which keeps the hold and its
 // share; a resume that lands on a target the new ReplicaSet already has is a new hold right
 // away. The decision, the consumed resume request and the status go in one main-resource
-// Update.
-func (g *graySync) settleHold(ctx context.Context, resumed bool) error {
+// Update. pausedByUs: spec.paused is our hold's; newRollout: of another rollout than this one.
+func (g *graySync) settleHold(ctx context.Context, resumed, pausedByUs, newRollout bool) error {
 	unpause, newHold := false, false
-	if g.pausedByUs {
-		keep := !g.newRollout && g.newRS != nil && int(g.st.Step) < len(g.points) &&
+	if pausedByUs {
+		keep := !newRollout && g.newRS != nil && int(g.st.Step) < len(g.points) &&
 			(*g.newRS.Spec.Replicas >= g.st.Target || (!resumed && replicasChanged(ctx, g.d, withNewRS(g.oldRSs, g.newRS))))
 		switch {
 		case !keep:

@@ -9,7 +9,6 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
@@ -93,24 +92,46 @@ func revisionInFlight(newRS *appsv1.ReplicaSet, oldRSs []*appsv1.ReplicaSet) int
 	return next
 }
 
+// rolloutIdentity is what identify decided: which rollout is in flight, where it stands, and
+// how it stands with our hold.
+type rolloutIdentity struct {
+	st grayapi.Status
+	// newRollout: the revision in flight changed in this sync, so a hold recorded before is
+	// another rollout's.
+	newRollout bool
+	// rederivedHold: the status was missing or untrusted, and our hold was recognised from
+	// spec.paused and the new ReplicaSet standing at a hold point's target.
+	rederivedHold bool
+	// rollingBack is the GrayRolledBack event's message when the stable revision came back in
+	// this sync.
+	rollingBack string
+}
+
+// heldByUs reports whether the rollout in flight is held by us: heldAt recorded for this
+// revision (whether still paused or just unpaused by the same write that asked to resume), or
+// our hold re-derived.
+func (id rolloutIdentity) heldByUs(prev grayapi.Status, hasPrev bool) bool {
+	return (hasPrev && prev.HeldAt != nil && !id.newRollout) || id.rederivedHold
+}
+
 // identify works out which rollout is in flight and where it stands (revision, stable
 // revision, step). A revision other than the recorded one is a new rollout: it starts at the
 // first hold point, unless the stable ReplicaSet is coming back (rollback: every hold point
-// is skipped) or there is nothing to canary against (no old replicas).
-func (g *graySync) identify(ctx context.Context) {
+// is skipped) or there is nothing to canary against (no old replicas). It only reads.
+func (g *graySync) identify(ctx context.Context) rolloutIdentity {
 	rev := g.newRevision()
 	stableRS := stableReplicaSet(withNewRS(g.oldRSs, g.newRS))
 	if g.hasPrev && g.prev.Revision == rev {
-		g.st = g.prev
-		g.st.Step = rollout.GrayContinuedStep(g.points, g.prev.Step, g.prev.Percent)
+		st := g.prev
+		st.Step = rollout.GrayContinuedStep(g.points, g.prev.Step, g.prev.Percent)
 		if stableRS != nil && stableRS != g.newRS {
 			// The durable record wins over a status that was edited or copied in.
-			g.st.StableRevision = revisionOf(stableRS)
+			st.StableRevision = revisionOf(stableRS)
 		}
-		return
+		return rolloutIdentity{st: st}
 	}
 
-	g.newRollout = true
+	id := rolloutIdentity{newRollout: true}
 	st := grayapi.Status{Mode: grayapi.ModeInstead, Revision: rev, Phase: grayapi.PhaseProgressing}
 	oldActive := deployutil.GetReplicaCountForReplicaSets(g.oldRSs) > 0
 	switch {
@@ -148,8 +169,8 @@ func (g *graySync) identify(ctx context.Context) {
 		} else if st.Failure = g.abandonedRollout(); st.Failure != nil {
 			why = fmt.Sprintf(", revision %d abandoned: %s", st.Failure.RolledBackFrom, st.Failure.Message)
 		}
-		g.dc.eventRecorder.Eventf(g.d, corev1.EventTypeNormal, grayapi.ReasonGrayRolledBack,
-			"Rolling back to stable revision %d (replica set %s): hold points skipped%s", st.StableRevision, g.newRS.Name, why)
+		id.rollingBack = fmt.Sprintf("Rolling back to stable revision %d (replica set %s): hold points skipped%s",
+			st.StableRevision, g.newRS.Name, why)
 	case !g.hasPrev && g.newRS != nil:
 		// Annotated in the middle of a rollout, or the status was lost: hold at the first
 		// point not yet passed rather than shrink the new ReplicaSet; a Deployment paused with
@@ -158,13 +179,14 @@ func (g *graySync) identify(ctx context.Context) {
 		if g.d.Spec.Paused && int(st.Step) < len(g.points) &&
 			*g.newRS.Spec.Replicas == rollout.GrayTarget(*g.d.Spec.Replicas, g.points[st.Step]) {
 			st.HeldAt = ptrTime(g.dc.metaNow())
-			g.newRollout = false
-			g.rederivedHold = true
+			id.newRollout = false
+			id.rederivedHold = true
 		}
 	}
-	g.st = st
+	id.st = st
 	klog.FromContext(ctx).V(2).Info("New gray rollout", "deployment", klog.KObj(g.d), "revision", rev,
 		"stableRevision", st.StableRevision, "step", st.Step)
+	return id
 }
 
 // isStableComingBack reports whether the new ReplicaSet is the stable one again: it carries
