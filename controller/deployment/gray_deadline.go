@@ -30,7 +30,7 @@ import (
 // run a hair before it and find the step still in time.
 const deadlineSlack = 100 * time.Millisecond
 
-// trackDeadline runs after setPhase decided the phase: it keeps the step's clocks
+// trackDeadline runs after decidePhase decided the phase: it keeps the step's clocks
 // (Progress, SettledAt) and the Failure for that phase, turns a Progressing step that missed
 // its deadline into Degraded, and schedules the sync that checks the deadline next.
 func (g *graySync) trackDeadline(ctx context.Context) {

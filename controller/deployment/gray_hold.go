@@ -220,22 +220,9 @@ func (g *graySync) heldSettledEvent() {
 		g.newRS.Name, g.st.Target, *g.d.Spec.Replicas, g.st.Percent, g.st.Target)
 }
 
-// holdInPlace reports whether the ReplicaSets are sized for the current hold point and
-// replica count (new = T, old = R − T in total) and the ReplicaSet controller has observed
-// every one of those sizes. Availability is not asked: a canary whose pods are not ready is
-// still where the hold put it.
+// holdInPlace is holdInPlace for this sync's ReplicaSets, target and replica count.
 func (g *graySync) holdInPlace() bool {
-	if g.newRS == nil || !statusObserved(g.newRS) || *g.newRS.Spec.Replicas != g.st.Target {
-		return false
-	}
-	var old int32
-	for _, rs := range g.oldRSs {
-		if !statusObserved(rs) {
-			return false
-		}
-		old += *rs.Spec.Replicas
-	}
-	return old == *g.d.Spec.Replicas-g.st.Target
+	return holdInPlace(g.newRS, g.oldRSs, g.st.Target, *g.d.Spec.Replicas)
 }
 
 // heldThisGeneration reports whether our status already reported this hold as Held for the

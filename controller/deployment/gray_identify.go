@@ -205,16 +205,6 @@ func (g *graySync) isStableComingBack(stable int64) bool {
 	return (err == nil && rev == stable) || deployutil.RevisionHistoryContains(g.newRS, stable)
 }
 
-// isRollingBack reports whether the rollout in flight is a rollback to the stable revision
-// that has not completed yet (once complete, the stable revision is the new one).
-func (g *graySync) isRollingBack() bool {
-	if g.newRS == nil || g.st.StableRevision <= 0 || int(g.st.Step) < len(g.points) {
-		return false
-	}
-	rev, err := deployutil.Revision(g.newRS)
-	return err == nil && rev != g.st.StableRevision && deployutil.RevisionHistoryContains(g.newRS, g.st.StableRevision)
-}
-
 // revisionOf is rs's revision, 0 when unreadable.
 func revisionOf(rs *appsv1.ReplicaSet) int64 {
 	rev, _ := deployutil.Revision(rs)

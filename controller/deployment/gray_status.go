@@ -34,7 +34,10 @@ func (g *graySync) finish(ctx context.Context) error {
 		newStatus = g.dc.calculateRolloutStatus(ctx, allRSs, g.newRS, d)
 	}
 
-	g.setPhase(&newStatus)
+	g.st = decidePhase(phaseFacts{
+		st: g.st, steps: len(g.points), d: d, complete: deployutil.DeploymentComplete(d, &newStatus),
+		newRS: g.newRS, oldRSs: g.oldRSs, heldBefore: g.heldThisGeneration(),
+	})
 	g.trackDeadline(ctx)
 	g.reportStableGone(ctx)
 	if g.st.Phase == grayapi.PhaseDegraded && g.policy.OnFailure == grayapi.OnFailureRollback {
@@ -100,62 +103,6 @@ func statusUnchanged(server, updated *appsv1.Deployment) bool {
 	return reflect.DeepEqual(server.Status, updated.Status) &&
 		server.Annotations[grayapi.StatusAnnotation] == updated.Annotations[grayapi.StatusAnnotation] &&
 		server.Annotations[deployutil.RevisionAnnotation] == updated.Annotations[deployutil.RevisionAnnotation]
-}
-
-// setPhase decides the phase and message of st from the status about to be written.
-func (g *graySync) setPhase(newStatus *appsv1.DeploymentStatus) {
-	d := g.d
-	replicas := *d.Spec.Replicas
-	st := &g.st
-	last := int(st.Step) >= len(g.points)
-	held := d.Spec.Paused && st.HeldAt != nil
-	switch {
-	case last && deployutil.DeploymentComplete(d, newStatus):
-		st.Phase = grayapi.PhaseComplete
-		st.Message = fmt.Sprintf("all %d replicas run revision %d", replicas, st.Revision)
-		st.StableRevision = st.Revision
-		st.HeldAt = nil
-	case held && (g.settled() || g.heldThisGeneration()):
-		st.Phase = grayapi.PhaseHeld
-		st.Message = fmt.Sprintf("held at %d of %d replicas (%d%%) on revision %d; run kubectl gray resume", st.Target, replicas, st.Percent, st.Revision)
-	case g.isRollingBack():
-		st.Phase = grayapi.PhaseRolledBack
-		st.Message = fmt.Sprintf("rolling back to stable revision %d", st.StableRevision)
-	default:
-		// Degraded is decided after this, by the step's own deadline (gray_deadline.go):
-		// upstream's Progressing condition never times out while our hold pauses the rollout.
-		st.Phase = grayapi.PhaseProgressing
-		switch {
-		case held && g.newRS != nil && g.newRS.Status.AvailableReplicas < st.Target:
-			st.Message = fmt.Sprintf("holding revision %d at %d of %d replicas (%d%%); waiting for its replicas to become available: %d of %d are",
-				st.Revision, st.Target, replicas, st.Percent, g.newRS.Status.AvailableReplicas, st.Target)
-		case held:
-			st.Message = fmt.Sprintf("holding revision %d at %d of %d replicas (%d%%); waiting for the old replicas to settle at %d",
-				st.Revision, st.Target, replicas, st.Percent, replicas-st.Target)
-		case d.Spec.Paused:
-			st.Message = fmt.Sprintf("paused by the user while rolling revision %d to %d of %d replicas (%d%%)", st.Revision, st.Target, replicas, st.Percent)
-		case last:
-			st.Message = fmt.Sprintf("rolling revision %d to all %d replicas", st.Revision, replicas)
-		default:
-			st.Message = fmt.Sprintf("rolling revision %d to %d of %d replicas (%d%%)", st.Revision, st.Target, replicas, st.Percent)
-		}
-	}
-}
-
-// settled reports whether a held rollout has reached its hold point for the current replica
-// count: the ReplicaSets stand there (holdInPlace), T new replicas are available and R − T old
-// pods are left. Every count comes from a ReplicaSet status that has observed its latest spec:
-// right after a resize the status still describes the old size, and a hold reported from it
-// would be taken back by the next sync.
-func (g *graySync) settled() bool {
-	if !g.holdInPlace() {
-		return false
-	}
-	var oldPods int32
-	for _, rs := range g.oldRSs {
-		oldPods += rs.Status.Replicas
-	}
-	return g.newRS.Status.AvailableReplicas == g.st.Target && oldPods == *g.d.Spec.Replicas-g.st.Target
 }
 
 // setGrayConditions keeps GrayHeld True while the rollout is Held and False otherwise, with

@@ -1,0 +1,118 @@
+package deployment
+
+// The phase a gray sync reports, decided from the rollout as the sync moved it and the
+// ReplicaSets after its writes (decidePhase, pure). Degraded is decided after it, by the step's
+// own deadline (gray_deadline.go), and a gone stable ReplicaSet (gray_failure.go).
+
+import (
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+
+	"github.com/kubegray/kubectl-gray/pkg/deployutil"
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+)
+
+// phaseFacts is what decidePhase decides from.
+type phaseFacts struct {
+	// st is the rollout as identified, stepped and held in this sync.
+	st grayapi.Status
+	// steps is the number of hold points.
+	steps int
+	d     *appsv1.Deployment
+	// complete is upstream's DeploymentComplete for the status about to be written.
+	complete bool
+	newRS    *appsv1.ReplicaSet
+	oldRSs   []*appsv1.ReplicaSet
+	// heldBefore: the status read already reported this hold Held for this generation
+	// (heldThisGeneration); within one generation Held is final.
+	heldBefore bool
+}
+
+// decidePhase returns f.st with the phase and message the sync reports: Complete once the last
+// step is complete (its revision becomes the stable one), Held while our hold stands settled,
+// RolledBack while the stable revision comes back, Progressing otherwise, with a message that
+// says what it waits for.
+func decidePhase(f phaseFacts) grayapi.Status {
+	st := f.st
+	replicas := *f.d.Spec.Replicas
+	last := int(st.Step) >= f.steps
+	held := f.d.Spec.Paused && st.HeldAt != nil
+	switch {
+	case last && f.complete:
+		st.Phase = grayapi.PhaseComplete
+		st.Message = fmt.Sprintf("all %d replicas run revision %d", replicas, st.Revision)
+		st.StableRevision = st.Revision
+		st.HeldAt = nil
+	case held && (holdSettled(f.newRS, f.oldRSs, st.Target, replicas) || f.heldBefore):
+		st.Phase = grayapi.PhaseHeld
+		st.Message = fmt.Sprintf("held at %d of %d replicas (%d%%) on revision %d; run kubectl gray resume", st.Target, replicas, st.Percent, st.Revision)
+	case last && rollingBackTo(f.newRS, st.StableRevision):
+		st.Phase = grayapi.PhaseRolledBack
+		st.Message = fmt.Sprintf("rolling back to stable revision %d", st.StableRevision)
+	default:
+		// Upstream's Progressing condition never times out while our hold pauses the rollout,
+		// hence the step's own deadline.
+		st.Phase = grayapi.PhaseProgressing
+		switch {
+		case held && f.newRS != nil && f.newRS.Status.AvailableReplicas < st.Target:
+			st.Message = fmt.Sprintf("holding revision %d at %d of %d replicas (%d%%); waiting for its replicas to become available: %d of %d are",
+				st.Revision, st.Target, replicas, st.Percent, f.newRS.Status.AvailableReplicas, st.Target)
+		case held:
+			st.Message = fmt.Sprintf("holding revision %d at %d of %d replicas (%d%%); waiting for the old replicas to settle at %d",
+				st.Revision, st.Target, replicas, st.Percent, replicas-st.Target)
+		case f.d.Spec.Paused:
+			st.Message = fmt.Sprintf("paused by the user while rolling revision %d to %d of %d replicas (%d%%)", st.Revision, st.Target, replicas, st.Percent)
+		case last:
+			st.Message = fmt.Sprintf("rolling revision %d to all %d replicas", st.Revision, replicas)
+		default:
+			st.Message = fmt.Sprintf("rolling revision %d to %d of %d replicas (%d%%)", st.Revision, st.Target, replicas, st.Percent)
+		}
+	}
+	return st
+}
+
+// holdInPlace reports whether the ReplicaSets are sized for a hold at target out of replicas
+// (new = T, old = R − T in total) and the ReplicaSet controller has observed every one of those
+// sizes. Availability is not asked: a canary whose pods are not ready is still where the hold
+// put it.
+func holdInPlace(newRS *appsv1.ReplicaSet, oldRSs []*appsv1.ReplicaSet, target, replicas int32) bool {
+	if newRS == nil || !statusObserved(newRS) || *newRS.Spec.Replicas != target {
+		return false
+	}
+	var old int32
+	for _, rs := range oldRSs {
+		if !statusObserved(rs) {
+			return false
+		}
+		old += *rs.Spec.Replicas
+	}
+	return old == replicas-target
+}
+
+// holdSettled reports whether a held rollout has reached its hold point: the ReplicaSets stand
+// there (holdInPlace), T new replicas are available and R − T old pods are left. Every count
+// comes from a ReplicaSet status that has observed its latest spec: right after a resize the
+// status still describes the old size, and a hold reported from it would be taken back by the
+// next sync.
+func holdSettled(newRS *appsv1.ReplicaSet, oldRSs []*appsv1.ReplicaSet, target, replicas int32) bool {
+	if !holdInPlace(newRS, oldRSs, target, replicas) {
+		return false
+	}
+	var oldPods int32
+	for _, rs := range oldRSs {
+		oldPods += rs.Status.Replicas
+	}
+	return newRS.Status.AvailableReplicas == target && oldPods == replicas-target
+}
+
+// rollingBackTo reports whether newRS is the stable revision's ReplicaSet coming back under a
+// new number (a rollback that has not completed; once complete, the stable revision is the new
+// one). Asked of a rollout at its last step, which a rollback always is.
+func rollingBackTo(newRS *appsv1.ReplicaSet, stableRevision int64) bool {
+	if newRS == nil || stableRevision <= 0 {
+		return false
+	}
+	rev, err := deployutil.Revision(newRS)
+	return err == nil && rev != stableRevision && deployutil.RevisionHistoryContains(newRS, stableRevision)
+}
