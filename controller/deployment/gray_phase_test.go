@@ -69,7 +69,7 @@ func TestDecidePhase(t *testing.T) {
 		name: "our hold with a canary not yet available",
 		f: phaseFacts{st: rollout(0, true), steps: 1, d: web(true),
 			newRS: planRS(2, 2, 1, 10), oldRSs: []*appsv1.ReplicaSet{planRS(1, 8, 8, 10)}},
-		phase: grayapi.PhaseProgressing,
+		phase:   grayapi.PhaseProgressing,
 		message: "holding revision 2 at 2 of 10 replicas (20%); waiting for its replicas to become available: 1 of 2 are",
 	}, {
 		name: "our hold on a resize the ReplicaSet controller has not observed",
