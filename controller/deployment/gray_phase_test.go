@@ -40,6 +40,14 @@ func TestDecidePhase(t *testing.T) {
 		rs.Generation = 2
 		return rs
 	}
+	// ourHold is web held by us at 20%, with these ReplicaSets.
+	ourHold := func(canary, old *appsv1.ReplicaSet) phaseFacts {
+		return phaseFacts{st: rollout(0, true), steps: 1, d: web(true), newRS: canary, oldRSs: []*appsv1.ReplicaSet{old}}
+	}
+	const held = "held at 2 of 10 replicas (20%) on revision 2; run kubectl gray resume"
+	const oldSettling = "holding revision 2 at 2 of 10 replicas (20%); waiting for the old replicas to settle at 8"
+	reported := ourHold(planRS(2, 2, 2, 10), pods(planRS(1, 8, 8, 10), 9, 8))
+	reported.heldBefore = true
 	rollback := testutil.ReplicaSet("web-4", 10, testutil.RSRevision(4), testutil.RSAnnotation(deployutil.RevisionHistoryAnnotation, "1"))
 	tests := []struct {
 		name    string
@@ -51,31 +59,26 @@ func TestDecidePhase(t *testing.T) {
 		f:     phaseFacts{st: rollout(1, false), steps: 1, d: web(false), complete: true, newRS: planRS(2, 10, 10, 10)},
 		phase: grayapi.PhaseComplete, message: "all 10 replicas run revision 2",
 	}, {
-		name: "our hold settled: 2 canaries available, 8 old pods",
-		f: phaseFacts{st: rollout(0, true), steps: 1, d: web(true),
-			newRS: planRS(2, 2, 2, 10), oldRSs: []*appsv1.ReplicaSet{planRS(1, 8, 8, 10)}},
-		phase: grayapi.PhaseHeld, message: "held at 2 of 10 replicas (20%) on revision 2; run kubectl gray resume",
+		name:  "our hold settled: 2 canaries available, 8 old pods",
+		f:     ourHold(planRS(2, 2, 2, 10), planRS(1, 8, 8, 10)),
+		phase: grayapi.PhaseHeld, message: held,
 	}, {
-		name: "our hold while an old pod still terminates",
-		f: phaseFacts{st: rollout(0, true), steps: 1, d: web(true),
-			newRS: planRS(2, 2, 2, 10), oldRSs: []*appsv1.ReplicaSet{pods(planRS(1, 8, 8, 10), 9, 8)}},
-		phase: grayapi.PhaseProgressing, message: "holding revision 2 at 2 of 10 replicas (20%); waiting for the old replicas to settle at 8",
+		name:  "our hold while an old pod still terminates",
+		f:     ourHold(planRS(2, 2, 2, 10), pods(planRS(1, 8, 8, 10), 9, 8)),
+		phase: grayapi.PhaseProgressing, message: oldSettling,
 	}, {
-		name: "the same, already reported Held in this generation: Held stays",
-		f: phaseFacts{st: rollout(0, true), steps: 1, d: web(true), heldBefore: true,
-			newRS: planRS(2, 2, 2, 10), oldRSs: []*appsv1.ReplicaSet{pods(planRS(1, 8, 8, 10), 9, 8)}},
-		phase: grayapi.PhaseHeld, message: "held at 2 of 10 replicas (20%) on revision 2; run kubectl gray resume",
+		name:  "the same, already reported Held in this generation: Held stays",
+		f:     reported,
+		phase: grayapi.PhaseHeld, message: held,
 	}, {
-		name: "our hold with a canary not yet available",
-		f: phaseFacts{st: rollout(0, true), steps: 1, d: web(true),
-			newRS: planRS(2, 2, 1, 10), oldRSs: []*appsv1.ReplicaSet{planRS(1, 8, 8, 10)}},
+		name:    "our hold with a canary not yet available",
+		f:       ourHold(planRS(2, 2, 1, 10), planRS(1, 8, 8, 10)),
 		phase:   grayapi.PhaseProgressing,
 		message: "holding revision 2 at 2 of 10 replicas (20%); waiting for its replicas to become available: 1 of 2 are",
 	}, {
-		name: "our hold on a resize the ReplicaSet controller has not observed",
-		f: phaseFacts{st: rollout(0, true), steps: 1, d: web(true),
-			newRS: planRS(2, 2, 2, 10), oldRSs: []*appsv1.ReplicaSet{resized(planRS(1, 8, 8, 10))}},
-		phase: grayapi.PhaseProgressing, message: "holding revision 2 at 2 of 10 replicas (20%); waiting for the old replicas to settle at 8",
+		name:  "our hold on a resize the ReplicaSet controller has not observed",
+		f:     ourHold(planRS(2, 2, 2, 10), resized(planRS(1, 8, 8, 10))),
+		phase: grayapi.PhaseProgressing, message: oldSettling,
 	}, {
 		name:  "the stable revision coming back as revision 4",
 		f:     phaseFacts{st: grayapi.Status{Revision: 4, StableRevision: 1, Step: 1, Percent: 100, Target: 10}, steps: 1, d: web(false), newRS: rollback},
