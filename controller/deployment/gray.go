@@ -1,10 +1,10 @@
 package deployment
 
 // Gray rollouts (docs/design.md: gray semantics). This file is the entry of a gray sync;
-// gray_identify.go identifies the rollout in flight, gray_hold.go resumes and holds,
-// gray_plan.go decides the ReplicaSet sizes and gray_scale.go writes them, gray_status.go
-// reports, gray_record.go keeps the durable record, takeover.go takes over and releases
-// (alongside mode).
+// gray_identify.go identifies the rollout in flight, gray_resume.go leaves holds and gray_hold.go
+// takes them, gray_plan.go decides the ReplicaSet sizes and gray_scale.go writes them,
+// gray_phase.go decides the phase and gray_status.go reports it, gray_record.go keeps the
+// durable record, takeover.go takes over and releases (alongside mode).
 //
 // A Deployment carrying kubegray.io/percent with the RollingUpdate strategy takes syncGray
 // instead of upstream's paused, rollback, scaling and rolling dispatch. Everything the gray

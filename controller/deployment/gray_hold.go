@@ -1,12 +1,11 @@
 package deployment
 
-// Leaving and taking holds: a resume request or a plain unpause moves the rollout to its next
-// step, the target follows the step and the replica count, and the sync in which the new
-// ReplicaSet reaches its target pauses it (docs/design.md: gray semantics).
+// Taking and leaving holds: the target follows the step and the replica count, our pause stays
+// or goes before any ReplicaSet is written, and the sync in which the new ReplicaSet reaches its
+// target pauses it (docs/design.md: gray semantics). Resume requests: gray_resume.go.
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -18,80 +17,6 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/rollout"
 )
 
-// takeResume handles kubegray.io/resume and a plain unpause of our hold (both mean "leave
-// this hold") and reports whether the rollout moved on. A request that cannot be honoured is
-// dropped with a Warning event naming why.
-func (g *graySync) takeResume(ctx context.Context, heldByUs bool) bool {
-	d := g.d
-	value, requested := d.Annotations[grayapi.ResumeAnnotation]
-	if !requested {
-		if !d.Spec.Paused && heldByUs {
-			from := g.st.Percent
-			g.st.Step++
-			g.resumed(ctx, fmt.Sprintf("Revision %d unpaused at %d%%: moving on to %s", g.st.Revision, from, g.nextShare()))
-			return true
-		}
-		if heldByUs && g.timedHoldDue() {
-			from := g.st.Percent
-			g.st.Step++
-			g.resumed(ctx, fmt.Sprintf("Revision %d held at %d%% for %s (%s): moving on to %s", g.st.Revision, from,
-				g.policy.HoldFor, grayapi.HoldForAnnotation, g.nextShare()))
-			return true
-		}
-		return false
-	}
-
-	g.removeResume = true
-	ignore := func(format string, args ...any) bool {
-		g.dc.eventRecorder.Eventf(d, corev1.EventTypeWarning, grayapi.ReasonGrayResumeIgnored, "Ignored %s=%q: "+format,
-			append([]any{grayapi.ResumeAnnotation, value}, args...)...)
-		return false
-	}
-	req, err := grayapi.ParseResume(value)
-	switch {
-	case err != nil:
-		return ignore("%v", err)
-	case req.Undo:
-		// One that takeUndo could not serve, and has said why.
-		return false
-	case req.Revision != g.st.Revision:
-		return ignore("revision %d is not the rollout in flight (revision %d)", req.Revision, g.st.Revision)
-	case !heldByUs:
-		return ignore("revision %d is not held (phase %s)", req.Revision, g.st.Phase)
-	case !g.holdInPlace() && !g.stableGone():
-		// The hold point was reached, but a scaling event (or a restore after someone else
-		// resized a ReplicaSet) is still being absorbed: the request stays until the hold
-		// stands again, so that the next step starts from the settled share.
-		g.removeResume = false
-		klog.FromContext(ctx).V(2).Info("Gray resume waits for the hold to settle", "deployment", klog.KObj(d),
-			"revision", g.st.Revision, "target", g.st.Target)
-		return false
-	}
-	from := g.st.Percent
-	if req.Full {
-		g.st.Step = int32(len(g.points))
-	} else {
-		g.st.Step++
-	}
-	g.resumed(ctx, fmt.Sprintf("Revision %d resumed at %d%%: moving on to %s", g.st.Revision, from, g.nextShare()))
-	return true
-}
-
-// timedHoldDue reports whether kubegray.io/hold-for has run out on a hold that was reported
-// Held (settled) and still stands: counted from the first time this step was Held, so that
-// scaling events under the hold do not postpone it. A hold the user paused is not resumed.
-func (g *graySync) timedHoldDue() bool {
-	if g.policy.HoldFor <= 0 || g.pausedByUser() || !g.d.Spec.Paused {
-		return false
-	}
-	settledAt := g.prev.SettledAt
-	if g.prev.Phase != grayapi.PhaseHeld || settledAt == nil || g.prev.Revision != g.st.Revision || g.prev.Step != g.st.Step ||
-		int(g.st.Step) >= len(g.points) || !g.holdInPlace() {
-		return false
-	}
-	return !g.dc.now().Before(settledAt.Add(g.policy.HoldFor))
-}
-
 // scheduleTimedHold queues the sync that ends a timed hold about to be reported Held.
 func (g *graySync) scheduleTimedHold() {
 	if g.st.Phase != grayapi.PhaseHeld || g.policy.HoldFor <= 0 || g.st.SettledAt == nil || g.pausedByUser() {
@@ -100,22 +25,6 @@ func (g *graySync) scheduleTimedHold() {
 	left := g.st.SettledAt.Add(g.policy.HoldFor).Sub(g.dc.now())
 	// One second late rather than early: the stored time has whole seconds.
 	g.dc.enqueueAfter(g.d, max(left, 0)+time.Second)
-}
-
-// resumed records that the hold was left.
-func (g *graySync) resumed(ctx context.Context, message string) {
-	g.st.HeldAt = nil
-	g.st.Phase = grayapi.PhaseProgressing
-	g.dc.eventRecorder.Eventf(g.d, corev1.EventTypeNormal, grayapi.ReasonGrayResumed, "%s", message)
-	klog.FromContext(ctx).V(2).Info("Gray rollout resumed", "deployment", klog.KObj(g.d), "revision", g.st.Revision, "step", g.st.Step)
-}
-
-// nextShare names where the rollout goes after st.Step moved on.
-func (g *graySync) nextShare() string {
-	if int(g.st.Step) >= len(g.points) {
-		return "all replicas"
-	}
-	return fmt.Sprintf("%d%%", g.points[g.st.Step])
 }
 
 // retarget sets percent and target for the current step and replica count.
