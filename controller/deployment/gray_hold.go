@@ -33,36 +33,79 @@ func (g *graySync) retarget() {
 	g.st.Percent, g.st.Target = rollout.GrayStepTarget(*g.d.Spec.Replicas, g.points, g.st.Step)
 }
 
-// settleHold decides before any ReplicaSet is written whether our pause stays: it goes for a
-// new rollout, after the last hold point, or when the target moved above the new ReplicaSet
-// (resume, edited hold points) other than by a scaling event, which keeps the hold and its
-// share; a resume that lands on a target the new ReplicaSet already has is a new hold right
-// away. The decision, the consumed resume request and the status go in one main-resource
-// Update. pausedByUs: spec.paused is our hold's; newRollout: of another rollout than this one.
+// holdChange is what becomes of our pause before any ReplicaSet is written.
+type holdChange int
+
+const (
+	holdUnchanged holdChange = iota
+	// holdLeft: our pause goes.
+	holdLeft
+	// holdAgain: a resume landed on a target the new ReplicaSet already has, a new hold at once.
+	holdAgain
+)
+
+// holdFacts is what decideHold decides from.
+type holdFacts struct {
+	// pausedByUs: spec.paused is our hold's; newRollout: of another rollout than this one.
+	pausedByUs, newRollout bool
+	// resumed: the rollout moved on in this sync; scaling: spec.replicas changed.
+	resumed, scaling bool
+	newRS            *appsv1.ReplicaSet
+	step             int32
+	steps            int
+	target           int32
+}
+
+// decideHold decides whether our pause stays: it goes for a new rollout, after the last hold
+// point, or when the target moved above the new ReplicaSet (resume, edited hold points) other
+// than by a scaling event, which keeps the hold and its share; a resume that lands on a target
+// the new ReplicaSet already has is a new hold right away.
+func decideHold(f holdFacts) holdChange {
+	if !f.pausedByUs {
+		return holdUnchanged
+	}
+	keep := !f.newRollout && f.newRS != nil && int(f.step) < f.steps &&
+		(*f.newRS.Spec.Replicas >= f.target || (!f.resumed && f.scaling))
+	switch {
+	case !keep:
+		return holdLeft
+	case f.resumed:
+		return holdAgain
+	}
+	return holdUnchanged
+}
+
+// holdReached reports whether a rollout that is not paused holds now: the new ReplicaSet
+// reached the target of a hold point (or is found there).
+func holdReached(paused bool, newRS *appsv1.ReplicaSet, step int32, steps int, target int32) bool {
+	return !paused && newRS != nil && int(step) < steps && *newRS.Spec.Replicas >= target
+}
+
+// settleHold writes decideHold's answer before any ReplicaSet is written: the pause, the
+// consumed resume request and the status go in one main-resource Update.
 func (g *graySync) settleHold(ctx context.Context, resumed, pausedByUs, newRollout bool) error {
-	unpause, newHold := false, false
-	if pausedByUs {
-		keep := !newRollout && g.newRS != nil && int(g.st.Step) < len(g.points) &&
-			(*g.newRS.Spec.Replicas >= g.st.Target || (!resumed && replicasChanged(ctx, g.d, withNewRS(g.oldRSs, g.newRS))))
-		switch {
-		case !keep:
-			unpause = true
-			g.st.HeldAt = nil
-			if g.st.Phase != grayapi.PhaseRolledBack {
-				g.st.Phase = grayapi.PhaseProgressing
-			}
-		case resumed:
-			newHold = true
-			g.st.HeldAt = ptrTime(g.dc.metaNow())
+	change := decideHold(holdFacts{
+		pausedByUs: pausedByUs, newRollout: newRollout, resumed: resumed,
+		scaling: replicasChanged(ctx, g.d, withNewRS(g.oldRSs, g.newRS)),
+		newRS:   g.newRS, step: g.st.Step, steps: len(g.points), target: g.st.Target,
+	})
+	switch change {
+	case holdLeft:
+		g.st.HeldAt = nil
+		if g.st.Phase != grayapi.PhaseRolledBack {
+			g.st.Phase = grayapi.PhaseProgressing
+		}
+	case holdAgain:
+		g.st.HeldAt = ptrTime(g.dc.metaNow())
+	case holdUnchanged:
+		if !g.removeResume {
+			return nil
 		}
 	}
-	if !unpause && !newHold && !g.removeResume {
-		return nil
-	}
-	if err := g.writeHold(ctx, g.d.Spec.Paused && !unpause); err != nil {
+	if err := g.writeHold(ctx, g.d.Spec.Paused && change != holdLeft); err != nil {
 		return err
 	}
-	if newHold {
+	if change == holdAgain {
 		g.heldEvent(ctx)
 	}
 	return nil
@@ -83,7 +126,7 @@ func (g *graySync) holdWritten(written *appsv1.Deployment) {
 // holdIfReached pauses the rollout in the same sync in which the new ReplicaSet reached the
 // target of a hold point (or is found there): one Update carrying spec.paused and heldAt.
 func (g *graySync) holdIfReached(ctx context.Context) error {
-	if g.d.Spec.Paused || g.newRS == nil || int(g.st.Step) >= len(g.points) || *g.newRS.Spec.Replicas < g.st.Target {
+	if !holdReached(g.d.Spec.Paused, g.newRS, g.st.Step, len(g.points), g.st.Target) {
 		return nil
 	}
 	g.st.HeldAt = ptrTime(g.dc.metaNow())

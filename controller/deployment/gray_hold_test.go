@@ -157,3 +157,56 @@ func TestGrayStaleReplicaSetCacheKeepsTheHold(t *testing.T) {
 		t.Fatalf("events of the hold after the first sync: %q, want the one GrayHeld of its settling", held)
 	}
 }
+
+// TestDecideHold pins what becomes of our pause before the ReplicaSets are written, for a
+// canary of 2 replicas at step 1 of 2.
+func TestDecideHold(t *testing.T) {
+	canary := planRS(2, 2, 2, 10)
+	ours := func(target int32, edit func(*holdFacts)) holdFacts {
+		f := holdFacts{pausedByUs: true, newRS: canary, step: 0, steps: 2, target: target}
+		if edit != nil {
+			edit(&f)
+		}
+		return f
+	}
+	tests := []struct {
+		name string
+		f    holdFacts
+		want holdChange
+	}{
+		{"the user's pause is not ours to change", ours(2, func(f *holdFacts) { f.pausedByUs = false }), holdUnchanged},
+		{"our hold at the canary's target stays", ours(2, nil), holdUnchanged},
+		{"a new rollout leaves a former rollout's hold", ours(2, func(f *holdFacts) { f.newRollout = true }), holdLeft},
+		{"past the last hold point", ours(10, func(f *holdFacts) { f.step = 2 }), holdLeft},
+		{"no new ReplicaSet", ours(2, func(f *holdFacts) { f.newRS = nil }), holdLeft},
+		{"resumed to a higher target", ours(5, func(f *holdFacts) { f.resumed = true }), holdLeft},
+		{"resumed to a target the canary already has", ours(2, func(f *holdFacts) { f.resumed = true }), holdAgain},
+		{"a scaling event raised the target: the hold keeps its share", ours(4, func(f *holdFacts) { f.scaling = true }), holdUnchanged},
+		{"a scaling event and a resume together", ours(4, func(f *holdFacts) { f.scaling, f.resumed = true, true }), holdLeft},
+		{"the hold points edited upward", ours(4, nil), holdLeft},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := decideHold(tc.f); got != tc.want {
+				t.Errorf("decideHold = %d, want %d", got, tc.want)
+			}
+		})
+	}
+	for _, tc := range []struct {
+		name   string
+		paused bool
+		newRS  *appsv1.ReplicaSet
+		step   int32
+		want   bool
+	}{
+		{"at its target", false, canary, 0, true},
+		{"already paused", true, canary, 0, false},
+		{"below its target", false, planRS(2, 1, 1, 10), 0, false},
+		{"past the last hold point", false, canary, 2, false},
+		{"no new ReplicaSet", false, nil, 0, false},
+	} {
+		if got := holdReached(tc.paused, tc.newRS, tc.step, 2, 2); got != tc.want {
+			t.Errorf("holdReached %s = %t, want %t", tc.name, got, tc.want)
+		}
+	}
+}
