@@ -30,69 +30,98 @@ import (
 // run a hair before it and find the step still in time.
 const deadlineSlack = 100 * time.Millisecond
 
-// trackDeadline runs after decidePhase decided the phase: it keeps the step's clocks
-// (Progress, SettledAt) and the Failure for that phase, turns a Progressing step that missed
-// its deadline into Degraded, and schedules the sync that checks the deadline next.
-func (g *graySync) trackDeadline(ctx context.Context) {
-	st := &g.st
-	sameStep := g.hasPrev && g.prev.Revision == st.Revision && g.prev.Step == st.Step
+// deadlineFacts is what decideDeadline decides from.
+type deadlineFacts struct {
+	// st is the status with its phase decided (decidePhase); prev the status read.
+	st, prev grayapi.Status
+	hasPrev  bool
+	// clockStopped: the user's own pause (pausedByUser) or no progressDeadlineSeconds.
+	clockStopped bool
+	// deadline is progressDeadlineSeconds.
+	deadline time.Duration
+	// available is the new ReplicaSet's available replicas (0 without one).
+	available int32
+	now       time.Time
+}
+
+// deadlineDecision is what decideDeadline decided.
+type deadlineDecision struct {
+	// st carries the step's clocks (Progress, SettledAt) and the Failure kept for its phase.
+	st grayapi.Status
+	// checkAfter is when to check the deadline again (0: no check queued).
+	checkAfter time.Duration
+	// missed: the step is past its deadline and Degraded (degrade says why).
+	missed bool
+}
+
+// decideDeadline keeps the step's clocks and the Failure for the phase decided, and finds a
+// Progressing step that missed its deadline. The clock starts with the step and restarts when
+// the canary has more available replicas than ever before in it (a high-water mark, so that a
+// pod flapping between ready and not does not keep resetting it); a canary with every replica
+// available runs no clock (what is left is the old side settling, not the canary's failure),
+// nor does a rollout paused by its user (it starts afresh on resume). Held records when the
+// step first settled (SettledAt, for kubegray.io/hold-for).
+func decideDeadline(f deadlineFacts) deadlineDecision {
+	st := f.st
+	sameStep := f.hasPrev && f.prev.Revision == st.Revision && f.prev.Step == st.Step
 	switch st.Phase {
 	case grayapi.PhaseComplete:
 		st.Progress, st.SettledAt = nil, nil
-		g.keepOnlyRollbackFailure()
-		return
+		st.Failure = keptRollbackFailure(st, st.Revision)
+		return deadlineDecision{st: st}
 	case grayapi.PhaseHeld:
 		st.Progress = nil
 		st.Failure = nil
-		if !sameStep || g.prev.SettledAt == nil {
-			st.SettledAt = ptrTime(g.dc.metaNow())
+		if !sameStep || f.prev.SettledAt == nil {
+			st.SettledAt = ptrTime(metav1.NewTime(f.now))
 		}
-		return
+		return deadlineDecision{st: st}
 	case grayapi.PhaseRolledBack:
 		st.Progress = nil
-		return
+		return deadlineDecision{st: st}
 	}
 	if !sameStep {
 		st.SettledAt = nil
 	}
-	g.keepOnlyRollbackFailure()
-	if g.pausedByUser() || !deployutil.HasProgressDeadline(g.d) {
-		// The user's own pause stops the clock, as it stops upstream's; it starts afresh on resume.
+	st.Failure = keptRollbackFailure(st, st.Revision)
+	if f.clockStopped {
 		st.Progress = nil
-		return
+		return deadlineDecision{st: st}
 	}
-	available := int32(0)
-	if g.newRS != nil {
-		available = g.newRS.Status.AvailableReplicas
-	}
-	switch prev := g.prev.Progress; {
-	case !sameStep || g.prev.Target != st.Target || prev == nil:
-		st.Progress = &grayapi.Progress{At: metav1.NewMicroTime(g.dc.now()), Available: available}
-	case available > prev.Available:
-		st.Progress = &grayapi.Progress{At: metav1.NewMicroTime(g.dc.now()), Available: available}
+	switch prev := f.prev.Progress; {
+	case !sameStep || f.prev.Target != st.Target || prev == nil, f.available > prev.Available:
+		st.Progress = &grayapi.Progress{At: metav1.NewMicroTime(f.now), Available: f.available}
 	default:
-		// The high-water mark, so that a pod that flaps between ready and not does not restart
-		// the clock every time it comes back.
 		st.Progress = prev
 	}
-	if available >= st.Target {
-		// The new side is done; what is left is the old side settling, which is not the
-		// canary's failure.
-		return
+	if f.available >= st.Target {
+		return deadlineDecision{st: st}
 	}
-	deadline := st.Progress.At.Add(time.Duration(*g.d.Spec.ProgressDeadlineSeconds) * time.Second)
-	if left := deadline.Sub(g.dc.now()); left > 0 {
-		g.dc.enqueueAfter(g.d, left+deadlineSlack)
-		return
+	if left := st.Progress.At.Add(f.deadline).Sub(f.now); left > 0 {
+		return deadlineDecision{st: st, checkAfter: left + deadlineSlack}
 	}
-	g.degrade(ctx, available)
+	return deadlineDecision{st: st, missed: true}
 }
 
-// keepOnlyRollbackFailure clears st.Failure unless it records a rollback made by on-failure,
-// which stays until the next rollout begins, so that whoever waits for completion learns that
-// the revision they waited for was rolled back.
-func (g *graySync) keepOnlyRollbackFailure() {
-	g.st.Failure = keptRollbackFailure(g.st, g.st.Revision)
+// trackDeadline carries out decideDeadline: it queues the next deadline check, or makes the
+// step Degraded.
+func (g *graySync) trackDeadline(ctx context.Context) {
+	f := deadlineFacts{st: g.st, prev: g.prev, hasPrev: g.hasPrev, now: g.dc.now(),
+		clockStopped: g.pausedByUser() || !deployutil.HasProgressDeadline(g.d)}
+	if !f.clockStopped {
+		f.deadline = time.Duration(*g.d.Spec.ProgressDeadlineSeconds) * time.Second
+	}
+	if g.newRS != nil {
+		f.available = g.newRS.Status.AvailableReplicas
+	}
+	dec := decideDeadline(f)
+	g.st = dec.st
+	switch {
+	case dec.checkAfter > 0:
+		g.dc.enqueueAfter(g.d, dec.checkAfter)
+	case dec.missed:
+		g.degrade(ctx, f.available)
+	}
 }
 
 // keptRollbackFailure is the failure a status of revision rev keeps: the one an on-failure
