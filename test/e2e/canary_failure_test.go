@@ -92,14 +92,12 @@ func (c *canary) image(revision int64) string {
 	return imageOf(&c.replicaSetOf("web", revision).Spec.Template)
 }
 
-// TestCanaryFailure runs the failing-canary scenarios in instead mode and in
-// alongside mode, a control plane each, the scenarios of a mode in parallel on
-// it and beside the other suites that have a control plane of their own.
+// TestCanaryFailure runs the failing-canary scenarios in instead mode, then
+// in alongside mode, one control plane at a time, the scenarios of a mode in
+// parallel on it.
 func TestCanaryFailure(t *testing.T) {
-	t.Parallel()
 	for _, m := range canaryModes {
 		t.Run(m.name, func(t *testing.T) {
-			t.Parallel()
 			c := m.start(t)
 			t.Run("scenarios", func(t *testing.T) { runCanaryFailure(t, c, m) })
 		})

@@ -30,7 +30,6 @@ import (
 // TestAlongsideByConstruction runs the cases on Kubernetes 1.37 as manifests/alongside installs
 // gray-controller (takeover by the admission policy).
 func TestAlongsideByConstruction(t *testing.T) {
-	t.Parallel()
 	c := cluster.StartForTest(t, cluster.Options{Audit: true})
 	applyManifests(t, c, overlayManifests(t, "alongside"))
 	startAlongsideController(t, c)
@@ -40,7 +39,6 @@ func TestAlongsideByConstruction(t *testing.T) {
 // TestAlongsideEagerByConstruction runs them as manifests/alongside-eager installs it, on
 // whichever control plane KUBEGRAY_CONTROLPLANE names (make test runs it on 1.35).
 func TestAlongsideEagerByConstruction(t *testing.T) {
-	t.Parallel()
 	c := cluster.StartForTest(t, cluster.Options{Audit: true})
 	applyManifests(t, c, overlayManifests(t, "alongside-eager"))
 	startAlongsideController(t, c, "--takeover=eager")

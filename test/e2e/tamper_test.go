@@ -71,7 +71,6 @@ func (tc *tamperCluster) restart(t *testing.T) {
 // TestTamperInstead runs the tamper scenarios with gray-controller in place of
 // the built-in deployment controller.
 func TestTamperInstead(t *testing.T) {
-	t.Parallel()
 	c := cluster.StartForTest(t, cluster.Options{Controllers: cluster.WithoutDeploymentController})
 	tc := &tamperCluster{c: c, args: []string{"--mode=instead"}}
 	startGrayController(t, c, tc.args...)
@@ -81,7 +80,6 @@ func TestTamperInstead(t *testing.T) {
 // TestTamperAlongside runs them next to the stock kube-controller-manager
 // with the admission policies of manifests/alongside.
 func TestTamperAlongside(t *testing.T) {
-	t.Parallel()
 	c := cluster.StartForTest(t, cluster.Options{})
 	applyManifests(t, c, overlayManifests(t, "alongside"))
 	tc := &tamperCluster{c: c, alongside: true, args: []string{"--mode=alongside"}}
