@@ -176,13 +176,17 @@ func (g *graySync) run(ctx context.Context) error {
 	if undone, err := g.takeUndo(ctx); undone || err != nil {
 		return err
 	}
+	// A scaling event is read once: our own writes below change neither spec.replicas nor the
+	// ReplicaSets' desired-replicas annotations.
+	scaling := replicasChanged(ctx, d, withNewRS(g.oldRSs, g.newRS))
 	g.retarget()
 	resumed := g.takeResume(ctx, id.heldByUs(g.prev, g.hasPrev))
 	g.retarget()
 	// spec.paused is our pause when a hold explains it: one recorded (even by a status that
 	// turned out untrusted) or one identify re-derived.
-	ours := d.Spec.Paused && (recordedHold || id.rederivedHold)
-	if err := g.settleHold(ctx, resumed, ours, id.newRollout); err != nil {
+	hold := holdFacts{pausedByUs: d.Spec.Paused && (recordedHold || id.rederivedHold), newRollout: id.newRollout,
+		resumed: resumed, scaling: scaling}
+	if err := g.settleHold(ctx, hold); err != nil {
 		return err
 	}
 
@@ -192,7 +196,7 @@ func (g *graySync) run(ctx context.Context) error {
 		return dc.rollback(ctx, g.d, rsList)
 	}
 
-	scaled, err := g.reconcileReplicaSets(ctx)
+	scaled, err := g.reconcileReplicaSets(ctx, scaling)
 	if err != nil {
 		return err
 	}

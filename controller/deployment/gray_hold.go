@@ -82,13 +82,12 @@ func holdReached(paused bool, newRS *appsv1.ReplicaSet, step int32, steps int, t
 }
 
 // settleHold writes decideHold's answer before any ReplicaSet is written: the pause, the
-// consumed resume request and the status go in one main-resource Update.
-func (g *graySync) settleHold(ctx context.Context, resumed, pausedByUs, newRollout bool) error {
-	change := decideHold(holdFacts{
-		pausedByUs: pausedByUs, newRollout: newRollout, resumed: resumed,
-		scaling: replicasChanged(ctx, g.d, withNewRS(g.oldRSs, g.newRS)),
-		newRS:   g.newRS, step: g.st.Step, steps: len(g.points), target: g.st.Target,
-	})
+// consumed resume request and the status go in one main-resource Update. f carries the hold
+// facts of the sync (pausedByUs, newRollout, resumed, scaling); the ReplicaSet and the step
+// are this sync's.
+func (g *graySync) settleHold(ctx context.Context, f holdFacts) error {
+	f.newRS, f.step, f.steps, f.target = g.newRS, g.st.Step, len(g.points), g.st.Target
+	change := decideHold(f)
 	switch change {
 	case holdLeft:
 		g.st.HeldAt = nil

@@ -26,8 +26,9 @@ type sizeFacts struct {
 	target int32
 	// stableRevision orders the old ReplicaSets: the stable one shrinks last and keeps the most.
 	stableRevision int64
-	// held: our hold stands (spec.paused with heldAt recorded).
-	held bool
+	// held: our hold stands (spec.paused with heldAt recorded); scaling: spec.replicas changed
+	// (replicasChanged).
+	held, scaling bool
 	// stableGone: the stable ReplicaSet is gone, and no old ReplicaSet may grow (stableGone).
 	stableGone bool
 }
@@ -71,7 +72,7 @@ func planSizes(ctx context.Context, f sizeFacts) sizePlan {
 	_, minOld := rollout.GrayCaps(*f.d.Spec.Replicas, f.target)
 	var plan sizePlan
 	switch {
-	case replicasChanged(ctx, f.d, withNewRS(f.oldRSs, f.newRS)):
+	case f.scaling:
 		plan = planRescale(ctx, f)
 	case f.newRS != nil && (*f.newRS.Spec.Replicas > f.target || deployutil.GetReplicaCountForReplicaSets(f.oldRSs) < minOld):
 		plan = planRestore(f)

@@ -79,7 +79,7 @@ func TestPlanSizes(t *testing.T) {
 	}, {
 		// R 10 → 20 held: new T(20) = 4; old [6 2] share 16 → [12 4], the stable one first.
 		name: "a scaling event keeps the share, the stable ReplicaSet first",
-		f: sizeFacts{d: web(20, true), held: true, target: 4, stableRevision: 1,
+		f: sizeFacts{d: web(20, true), held: true, scaling: true, target: 4, stableRevision: 1,
 			newRS: planRS(3, 2, 2, 10), oldRSs: []*appsv1.ReplicaSet{planRS(2, 2, 2, 10), planRS(1, 6, 6, 10)}},
 		kind: sizesScaled, newSize: 4, oldNames: []string{"web-1", "web-2"}, oldSizes: []int32{12, 4}, force: true,
 	}, {
@@ -190,6 +190,7 @@ func randomSizeFacts(r *rand.Rand) sizeFacts {
 	if r.IntN(6) != 0 {
 		f.newRS = rsOf(int64(len(f.oldRSs)) + 1)
 	}
+	f.scaling = replicasChanged(context.Background(), d, withNewRS(f.oldRSs, f.newRS))
 	return f
 }
 

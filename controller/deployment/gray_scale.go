@@ -44,8 +44,8 @@ func (g *graySync) prepare(ctx context.Context) error {
 // reconcileReplicaSets performs this sync's ReplicaSet writes, as planSizes decided them, and
 // reports whether any size changed. A new ReplicaSet is created first when there is none (its
 // size capped at the target), and the step is planned again with it.
-func (g *graySync) reconcileReplicaSets(ctx context.Context) (bool, error) {
-	facts := g.sizeFacts()
+func (g *graySync) reconcileReplicaSets(ctx context.Context, scaling bool) (bool, error) {
+	facts := g.sizeFacts(scaling)
 	plan := planSizes(ctx, facts)
 	switch plan.kind {
 	case sizesKept:
@@ -64,7 +64,7 @@ func (g *graySync) reconcileReplicaSets(ctx context.Context) (bool, error) {
 			g.dc.rsExpectations.wrote(g.key, newRS)
 		}
 		g.newRS = newRS
-		plan = planFirstStep(g.sizeFacts())
+		plan = planFirstStep(g.sizeFacts(scaling))
 	case sizesScaled:
 		klog.FromContext(ctx).V(2).Info("Scaling gray deployment", "deployment", klog.KObj(g.d), "replicas", *g.d.Spec.Replicas,
 			"target", g.st.Target, "held", facts.held, "newReplicas", plan.newSize, "oldReplicas", plan.oldSizes)
@@ -76,10 +76,10 @@ func (g *graySync) reconcileReplicaSets(ctx context.Context) (bool, error) {
 }
 
 // sizeFacts is what planSizes needs of this sync.
-func (g *graySync) sizeFacts() sizeFacts {
+func (g *graySync) sizeFacts(scaling bool) sizeFacts {
 	return sizeFacts{
 		d: g.d, newRS: g.newRS, oldRSs: g.oldRSs, target: g.st.Target, stableRevision: g.st.StableRevision,
-		held: g.d.Spec.Paused && g.st.HeldAt != nil, stableGone: g.stableGone(),
+		held: g.d.Spec.Paused && g.st.HeldAt != nil, scaling: scaling, stableGone: g.stableGone(),
 	}
 }
 
