@@ -128,7 +128,7 @@ func (dc *DeploymentController) syncAlongside(ctx context.Context, key string, d
 	}
 	st := g.st
 	st.TakenOver = false
-	return dc.release(ctx, g.server, withNewRS(g.oldRSs, g.newRS), saved, &st, corev1.EventTypeNormal,
+	return dc.release(ctx, g.cur.server, withNewRS(g.cur.oldRSs, g.cur.newRS), saved, &st, corev1.EventTypeNormal,
 		fmt.Sprintf("revision %d complete: restored strategy %s", st.Revision, savedValue))
 }
 

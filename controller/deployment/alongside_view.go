@@ -66,7 +66,7 @@ func (v *alongsideView) stamp(st *grayapi.Status, takeover grayapi.Takeover) {
 // hold is the status. A consumed resume request goes in the same main-resource patch, so that
 // the step it asked for and its removal land together.
 func (v *alongsideView) writeHold(ctx context.Context, g *graySync, paused bool) error {
-	d := g.d
+	d := g.cur.d
 	v.paused = paused || v.userPause
 	d.Spec.Paused = v.paused
 	updated := d.DeepCopy()

@@ -32,7 +32,7 @@ func (v *alongsideView) retryConflict(ctx context.Context, g *graySync, rs *apps
 	if err != nil {
 		return false, nil, err
 	}
-	return g.dc.scaleReplicaSet(ctx, live, size, g.d, force)
+	return g.dc.scaleReplicaSet(ctx, live, size, g.cur.d, force)
 }
 
 // unresizedLive reads rs live after one of our writes of it conflicted, and returns it when it

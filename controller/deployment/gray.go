@@ -78,18 +78,28 @@ func readGrayStatus(ctx context.Context, d *appsv1.Deployment) (grayapi.Status, 
 	return st, st.Revision > 0
 }
 
-// graySync is one sync of a gray Deployment. d is our copy of the Deployment as last written
-// in this sync: every write moves its resourceVersion on, so later writes of the same sync do
-// not conflict with earlier ones, while a write based on a stale read still does.
+// graySync is one sync of a gray Deployment: what it read (in), the objects as it last left
+// them (cur), and what it decided so far (st, removeResume), written in the order its mode
+// requires.
 type graySync struct {
-	dc *DeploymentController
-	d  *appsv1.Deployment
-	// server is the Deployment as the server has it (as read, then as last written): d gathers
-	// changes in memory (revision, conditions) that only the final status write persists.
-	server *appsv1.Deployment
+	dc  *DeploymentController
+	in  grayInputs
+	cur grayObjects
+	st  grayapi.Status
+	// removeResume: kubegray.io/resume was consumed and goes with the next Update.
+	removeResume bool
+	// mode is how this sync writes what it decided (gray_mode.go). In alongside mode cur.d is
+	// seen through its view: the saved strategy, and our hold as spec.paused, while the server
+	// keeps paused=true and Recreate.
+	mode grayMode
+}
+
+// grayInputs is what a sync reads before it decides anything: the cached ReplicaSets, the hold
+// points, the policy and our status as stored. Nothing the sync writes changes them; only
+// distrustCopiedStatus revises prev, before any decision reads it.
+type grayInputs struct {
 	key    string
 	rsList []*appsv1.ReplicaSet
-
 	points []int32
 	// policy is kubegray.io/on-failure and kubegray.io/hold-for.
 	policy grayapi.Policy
@@ -97,19 +107,19 @@ type graySync struct {
 	// hasPrev: it names a rollout, and one this sync trusts (distrustCopiedStatus).
 	prev    grayapi.Status
 	hasPrev bool
-	// st is the status this sync builds.
-	st grayapi.Status
+}
 
+// grayObjects is the Deployment and its ReplicaSets as this sync last left them. d is our copy
+// of the Deployment as last written in this sync: every write moves its resourceVersion on, so
+// later writes of the same sync do not conflict with earlier ones, while a write based on a
+// stale read still does.
+type grayObjects struct {
+	d *appsv1.Deployment
+	// server is the Deployment as the server has it (as read, then as last written): d gathers
+	// changes in memory (revision, conditions) that only the final status write persists.
+	server *appsv1.Deployment
 	newRS  *appsv1.ReplicaSet
 	oldRSs []*appsv1.ReplicaSet
-
-	// removeResume: kubegray.io/resume was consumed and goes with the next Update.
-	removeResume bool
-
-	// mode is how this sync writes what it decided (gray_mode.go). In alongside mode d is seen
-	// through its view: the saved strategy, and our hold as spec.paused, while the server keeps
-	// paused=true and Recreate.
-	mode grayMode
 }
 
 // syncGray reconciles a gray Deployment (see the file comment). It replaces upstream's paused,
@@ -137,33 +147,33 @@ func (dc *DeploymentController) runGray(ctx context.Context, key string, d *apps
 	if wait, err := mode.begin(ctx, dc, d, rsList); wait || err != nil {
 		return nil, err
 	}
-	g := &graySync{dc: dc, d: d, server: server, key: key, rsList: rsList, mode: mode}
+	g := &graySync{dc: dc, in: grayInputs{key: key, rsList: rsList}, cur: grayObjects{d: d, server: server}, mode: mode}
 	return g, g.run(ctx)
 }
 
 // run is the body of a gray sync, in the order the file comment describes.
 func (g *graySync) run(ctx context.Context) error {
-	dc, d, rsList := g.dc, g.d, g.rsList
+	dc, d, rsList := g.dc, g.cur.d, g.in.rsList
 	var err error
-	g.prev, g.hasPrev = readGrayStatus(ctx, d)
+	g.in.prev, g.in.hasPrev = readGrayStatus(ctx, d)
 
 	points, err := grayapi.ParsePercent(d.Annotations[grayapi.PercentAnnotation])
 	if err != nil {
 		return g.freeze(ctx, err)
 	}
-	g.points = points
-	if g.policy, err = grayapi.ParsePolicy(d.Annotations); err != nil {
+	g.in.points = points
+	if g.in.policy, err = grayapi.ParsePolicy(d.Annotations); err != nil {
 		return g.freeze(ctx, err)
 	}
 
-	_, g.oldRSs = deployutil.FindOldReplicaSets(d, rsList)
-	if g.newRS, err = dc.getNewReplicaSetWith(ctx, d, rsList, g.oldRSs, newReplicaSetOptions{deferStatus: true}); err != nil {
+	_, g.cur.oldRSs = deployutil.FindOldReplicaSets(d, rsList)
+	if g.cur.newRS, err = dc.getNewReplicaSetWith(ctx, d, rsList, g.cur.oldRSs, newReplicaSetOptions{deferStatus: true}); err != nil {
 		return err
 	}
 
 	// A hold recorded by a status that turns out untrusted still explains spec.paused: a sync
 	// that renumbered the new ReplicaSet and stopped before its status write leaves one.
-	recordedHold := g.hasPrev && g.prev.HeldAt != nil
+	recordedHold := g.in.hasPrev && g.in.prev.HeldAt != nil
 	g.distrustCopiedStatus(ctx)
 	id := g.identify(ctx)
 	g.st = id.st
@@ -178,9 +188,9 @@ func (g *graySync) run(ctx context.Context) error {
 	}
 	// A scaling event is read once: our own writes below change neither spec.replicas nor the
 	// ReplicaSets' desired-replicas annotations.
-	scaling := replicasChanged(ctx, d, withNewRS(g.oldRSs, g.newRS))
+	scaling := replicasChanged(ctx, d, withNewRS(g.cur.oldRSs, g.cur.newRS))
 	g.retarget()
-	resumed := g.takeResume(ctx, id.heldByUs(g.prev, g.hasPrev))
+	resumed := g.takeResume(ctx, id.heldByUs(g.in.prev, g.in.hasPrev))
 	g.retarget()
 	// spec.paused is our pause when a hold explains it: one recorded (even by a status that
 	// turned out untrusted) or one identify re-derived.
@@ -192,8 +202,8 @@ func (g *graySync) run(ctx context.Context) error {
 
 	// The deprecated rollback annotation is served like upstream does (never while paused), but
 	// only once the new template has its (capped) ReplicaSet: rollback would create it uncapped.
-	if g.mode.servesRollbackTo() && !g.d.Spec.Paused && g.newRS != nil && getRollbackTo(g.d) != nil {
-		return dc.rollback(ctx, g.d, rsList)
+	if g.mode.servesRollbackTo() && !g.cur.d.Spec.Paused && g.cur.newRS != nil && getRollbackTo(g.cur.d) != nil {
+		return dc.rollback(ctx, g.cur.d, rsList)
 	}
 
 	scaled, err := g.reconcileReplicaSets(ctx, scaling)
@@ -203,12 +213,12 @@ func (g *graySync) run(ctx context.Context) error {
 	if err := g.holdIfReached(ctx); err != nil {
 		return err
 	}
-	if g.d.Spec.Paused || (!scaled && deployutil.DeploymentComplete(g.d, &g.d.Status)) {
-		if err := dc.cleanupDeployment(ctx, g.oldRSs, g.d); err != nil {
+	if g.cur.d.Spec.Paused || (!scaled && deployutil.DeploymentComplete(g.cur.d, &g.cur.d.Status)) {
+		if err := dc.cleanupDeployment(ctx, g.cur.oldRSs, g.cur.d); err != nil {
 			return err
 		}
 	}
-	if err := dc.mirrorRecord(ctx, g.d, withNewRS(g.oldRSs, g.newRS)); err != nil {
+	if err := dc.mirrorRecord(ctx, g.cur.d, withNewRS(g.cur.oldRSs, g.cur.newRS)); err != nil {
 		return err
 	}
 	return g.finish(ctx)
@@ -236,13 +246,13 @@ func (dc *DeploymentController) cachedDeploymentIsCurrent(ctx context.Context, d
 // statusRead reports whether a status was read at all, even one naming no rollout (an Invalid
 // one, see readGrayStatus) or one this sync does not trust.
 func (g *graySync) statusRead() bool {
-	return g.prev.Phase != ""
+	return g.in.prev.Phase != ""
 }
 
 // statusOnServer is our status as the server has it now: as read, or as this sync last wrote
 // it (every write adopts what the server answered). ok: it names a rollout.
 func (g *graySync) statusOnServer() (st grayapi.Status, ok bool) {
-	st, err := grayapi.ParseStatus(g.server.Annotations[grayapi.StatusAnnotation])
+	st, err := grayapi.ParseStatus(g.cur.server.Annotations[grayapi.StatusAnnotation])
 	return st, err == nil && st.Revision > 0
 }
 

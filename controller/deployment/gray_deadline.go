@@ -106,19 +106,19 @@ func decideDeadline(f deadlineFacts) deadlineDecision {
 // trackDeadline carries out decideDeadline: it queues the next deadline check, or makes the
 // step Degraded.
 func (g *graySync) trackDeadline(ctx context.Context) {
-	f := deadlineFacts{st: g.st, prev: g.prev, hasPrev: g.hasPrev, now: g.dc.now(),
-		clockStopped: g.pausedByUser() || !deployutil.HasProgressDeadline(g.d)}
+	f := deadlineFacts{st: g.st, prev: g.in.prev, hasPrev: g.in.hasPrev, now: g.dc.now(),
+		clockStopped: g.pausedByUser() || !deployutil.HasProgressDeadline(g.cur.d)}
 	if !f.clockStopped {
-		f.deadline = time.Duration(*g.d.Spec.ProgressDeadlineSeconds) * time.Second
+		f.deadline = time.Duration(*g.cur.d.Spec.ProgressDeadlineSeconds) * time.Second
 	}
-	if g.newRS != nil {
-		f.available = g.newRS.Status.AvailableReplicas
+	if g.cur.newRS != nil {
+		f.available = g.cur.newRS.Status.AvailableReplicas
 	}
 	dec := decideDeadline(f)
 	g.st = dec.st
 	switch {
 	case dec.checkAfter > 0:
-		g.dc.enqueueAfter(g.d, dec.checkAfter)
+		g.dc.enqueueAfter(g.cur.d, dec.checkAfter)
 	case dec.missed:
 		g.degrade(ctx, f.available)
 	}
@@ -137,7 +137,7 @@ func keptRollbackFailure(st grayapi.Status, rev int64) *grayapi.Failure {
 // spec.paused without heldAt, or in alongside mode kubegray.io/paused. Such a pause stops
 // the deadline and keeps a timed hold.
 func (g *graySync) pausedByUser() bool {
-	return (g.d.Spec.Paused && g.st.HeldAt == nil) || g.mode.pausedByItsUser()
+	return (g.cur.d.Spec.Paused && g.st.HeldAt == nil) || g.mode.pausedByItsUser()
 }
 
 // degrade makes the step Degraded. The Failure, its Warning event and the pod reasons in it
@@ -145,24 +145,24 @@ func (g *graySync) pausedByUser() bool {
 func (g *graySync) degrade(ctx context.Context, available int32) {
 	st := &g.st
 	st.Phase = grayapi.PhaseDegraded
-	if g.prev.Phase == grayapi.PhaseDegraded && g.prev.Failure != nil && g.prev.Revision == st.Revision && g.prev.Step == st.Step {
-		st.Failure = g.prev.Failure
-		st.Message = g.prev.Message
+	if g.in.prev.Phase == grayapi.PhaseDegraded && g.in.prev.Failure != nil && g.in.prev.Revision == st.Revision && g.in.prev.Step == st.Step {
+		st.Failure = g.in.prev.Failure
+		st.Message = g.in.prev.Message
 		return
 	}
 	rsName := "(none created)"
-	if g.newRS != nil {
-		rsName = g.newRS.Name
+	if g.cur.newRS != nil {
+		rsName = g.cur.newRS.Name
 	}
 	msg := fmt.Sprintf("replica set %s has %d of %d replicas available, %ds after the step last progressed (progressDeadlineSeconds)",
-		rsName, available, st.Target, *g.d.Spec.ProgressDeadlineSeconds)
-	if why := g.dc.whyNewPodsNotReady(ctx, g.newRS); why != "" {
+		rsName, available, st.Target, *g.cur.d.Spec.ProgressDeadlineSeconds)
+	if why := g.dc.whyNewPodsNotReady(ctx, g.cur.newRS); why != "" {
 		msg += ": " + why
 	}
 	st.Failure = &grayapi.Failure{Reason: grayapi.ReasonProgressDeadlineExceeded, Message: msg}
 	st.Message = fmt.Sprintf("revision %d missed its progress deadline: %s", st.Revision, msg)
-	g.dc.eventRecorder.Eventf(g.d, corev1.EventTypeWarning, grayapi.ReasonGrayDegraded, "Revision %d at %d%%: %s", st.Revision, st.Percent, msg)
-	klog.FromContext(ctx).V(2).Info("Gray rollout degraded", "deployment", klog.KObj(g.d), "revision", st.Revision,
+	g.dc.eventRecorder.Eventf(g.cur.d, corev1.EventTypeWarning, grayapi.ReasonGrayDegraded, "Revision %d at %d%%: %s", st.Revision, st.Percent, msg)
+	klog.FromContext(ctx).V(2).Info("Gray rollout degraded", "deployment", klog.KObj(g.cur.d), "revision", st.Revision,
 		"replicaSet", rsName, "available", available, "target", st.Target)
 }
 
@@ -172,7 +172,7 @@ func (g *graySync) degrade(ctx context.Context, available int32) {
 // upstream's Unknown/DeploymentPaused otherwise. A running or user-paused Deployment keeps
 // upstream's condition exactly; in alongside mode the condition is the built-in controller's.
 func (g *graySync) reportDeadlineCondition(status *appsv1.DeploymentStatus) {
-	if !g.mode.ownsProgressing() || !g.d.Spec.Paused || g.st.HeldAt == nil || !deployutil.HasProgressDeadline(g.d) {
+	if !g.mode.ownsProgressing() || !g.cur.d.Spec.Paused || g.st.HeldAt == nil || !deployutil.HasProgressDeadline(g.cur.d) {
 		return
 	}
 	cond := deployutil.GetDeploymentCondition(*status, appsv1.DeploymentProgressing)

@@ -45,10 +45,10 @@ func (dc *DeploymentController) whyNewPodsNotReady(ctx context.Context, rs *apps
 // with every hold point skipped (identify). It reports whether it wrote; without a stable
 // ReplicaSet to go back to, the rollout stays Degraded with a Warning.
 func (g *graySync) rollBackOnFailure(ctx context.Context) (bool, error) {
-	d := g.d
+	d := g.cur.d
 	stable := g.stableForRollback()
 	if stable == nil {
-		if g.prev.Phase != grayapi.PhaseDegraded {
+		if g.in.prev.Phase != grayapi.PhaseDegraded {
 			g.dc.eventRecorder.Eventf(d, corev1.EventTypeWarning, grayapi.ReasonGrayDegraded,
 				"%s: %s cannot roll revision %d back: no replica set of stable revision %d is left",
 				grayapi.OnFailureAnnotation, grayapi.OnFailureRollback, g.st.Revision, g.st.StableRevision)
@@ -74,7 +74,7 @@ func (g *graySync) rollBackOnFailure(ctx context.Context) (bool, error) {
 // reports whether it wrote; the next sync rolls back like after any undo. A request that
 // cannot be served is dropped with a Warning event naming why.
 func (g *graySync) takeUndo(ctx context.Context) (bool, error) {
-	d := g.d
+	d := g.cur.d
 	value := d.Annotations[grayapi.ResumeAnnotation]
 	req, err := grayapi.ParseResume(value)
 	if err != nil || !req.Undo {
@@ -85,7 +85,7 @@ func (g *graySync) takeUndo(ctx context.Context) (bool, error) {
 	switch {
 	case req.Revision != g.st.Revision:
 		why = fmt.Sprintf("revision %d is not the rollout in flight (revision %d)", req.Revision, g.st.Revision)
-	case g.newRS == nil || g.st.StableRevision <= 0 || g.st.StableRevision == g.st.Revision:
+	case g.cur.newRS == nil || g.st.StableRevision <= 0 || g.st.StableRevision == g.st.Revision:
 		why = fmt.Sprintf("revision %d is the stable one: nothing to roll back to", g.st.Revision)
 	case stable == nil:
 		why = fmt.Sprintf("no replica set of stable revision %d is left", g.st.StableRevision)
@@ -108,7 +108,7 @@ func (g *graySync) takeUndo(ctx context.Context) (bool, error) {
 // drops a resume request and, in instead mode, our hold (in alongside mode spec.paused is the
 // takeover's); withStatus also writes this sync's status, which records the rollback.
 func (g *graySync) writeRollback(ctx context.Context, stable *appsv1.ReplicaSet, withStatus bool) error {
-	updated := g.server.DeepCopy()
+	updated := g.cur.server.DeepCopy()
 	deployutil.SetFromReplicaSetTemplate(updated, stable.Spec.Template)
 	delete(updated.Annotations, grayapi.ResumeAnnotation)
 	updated.Spec.Paused = g.mode.rollbackPaused(updated.Spec.Paused)
@@ -124,10 +124,10 @@ func (g *graySync) writeRollback(ctx context.Context, stable *appsv1.ReplicaSet,
 // stableForRollback is the ReplicaSet to roll back to: the one carrying the stable label, or
 // the one with the stable revision; never the failing new one.
 func (g *graySync) stableForRollback() *appsv1.ReplicaSet {
-	if rs := stableReplicaSet(g.oldRSs); rs != nil {
+	if rs := stableReplicaSet(g.cur.oldRSs); rs != nil {
 		return rs
 	}
-	for _, rs := range g.oldRSs {
+	for _, rs := range g.cur.oldRSs {
 		if g.st.StableRevision > 0 && revisionOf(rs) == g.st.StableRevision {
 			return rs
 		}
@@ -143,11 +143,11 @@ func (g *graySync) stableForRollback() *appsv1.ReplicaSet {
 // the status the rollback wrote (phase RolledBack, the failed revision its own) with the
 // failed revision's ReplicaSet still among the old ones.
 func (g *graySync) carriedRollbackFailure() *grayapi.Failure {
-	f := g.prev.Failure
-	if !g.statusRead() || f == nil || g.prev.Phase != grayapi.PhaseRolledBack || f.RolledBackFrom != g.prev.Revision {
+	f := g.in.prev.Failure
+	if !g.statusRead() || f == nil || g.in.prev.Phase != grayapi.PhaseRolledBack || f.RolledBackFrom != g.in.prev.Revision {
 		return nil
 	}
-	for _, rs := range g.oldRSs {
+	for _, rs := range g.cur.oldRSs {
 		if revisionOf(rs) == f.RolledBackFrom {
 			return f
 		}
@@ -160,8 +160,8 @@ func (g *graySync) carriedRollbackFailure() *grayapi.Failure {
 // flight: that rollout's own failure when it had one, a rollback otherwise; nil when the status
 // read names no rollout in flight (the stable revision just completed, or it was lost).
 func (g *graySync) abandonedRollout() *grayapi.Failure {
-	p := g.prev
-	if !g.hasPrev || p.Phase == grayapi.PhaseComplete || p.Phase == grayapi.PhaseRolledBack || p.Revision == g.newRevision() {
+	p := g.in.prev
+	if !g.in.hasPrev || p.Phase == grayapi.PhaseComplete || p.Phase == grayapi.PhaseRolledBack || p.Revision == g.newRevision() {
 		return nil
 	}
 	if p.Failure != nil && p.Failure.RolledBackFrom == 0 {
@@ -180,10 +180,10 @@ func (g *graySync) abandonedRollout() *grayapi.Failure {
 // abandoned canary, and the new one stays within its target as always.
 func (g *graySync) stableGone() bool {
 	stable := g.st.StableRevision
-	if stable <= 0 || int(g.st.Step) >= len(g.points) || g.newRS == nil || isRevisionOf(g.newRS, stable) {
+	if stable <= 0 || int(g.st.Step) >= len(g.in.points) || g.cur.newRS == nil || isRevisionOf(g.cur.newRS, stable) {
 		return false
 	}
-	for _, rs := range g.oldRSs {
+	for _, rs := range g.cur.oldRSs {
 		if isRevisionOf(rs, stable) || rs.Labels[grayapi.StableLabel] == grayapi.StableLabelValue {
 			return false
 		}
@@ -204,16 +204,16 @@ func (g *graySync) reportStableGone(ctx context.Context) {
 	}
 	st := &g.st
 	msg := fmt.Sprintf("the replica set of stable revision %d is gone, so revision %d cannot be rolled back and holds at %d of %d replicas; "+
-		"finish it with kubectl gray resume --full", st.StableRevision, st.Revision, *g.newRS.Spec.Replicas, *g.d.Spec.Replicas)
+		"finish it with kubectl gray resume --full", st.StableRevision, st.Revision, *g.cur.newRS.Spec.Replicas, *g.cur.d.Spec.Replicas)
 	st.Phase = grayapi.PhaseDegraded
 	st.Message = fmt.Sprintf("revision %d: %s", st.Revision, msg)
-	if f := g.prev.Failure; g.prev.Phase == grayapi.PhaseDegraded && f != nil && f.Reason == grayapi.ReasonStableReplicaSetGone &&
-		g.prev.Revision == st.Revision {
+	if f := g.in.prev.Failure; g.in.prev.Phase == grayapi.PhaseDegraded && f != nil && f.Reason == grayapi.ReasonStableReplicaSetGone &&
+		g.in.prev.Revision == st.Revision {
 		st.Failure = f
 		return
 	}
 	st.Failure = &grayapi.Failure{Reason: grayapi.ReasonStableReplicaSetGone, Message: msg}
-	g.dc.eventRecorder.Eventf(g.d, corev1.EventTypeWarning, grayapi.ReasonGrayDegraded, "Revision %d: %s", st.Revision, msg)
-	klog.FromContext(ctx).V(2).Info("Stable replica set gone", "deployment", klog.KObj(g.d), "revision", st.Revision,
+	g.dc.eventRecorder.Eventf(g.cur.d, corev1.EventTypeWarning, grayapi.ReasonGrayDegraded, "Revision %d: %s", st.Revision, msg)
+	klog.FromContext(ctx).V(2).Info("Stable replica set gone", "deployment", klog.KObj(g.cur.d), "revision", st.Revision,
 		"stableRevision", st.StableRevision)
 }

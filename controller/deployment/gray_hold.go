@@ -19,18 +19,18 @@ import (
 
 // scheduleTimedHold queues the sync that ends a timed hold about to be reported Held.
 func (g *graySync) scheduleTimedHold() {
-	if g.st.Phase != grayapi.PhaseHeld || g.policy.HoldFor <= 0 || g.st.SettledAt == nil || g.pausedByUser() {
+	if g.st.Phase != grayapi.PhaseHeld || g.in.policy.HoldFor <= 0 || g.st.SettledAt == nil || g.pausedByUser() {
 		return
 	}
-	left := g.st.SettledAt.Add(g.policy.HoldFor).Sub(g.dc.now())
+	left := g.st.SettledAt.Add(g.in.policy.HoldFor).Sub(g.dc.now())
 	// One second late rather than early: the stored time has whole seconds.
-	g.dc.enqueueAfter(g.d, max(left, 0)+time.Second)
+	g.dc.enqueueAfter(g.cur.d, max(left, 0)+time.Second)
 }
 
 // retarget sets percent and target for the current step and replica count.
 func (g *graySync) retarget() {
-	g.st.Step = min(g.st.Step, int32(len(g.points)))
-	g.st.Percent, g.st.Target = rollout.GrayStepTarget(*g.d.Spec.Replicas, g.points, g.st.Step)
+	g.st.Step = min(g.st.Step, int32(len(g.in.points)))
+	g.st.Percent, g.st.Target = rollout.GrayStepTarget(*g.cur.d.Spec.Replicas, g.in.points, g.st.Step)
 }
 
 // holdChange is what becomes of our pause before any ReplicaSet is written.
@@ -86,7 +86,7 @@ func holdReached(paused bool, newRS *appsv1.ReplicaSet, step int32, steps int, t
 // facts of the sync (pausedByUs, newRollout, resumed, scaling); the ReplicaSet and the step
 // are this sync's.
 func (g *graySync) settleHold(ctx context.Context, f holdFacts) error {
-	f.newRS, f.step, f.steps, f.target = g.newRS, g.st.Step, len(g.points), g.st.Target
+	f.newRS, f.step, f.steps, f.target = g.cur.newRS, g.st.Step, len(g.in.points), g.st.Target
 	change := decideHold(f)
 	switch change {
 	case holdLeft:
@@ -101,7 +101,7 @@ func (g *graySync) settleHold(ctx context.Context, f holdFacts) error {
 			return nil
 		}
 	}
-	if err := g.writeHold(ctx, g.d.Spec.Paused && change != holdLeft); err != nil {
+	if err := g.writeHold(ctx, g.cur.d.Spec.Paused && change != holdLeft); err != nil {
 		return err
 	}
 	if change == holdAgain {
@@ -125,7 +125,7 @@ func (g *graySync) holdWritten(written *appsv1.Deployment) {
 // holdIfReached pauses the rollout in the same sync in which the new ReplicaSet reached the
 // target of a hold point (or is found there): one Update carrying spec.paused and heldAt.
 func (g *graySync) holdIfReached(ctx context.Context) error {
-	if !holdReached(g.d.Spec.Paused, g.newRS, g.st.Step, len(g.points), g.st.Target) {
+	if !holdReached(g.cur.d.Spec.Paused, g.cur.newRS, g.st.Step, len(g.in.points), g.st.Target) {
 		return nil
 	}
 	g.st.HeldAt = ptrTime(g.dc.metaNow())
@@ -143,18 +143,18 @@ func (g *graySync) holdIfReached(ctx context.Context) error {
 // status` agree. Only the first hold point of a rollout feeds the time-to-hold histogram; later
 // ones include the time people took to resume.
 func (g *graySync) heldEvent(ctx context.Context) {
-	replicas := *g.d.Spec.Replicas
-	waiting := g.st.Target - min(g.newRS.Status.AvailableReplicas, g.st.Target)
-	if !statusObserved(g.newRS) {
+	replicas := *g.cur.d.Spec.Replicas
+	waiting := g.st.Target - min(g.cur.newRS.Status.AvailableReplicas, g.st.Target)
+	if !statusObserved(g.cur.newRS) {
 		waiting = g.st.Target
 	}
-	g.dc.eventRecorder.Eventf(g.d, corev1.EventTypeNormal, grayapi.ReasonGrayHolding, "%s reached %d/%d (%d%%); waiting for %d of its pods to become ready",
-		g.newRS.Name, g.st.Target, replicas, g.st.Percent, waiting)
-	klog.FromContext(ctx).V(2).Info("Gray rollout held", "deployment", klog.KObj(g.d), "replicaSet", klog.KObj(g.newRS),
+	g.dc.eventRecorder.Eventf(g.cur.d, corev1.EventTypeNormal, grayapi.ReasonGrayHolding, "%s reached %d/%d (%d%%); waiting for %d of its pods to become ready",
+		g.cur.newRS.Name, g.st.Target, replicas, g.st.Percent, waiting)
+	klog.FromContext(ctx).V(2).Info("Gray rollout held", "deployment", klog.KObj(g.cur.d), "replicaSet", klog.KObj(g.cur.newRS),
 		"target", g.st.Target, "replicas", replicas, "percent", g.st.Percent)
 	sinceStart := time.Duration(-1)
-	if g.st.Step == 0 && !g.newRS.CreationTimestamp.IsZero() {
-		sinceStart = max(g.dc.now().Sub(g.newRS.CreationTimestamp.Time), 0)
+	if g.st.Step == 0 && !g.cur.newRS.CreationTimestamp.IsZero() {
+		sinceStart = max(g.dc.now().Sub(g.cur.newRS.CreationTimestamp.Time), 0)
 	}
 	metrics.RecordGrayHold(sinceStart)
 }
@@ -162,18 +162,18 @@ func (g *graySync) heldEvent(ctx context.Context) {
 // heldSettledEvent emits GrayHeld the first time a hold is reported Held for this revision, step
 // and target: every pod of the canary available, the old ReplicaSets at their share.
 func (g *graySync) heldSettledEvent() {
-	p := g.prev
-	if g.st.Phase != grayapi.PhaseHeld || g.newRS == nil ||
-		(g.hasPrev && p.Phase == grayapi.PhaseHeld && p.Revision == g.st.Revision && p.Step == g.st.Step && p.Target == g.st.Target) {
+	p := g.in.prev
+	if g.st.Phase != grayapi.PhaseHeld || g.cur.newRS == nil ||
+		(g.in.hasPrev && p.Phase == grayapi.PhaseHeld && p.Revision == g.st.Revision && p.Step == g.st.Step && p.Target == g.st.Target) {
 		return
 	}
-	g.dc.eventRecorder.Eventf(g.d, corev1.EventTypeNormal, grayapi.ReasonGrayHeld, "%s holds %d/%d (%d%%), all %d available",
-		g.newRS.Name, g.st.Target, *g.d.Spec.Replicas, g.st.Percent, g.st.Target)
+	g.dc.eventRecorder.Eventf(g.cur.d, corev1.EventTypeNormal, grayapi.ReasonGrayHeld, "%s holds %d/%d (%d%%), all %d available",
+		g.cur.newRS.Name, g.st.Target, *g.cur.d.Spec.Replicas, g.st.Percent, g.st.Target)
 }
 
 // holdInPlace is holdInPlace for this sync's ReplicaSets, target and replica count.
 func (g *graySync) holdInPlace() bool {
-	return holdInPlace(g.newRS, g.oldRSs, g.st.Target, *g.d.Spec.Replicas)
+	return holdInPlace(g.cur.newRS, g.cur.oldRSs, g.st.Target, *g.cur.d.Spec.Replicas)
 }
 
 // heldThisGeneration reports whether our status already reported this hold as Held for the
@@ -182,8 +182,8 @@ func (g *graySync) holdInPlace() bool {
 // Progressing again. A scaling event, a resume or an edit is a new generation and is settled
 // afresh.
 func (g *graySync) heldThisGeneration() bool {
-	return g.hasPrev && g.prev.Phase == grayapi.PhaseHeld && g.prev.ObservedGeneration == g.d.Generation &&
-		g.prev.Revision == g.st.Revision && g.prev.Step == g.st.Step && g.prev.Target == g.st.Target
+	return g.in.hasPrev && g.in.prev.Phase == grayapi.PhaseHeld && g.in.prev.ObservedGeneration == g.cur.d.Generation &&
+		g.in.prev.Revision == g.st.Revision && g.in.prev.Step == g.st.Step && g.in.prev.Target == g.st.Target
 }
 
 // statusObserved reports whether rs's status describes its latest spec.

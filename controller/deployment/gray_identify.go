@@ -30,24 +30,24 @@ import (
 // renumbered under it (renumberedSinceStatus): that status is taken as this revision's.
 func (g *graySync) distrustCopiedStatus(ctx context.Context) {
 	rev := g.newRevision()
-	if !g.hasPrev || g.prev.Revision == rev || g.newRS == nil {
+	if !g.in.hasPrev || g.in.prev.Revision == rev || g.cur.newRS == nil {
 		return
 	}
 	if g.renumberedSinceStatus() {
-		klog.FromContext(ctx).V(2).Info("The rollout in flight was renumbered", "deployment", klog.KObj(g.d),
-			"statusRevision", g.prev.Revision, "revision", rev)
+		klog.FromContext(ctx).V(2).Info("The rollout in flight was renumbered", "deployment", klog.KObj(g.cur.d),
+			"statusRevision", g.in.prev.Revision, "revision", rev)
 		// The status read is this rollout's, every comparison with it included.
-		g.prev.Revision = rev
+		g.in.prev.Revision = rev
 		return
 	}
 	if g.renumberedByRollback() {
 		return
 	}
-	for _, rs := range g.rsList {
-		if rs.UID == g.newRS.UID && revisionOf(rs) == rev {
+	for _, rs := range g.in.rsList {
+		if rs.UID == g.cur.newRS.UID && revisionOf(rs) == rev {
 			klog.FromContext(ctx).V(2).Info("Ignoring a gray status of another revision: the rollout in flight has not changed",
-				"deployment", klog.KObj(g.d), "statusRevision", g.prev.Revision, "revision", rev)
-			g.hasPrev = false
+				"deployment", klog.KObj(g.cur.d), "statusRevision", g.in.prev.Revision, "revision", rev)
+			g.in.hasPrev = false
 			return
 		}
 	}
@@ -61,21 +61,21 @@ func (g *graySync) distrustCopiedStatus(ctx context.Context) {
 // puts the stable one back on top, under a new number. The rollout is the same. Asked of a
 // status read that names another revision than a new ReplicaSet's.
 func (g *graySync) renumberedSinceStatus() bool {
-	return g.prev.ObservedGeneration == g.d.Generation && deployutil.RevisionHistoryContains(g.newRS, g.prev.Revision)
+	return g.in.prev.ObservedGeneration == g.cur.d.Generation && deployutil.RevisionHistoryContains(g.cur.newRS, g.in.prev.Revision)
 }
 
 // renumberedByRollback reports whether the new ReplicaSet is the stable one of the status read,
 // renumbered by a rollback from the revision that status was rolling out.
 func (g *graySync) renumberedByRollback() bool {
-	stable := g.prev.StableRevision
-	return stable > 0 && stable != g.prev.Revision && deployutil.RevisionHistoryContains(g.newRS, stable) &&
-		!isRevisionOf(g.newRS, g.prev.Revision)
+	stable := g.in.prev.StableRevision
+	return stable > 0 && stable != g.in.prev.Revision && deployutil.RevisionHistoryContains(g.cur.newRS, stable) &&
+		!isRevisionOf(g.cur.newRS, g.in.prev.Revision)
 }
 
 // newRevision is the revision of the rollout in flight: the new ReplicaSet's, or the one
 // getNewReplicaSet will give it when it is created.
 func (g *graySync) newRevision() int64 {
-	return revisionInFlight(g.newRS, g.oldRSs)
+	return revisionInFlight(g.cur.newRS, g.cur.oldRSs)
 }
 
 // revisionInFlight is the revision the new ReplicaSet has once getNewReplicaSet has synced
@@ -120,11 +120,11 @@ func (id rolloutIdentity) heldByUs(prev grayapi.Status, hasPrev bool) bool {
 // is skipped) or there is nothing to canary against (no old replicas). It only reads.
 func (g *graySync) identify(ctx context.Context) rolloutIdentity {
 	rev := g.newRevision()
-	stableRS := stableReplicaSet(withNewRS(g.oldRSs, g.newRS))
-	if g.hasPrev && g.prev.Revision == rev {
-		st := g.prev
-		st.Step = rollout.GrayContinuedStep(g.points, g.prev.Step, g.prev.Percent)
-		if stableRS != nil && stableRS != g.newRS {
+	stableRS := stableReplicaSet(withNewRS(g.cur.oldRSs, g.cur.newRS))
+	if g.in.hasPrev && g.in.prev.Revision == rev {
+		st := g.in.prev
+		st.Step = rollout.GrayContinuedStep(g.in.points, g.in.prev.Step, g.in.prev.Percent)
+		if stableRS != nil && stableRS != g.cur.newRS {
 			// The durable record wins over a status that was edited or copied in.
 			st.StableRevision = revisionOf(stableRS)
 		}
@@ -133,27 +133,27 @@ func (g *graySync) identify(ctx context.Context) rolloutIdentity {
 
 	id := rolloutIdentity{newRollout: true}
 	st := grayapi.Status{Mode: grayapi.ModeInstead, Revision: rev, Phase: grayapi.PhaseProgressing}
-	oldActive := deployutil.GetReplicaCountForReplicaSets(g.oldRSs) > 0
+	oldActive := deployutil.GetReplicaCountForReplicaSets(g.cur.oldRSs) > 0
 	switch {
-	case stableRS != nil && stableRS == g.newRS:
+	case stableRS != nil && stableRS == g.cur.newRS:
 		// The stable ReplicaSet serves the template again (a rollback), renumbered: its
 		// revision before that is the stable one.
-		st.StableRevision = deployutil.LastRevisionInHistory(g.newRS, rev)
+		st.StableRevision = deployutil.LastRevisionInHistory(g.cur.newRS, rev)
 	case stableRS != nil:
 		st.StableRevision = revisionOf(stableRS)
-	case g.hasPrev:
+	case g.in.hasPrev:
 		// A rollout that completed made its revision the stable one.
-		st.StableRevision = g.prev.StableRevision
-		if g.prev.Phase == grayapi.PhaseComplete {
-			st.StableRevision = g.prev.Revision
+		st.StableRevision = g.in.prev.StableRevision
+		if g.in.prev.Phase == grayapi.PhaseComplete {
+			st.StableRevision = g.in.prev.Revision
 		}
-	case g.newRS != nil && !oldActive:
+	case g.cur.newRS != nil && !oldActive:
 		st.StableRevision = rev
 	default:
-		st.StableRevision = largestOldRevision(g.oldRSs)
+		st.StableRevision = largestOldRevision(g.cur.oldRSs)
 	}
 
-	last := int32(len(g.points))
+	last := int32(len(g.in.points))
 	switch {
 	case !oldActive:
 		st.Step = last
@@ -170,21 +170,21 @@ func (g *graySync) identify(ctx context.Context) rolloutIdentity {
 			why = fmt.Sprintf(", revision %d abandoned: %s", st.Failure.RolledBackFrom, st.Failure.Message)
 		}
 		id.rollingBack = fmt.Sprintf("Rolling back to stable revision %d (replica set %s): hold points skipped%s",
-			st.StableRevision, g.newRS.Name, why)
-	case !g.hasPrev && g.newRS != nil:
+			st.StableRevision, g.cur.newRS.Name, why)
+	case !g.in.hasPrev && g.cur.newRS != nil:
 		// Annotated in the middle of a rollout, or the status was lost: hold at the first
 		// point not yet passed rather than shrink the new ReplicaSet; a Deployment paused with
 		// the new ReplicaSet standing at that point's target is our hold.
-		st.Step = rollout.GrayFirstStepNotPassed(*g.d.Spec.Replicas, g.points, *g.newRS.Spec.Replicas)
-		if g.d.Spec.Paused && int(st.Step) < len(g.points) &&
-			*g.newRS.Spec.Replicas == rollout.GrayTarget(*g.d.Spec.Replicas, g.points[st.Step]) {
+		st.Step = rollout.GrayFirstStepNotPassed(*g.cur.d.Spec.Replicas, g.in.points, *g.cur.newRS.Spec.Replicas)
+		if g.cur.d.Spec.Paused && int(st.Step) < len(g.in.points) &&
+			*g.cur.newRS.Spec.Replicas == rollout.GrayTarget(*g.cur.d.Spec.Replicas, g.in.points[st.Step]) {
 			st.HeldAt = ptrTime(g.dc.metaNow())
 			id.newRollout = false
 			id.rederivedHold = true
 		}
 	}
 	id.st = st
-	klog.FromContext(ctx).V(2).Info("New gray rollout", "deployment", klog.KObj(g.d), "revision", rev,
+	klog.FromContext(ctx).V(2).Info("New gray rollout", "deployment", klog.KObj(g.cur.d), "revision", rev,
 		"stableRevision", st.StableRevision, "step", st.Step)
 	return id
 }
@@ -192,17 +192,17 @@ func (g *graySync) identify(ctx context.Context) rolloutIdentity {
 // isStableComingBack reports whether the new ReplicaSet is the stable one again: it carries
 // the stable label, has the stable revision, or served it before a rollback re-used it.
 func (g *graySync) isStableComingBack(stable int64) bool {
-	if g.newRS == nil {
+	if g.cur.newRS == nil {
 		return false
 	}
-	if g.newRS.Labels[grayapi.StableLabel] == grayapi.StableLabelValue {
+	if g.cur.newRS.Labels[grayapi.StableLabel] == grayapi.StableLabelValue {
 		return true
 	}
 	if stable <= 0 {
 		return false
 	}
-	rev, err := deployutil.Revision(g.newRS)
-	return (err == nil && rev == stable) || deployutil.RevisionHistoryContains(g.newRS, stable)
+	rev, err := deployutil.Revision(g.cur.newRS)
+	return (err == nil && rev == stable) || deployutil.RevisionHistoryContains(g.cur.newRS, stable)
 }
 
 // revisionOf is rs's revision, 0 when unreadable.

@@ -68,7 +68,7 @@ func (insteadMode) stamp(st *grayapi.Status, _ grayapi.Takeover) {
 // writeHold writes spec.paused, the consumed resume request and the status in one
 // main-resource Update (the only way to change spec.paused; it bumps the generation).
 func (insteadMode) writeHold(ctx context.Context, g *graySync, paused bool) error {
-	d := g.d.DeepCopy()
+	d := g.cur.d.DeepCopy()
 	d.Spec.Paused = paused
 	if g.removeResume {
 		delete(d.Annotations, grayapi.ResumeAnnotation)

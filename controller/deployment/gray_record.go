@@ -68,13 +68,13 @@ func (g *graySync) markStableOfRollout(ctx context.Context) error {
 	if g.st.StableRevision <= 0 {
 		return nil
 	}
-	all := withNewRS(g.oldRSs, g.newRS)
+	all := withNewRS(g.cur.oldRSs, g.cur.newRS)
 	for _, rs := range all {
 		if isRevisionOf(rs, g.st.StableRevision) {
 			if rs.Labels[grayapi.StableLabel] == grayapi.StableLabelValue {
 				return nil
 			}
-			return g.dc.markStable(ctx, g.d, rs, all)
+			return g.dc.markStable(ctx, g.cur.d, rs, all)
 		}
 	}
 	return nil

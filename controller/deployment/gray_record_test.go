@@ -310,11 +310,11 @@ func TestGrayCopiedStatusAndRenumberedRollback(t *testing.T) {
 			d.Generation = cmp.Or(tt.generation, 5)
 			prev := tt.prev
 			prev.ObservedGeneration = 4
-			g := &graySync{d: d, prev: prev, hasPrev: true, newRS: tt.newRS, rsList: []*appsv1.ReplicaSet{tt.newRS}}
+			g := &graySync{in: grayInputs{prev: prev, hasPrev: true, rsList: []*appsv1.ReplicaSet{tt.newRS}}, cur: grayObjects{d: d, newRS: tt.newRS}}
 			g.distrustCopiedStatus(ctx)
-			if g.hasPrev != tt.wantTrust {
+			if g.in.hasPrev != tt.wantTrust {
 				t.Errorf("status %+v with the new ReplicaSet at revision %s (history %q) trusted %t, want %t", tt.prev,
-					tt.newRS.Annotations[deployutil.RevisionAnnotation], tt.newRS.Annotations[deployutil.RevisionHistoryAnnotation], g.hasPrev, tt.wantTrust)
+					tt.newRS.Annotations[deployutil.RevisionAnnotation], tt.newRS.Annotations[deployutil.RevisionHistoryAnnotation], g.in.hasPrev, tt.wantTrust)
 			}
 		})
 	}

@@ -104,17 +104,17 @@ func nextShare(points []int32, step int32) string {
 // takeResume carries out decideResume and reports whether the rollout moved on.
 func (g *graySync) takeResume(ctx context.Context, heldByUs bool) bool {
 	dec := decideResume(resumeFacts{
-		d: g.d, st: g.st, points: g.points, heldByUs: heldByUs, holdFor: g.policy.HoldFor, timedHoldDue: g.timedHoldDue(),
+		d: g.cur.d, st: g.st, points: g.in.points, heldByUs: heldByUs, holdFor: g.in.policy.HoldFor, timedHoldDue: g.timedHoldDue(),
 		holdInPlace: g.holdInPlace(), stableGone: g.stableGone(),
 	})
 	if dec.consume {
 		g.removeResume = true
 	}
 	if dec.ignored != "" {
-		g.dc.eventRecorder.Eventf(g.d, corev1.EventTypeWarning, grayapi.ReasonGrayResumeIgnored, "%s", dec.ignored)
+		g.dc.eventRecorder.Eventf(g.cur.d, corev1.EventTypeWarning, grayapi.ReasonGrayResumeIgnored, "%s", dec.ignored)
 	}
 	if dec.waits {
-		klog.FromContext(ctx).V(2).Info("Gray resume waits for the hold to settle", "deployment", klog.KObj(g.d),
+		klog.FromContext(ctx).V(2).Info("Gray resume waits for the hold to settle", "deployment", klog.KObj(g.cur.d),
 			"revision", g.st.Revision, "target", g.st.Target)
 	}
 	if dec.resumed == "" {
@@ -123,8 +123,8 @@ func (g *graySync) takeResume(ctx context.Context, heldByUs bool) bool {
 	g.st.Step = dec.step
 	g.st.HeldAt = nil
 	g.st.Phase = grayapi.PhaseProgressing
-	g.dc.eventRecorder.Eventf(g.d, corev1.EventTypeNormal, grayapi.ReasonGrayResumed, "%s", dec.resumed)
-	klog.FromContext(ctx).V(2).Info("Gray rollout resumed", "deployment", klog.KObj(g.d), "revision", g.st.Revision, "step", g.st.Step)
+	g.dc.eventRecorder.Eventf(g.cur.d, corev1.EventTypeNormal, grayapi.ReasonGrayResumed, "%s", dec.resumed)
+	klog.FromContext(ctx).V(2).Info("Gray rollout resumed", "deployment", klog.KObj(g.cur.d), "revision", g.st.Revision, "step", g.st.Step)
 	return true
 }
 
@@ -132,13 +132,13 @@ func (g *graySync) takeResume(ctx context.Context, heldByUs bool) bool {
 // Held (settled) and still stands: counted from the first time this step was Held, so that
 // scaling events under the hold do not postpone it. A hold the user paused is not resumed.
 func (g *graySync) timedHoldDue() bool {
-	if g.policy.HoldFor <= 0 || g.pausedByUser() || !g.d.Spec.Paused {
+	if g.in.policy.HoldFor <= 0 || g.pausedByUser() || !g.cur.d.Spec.Paused {
 		return false
 	}
-	settledAt := g.prev.SettledAt
-	if g.prev.Phase != grayapi.PhaseHeld || settledAt == nil || g.prev.Revision != g.st.Revision || g.prev.Step != g.st.Step ||
-		int(g.st.Step) >= len(g.points) || !g.holdInPlace() {
+	settledAt := g.in.prev.SettledAt
+	if g.in.prev.Phase != grayapi.PhaseHeld || settledAt == nil || g.in.prev.Revision != g.st.Revision || g.in.prev.Step != g.st.Step ||
+		int(g.st.Step) >= len(g.in.points) || !g.holdInPlace() {
 		return false
 	}
-	return !g.dc.now().Before(settledAt.Add(g.policy.HoldFor))
+	return !g.dc.now().Before(settledAt.Add(g.in.policy.HoldFor))
 }

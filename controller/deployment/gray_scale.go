@@ -28,14 +28,14 @@ func (g *graySync) prepare(ctx context.Context) error {
 		// yet, and a Held written here would be taken back by finish.
 		g.st.Phase = grayapi.PhaseProgressing
 		g.st.Message = fmt.Sprintf("resizing revision %d to its hold target %d of %d replicas (%d%%)",
-			g.st.Revision, g.st.Target, *g.d.Spec.Replicas, g.st.Percent)
+			g.st.Revision, g.st.Target, *g.cur.d.Spec.Replicas, g.st.Percent)
 	}
-	if err := g.setStatusAnnotation(g.d); err != nil {
+	if err := g.setStatusAnnotation(g.cur.d); err != nil {
 		return err
 	}
-	written, err := g.mode.persistStatus(ctx, g.dc, g.d)
+	written, err := g.mode.persistStatus(ctx, g.dc, g.cur.d)
 	if err != nil {
-		return fmt.Errorf("deployment %s/%s: recording gray target %d before scaling: %w", g.d.Namespace, g.d.Name, g.st.Target, err)
+		return fmt.Errorf("deployment %s/%s: recording gray target %d before scaling: %w", g.cur.d.Namespace, g.cur.d.Name, g.st.Target, err)
 	}
 	g.adopt(written)
 	return nil
@@ -55,21 +55,21 @@ func (g *graySync) reconcileReplicaSets(ctx context.Context, scaling bool) (bool
 			return false, err
 		}
 		target := g.st.Target
-		newRS, err := g.dc.getNewReplicaSetWith(ctx, g.d, g.rsList, g.oldRSs,
+		newRS, err := g.dc.getNewReplicaSetWith(ctx, g.cur.d, g.in.rsList, g.cur.oldRSs,
 			newReplicaSetOptions{create: true, maxReplicas: &target, deferStatus: true, freeze: g.mode.createsFrozen()})
 		if err != nil {
 			return false, err
 		}
 		if newRS != nil {
-			g.dc.rsExpectations.wrote(g.key, newRS)
+			g.dc.rsExpectations.wrote(g.in.key, newRS)
 		}
-		g.newRS = newRS
+		g.cur.newRS = newRS
 		plan = planFirstStep(g.sizeFacts(scaling))
 	case sizesScaled:
-		klog.FromContext(ctx).V(2).Info("Scaling gray deployment", "deployment", klog.KObj(g.d), "replicas", *g.d.Spec.Replicas,
+		klog.FromContext(ctx).V(2).Info("Scaling gray deployment", "deployment", klog.KObj(g.cur.d), "replicas", *g.cur.d.Spec.Replicas,
 			"target", g.st.Target, "held", facts.held, "newReplicas", plan.newSize, "oldReplicas", plan.oldSizes)
 	case sizesRestored:
-		klog.FromContext(ctx).V(2).Info("Restoring gray caps", "deployment", klog.KObj(g.d), "target", g.st.Target,
+		klog.FromContext(ctx).V(2).Info("Restoring gray caps", "deployment", klog.KObj(g.cur.d), "target", g.st.Target,
 			"newReplicas", plan.newSize, "oldReplicas", plan.oldSizes)
 	}
 	return g.apply(ctx, plan)
@@ -78,8 +78,8 @@ func (g *graySync) reconcileReplicaSets(ctx context.Context, scaling bool) (bool
 // sizeFacts is what planSizes needs of this sync.
 func (g *graySync) sizeFacts(scaling bool) sizeFacts {
 	return sizeFacts{
-		d: g.d, newRS: g.newRS, oldRSs: g.oldRSs, target: g.st.Target, stableRevision: g.st.StableRevision,
-		held: g.d.Spec.Paused && g.st.HeldAt != nil, scaling: scaling, stableGone: g.stableGone(),
+		d: g.cur.d, newRS: g.cur.newRS, oldRSs: g.cur.oldRSs, target: g.st.Target, stableRevision: g.st.StableRevision,
+		held: g.cur.d.Spec.Paused && g.st.HeldAt != nil, scaling: scaling, stableGone: g.stableGone(),
 	}
 }
 
@@ -95,7 +95,7 @@ func (g *graySync) apply(ctx context.Context, plan sizePlan) (bool, error) {
 		if err := g.prepare(ctx); err != nil {
 			return nil, err
 		}
-		scaled, written, err := g.dc.scaleReplicaSet(ctx, rs, size, g.d, force)
+		scaled, written, err := g.dc.scaleReplicaSet(ctx, rs, size, g.cur.d, force)
 		if apierrors.IsConflict(err) {
 			scaled, written, err = g.mode.retryConflict(ctx, g, rs, size, force, err)
 		}
@@ -103,17 +103,17 @@ func (g *graySync) apply(ctx context.Context, plan sizePlan) (bool, error) {
 			return nil, err
 		}
 		if scaled {
-			g.dc.rsExpectations.wrote(g.key, written)
+			g.dc.rsExpectations.wrote(g.in.key, written)
 		}
 		scaledAny = scaledAny || scaled
 		return written, nil
 	}
-	if g.newRS != nil {
-		written, err := write(g.newRS, plan.newSize)
+	if g.cur.newRS != nil {
+		written, err := write(g.cur.newRS, plan.newSize)
 		if err != nil {
 			return scaledAny, err
 		}
-		g.newRS = written
+		g.cur.newRS = written
 	}
 	for i, rs := range plan.old {
 		written, err := write(rs, plan.oldSizes[i])
@@ -127,9 +127,9 @@ func (g *graySync) apply(ctx context.Context, plan sizePlan) (bool, error) {
 
 // replaceOld swaps a written old ReplicaSet into oldRSs so the status sees its new spec.
 func (g *graySync) replaceOld(before, after *appsv1.ReplicaSet) {
-	for i, rs := range g.oldRSs {
+	for i, rs := range g.cur.oldRSs {
 		if rs == before {
-			g.oldRSs[i] = after
+			g.cur.oldRSs[i] = after
 			return
 		}
 	}

@@ -23,24 +23,24 @@ import (
 // paused form while paused, the rolling form otherwise), the gray phase in kubegray.io/status
 // and the GrayHeld condition, all in one UpdateStatus when anything changed.
 func (g *graySync) finish(ctx context.Context) error {
-	d := g.d
-	allRSs := withNewRS(g.oldRSs, g.newRS)
+	d := g.cur.d
+	allRSs := withNewRS(g.cur.oldRSs, g.cur.newRS)
 	var newStatus appsv1.DeploymentStatus
 	if d.Spec.Paused {
-		newStatus = g.dc.calculateStatus(allRSs, g.newRS, d)
+		newStatus = g.dc.calculateStatus(allRSs, g.cur.newRS, d)
 		g.dc.setPausedCondition(&newStatus, d)
 	} else {
 		g.dc.setResumedCondition(d)
-		newStatus = g.dc.calculateRolloutStatus(ctx, allRSs, g.newRS, d)
+		newStatus = g.dc.calculateRolloutStatus(ctx, allRSs, g.cur.newRS, d)
 	}
 
 	g.st = decidePhase(phaseFacts{
-		st: g.st, steps: len(g.points), d: d, complete: deployutil.DeploymentComplete(d, &newStatus),
-		newRS: g.newRS, oldRSs: g.oldRSs, heldBefore: g.heldThisGeneration(),
+		st: g.st, steps: len(g.in.points), d: d, complete: deployutil.DeploymentComplete(d, &newStatus),
+		newRS: g.cur.newRS, oldRSs: g.cur.oldRSs, heldBefore: g.heldThisGeneration(),
 	})
 	g.trackDeadline(ctx)
 	g.reportStableGone(ctx)
-	if g.st.Phase == grayapi.PhaseDegraded && g.policy.OnFailure == grayapi.OnFailureRollback {
+	if g.st.Phase == grayapi.PhaseDegraded && g.in.policy.OnFailure == grayapi.OnFailureRollback {
 		// The template write starts the rollback rollout, whose sync writes the status.
 		if wrote, err := g.rollBackOnFailure(ctx); wrote || err != nil {
 			return err
@@ -48,15 +48,15 @@ func (g *graySync) finish(ctx context.Context) error {
 	}
 	g.reportDeadlineCondition(&newStatus)
 	g.scheduleTimedHold()
-	setGrayConditions(&newStatus, g.st, *d.Spec.Replicas, len(g.points), g.dc.metaNow())
+	setGrayConditions(&newStatus, g.st, *d.Spec.Replicas, len(g.in.points), g.dc.metaNow())
 	// A Deployment first seen complete has completed nothing under our watch.
 	completed := g.st.Phase == grayapi.PhaseComplete && g.statusRead() &&
-		!(g.prev.Phase == grayapi.PhaseComplete && g.prev.Revision == g.st.Revision)
+		!(g.in.prev.Phase == grayapi.PhaseComplete && g.in.prev.Revision == g.st.Revision)
 
 	// The stable mark moves before the status says Complete: a controller stopped in between
 	// leaves a mark no older than the status, and the mark is what wins (gray_record.go).
-	if g.st.Phase == grayapi.PhaseComplete && g.newRS != nil {
-		if err := g.dc.markStable(ctx, d, g.newRS, g.oldRSs); err != nil {
+	if g.st.Phase == grayapi.PhaseComplete && g.cur.newRS != nil {
+		if err := g.dc.markStable(ctx, d, g.cur.newRS, g.cur.oldRSs); err != nil {
 			return err
 		}
 	}
@@ -74,15 +74,15 @@ func (g *graySync) finish(ctx context.Context) error {
 	if completed {
 		g.dc.eventRecorder.Eventf(d, corev1.EventTypeNormal, grayapi.ReasonGrayComplete, "Revision %d complete: all %d replicas updated", g.st.Revision, *d.Spec.Replicas)
 	}
-	metrics.SetGrayPhase(g.key, g.st.Phase)
+	metrics.SetGrayPhase(g.in.key, g.st.Phase)
 	return nil
 }
 
 // writeStatus writes updated through /status unless it equals what we have; an unchanged
 // rolling Deployment gets its progress-deadline check scheduled instead, as upstream does.
 func (g *graySync) writeStatus(ctx context.Context, updated *appsv1.Deployment) error {
-	d := g.d
-	if g.mode.statusUnchanged(g.server, updated) {
+	d := g.cur.d
+	if g.mode.statusUnchanged(g.cur.server, updated) {
 		if !d.Spec.Paused {
 			g.dc.requeueStuckDeployment(ctx, d, updated.Status)
 		}
@@ -177,10 +177,10 @@ func (g *graySync) setStatusAnnotation(d *appsv1.Deployment) error {
 // adopt takes metadata and spec of a Deployment we just wrote; the status stays ours, because
 // a main-resource Update answers with the server's old status.
 func (g *graySync) adopt(written *appsv1.Deployment) {
-	g.d.ObjectMeta = *written.ObjectMeta.DeepCopy()
-	g.d.Spec = *written.Spec.DeepCopy()
-	g.server = written.DeepCopy()
-	g.mode.adopted(g.d)
+	g.cur.d.ObjectMeta = *written.ObjectMeta.DeepCopy()
+	g.cur.d.Spec = *written.Spec.DeepCopy()
+	g.cur.server = written.DeepCopy()
+	g.mode.adopted(g.cur.d)
 }
 
 // freeze handles an unparsable kubegray.io/percent: nothing is created or scaled, the phase is
@@ -188,16 +188,16 @@ func (g *graySync) adopt(written *appsv1.Deployment) {
 // event is emitted once per distinct bad value. Our hold, if any, stays recorded, so that
 // fixing the value finds it again.
 func (g *graySync) freeze(ctx context.Context, perr error) error {
-	d := g.d
+	d := g.cur.d
 	// Found, not synced: a frozen rollout does not even copy annotations to its ReplicaSets.
-	_, g.oldRSs = deployutil.FindOldReplicaSets(d, g.rsList)
-	g.newRS = deployutil.FindNewReplicaSet(d, g.rsList)
+	_, g.cur.oldRSs = deployutil.FindOldReplicaSets(d, g.in.rsList)
+	g.cur.newRS = deployutil.FindNewReplicaSet(d, g.in.rsList)
 	msg := perr.Error()
-	if g.prev.Phase != grayapi.PhaseInvalid || g.prev.Message != msg {
+	if g.in.prev.Phase != grayapi.PhaseInvalid || g.in.prev.Message != msg {
 		g.dc.eventRecorder.Eventf(d, corev1.EventTypeWarning, grayapi.ReasonGrayInvalid, "%s; the rollout is frozen until it is fixed or removed", msg)
 	}
-	if g.hasPrev {
-		g.st = g.prev
+	if g.in.hasPrev {
+		g.st = g.in.prev
 	} else {
 		g.st = grayapi.Status{}
 	}
@@ -205,7 +205,7 @@ func (g *graySync) freeze(ctx context.Context, perr error) error {
 	g.st.Message = msg
 	klog.FromContext(ctx).V(2).Info("Gray rollout frozen", "deployment", klog.KObj(d), "err", perr)
 
-	newStatus := g.dc.calculateStatus(withNewRS(g.oldRSs, g.newRS), g.newRS, d)
+	newStatus := g.dc.calculateStatus(withNewRS(g.cur.oldRSs, g.cur.newRS), g.cur.newRS, d)
 	if d.Spec.Paused {
 		g.dc.setPausedCondition(&newStatus, d)
 	}
@@ -215,13 +215,13 @@ func (g *graySync) freeze(ctx context.Context, perr error) error {
 	if err := g.setStatusAnnotation(updated); err != nil {
 		return err
 	}
-	if g.mode.statusUnchanged(g.server, updated) {
-		metrics.SetGrayPhase(g.key, g.st.Phase)
+	if g.mode.statusUnchanged(g.cur.server, updated) {
+		metrics.SetGrayPhase(g.in.key, g.st.Phase)
 		return nil
 	}
 	if _, err := g.mode.persistStatus(ctx, g.dc, updated); err != nil {
 		return fmt.Errorf("deployment %s/%s: writing status (gray phase Invalid): %w", d.Namespace, d.Name, err)
 	}
-	metrics.SetGrayPhase(g.key, g.st.Phase)
+	metrics.SetGrayPhase(g.in.key, g.st.Phase)
 	return nil
 }
