@@ -142,10 +142,8 @@ func NewDeploymentController(ctx context.Context, factory informers.SharedInform
 	rsInformer := factory.Apps().V1().ReplicaSets()
 	podInformer := factory.Core().V1().Pods()
 
-	// Pods dominate the memory of this controller, and only Recreate and the pod-delete handler
-	// look at them, so keep nothing else.
-	if err := podInformer.Informer().SetTransform(stripPod); err != nil {
-		return nil, fmt.Errorf("installing pod transform: %w", err)
+	if err := setCacheTransforms(dInformer.Informer(), rsInformer.Informer(), podInformer.Informer()); err != nil {
+		return nil, err
 	}
 	if err := addPodControllerUIDIndexer(podInformer.Informer()); err != nil {
 		return nil, fmt.Errorf("adding pod controller UID index: %w", err)
@@ -180,27 +178,6 @@ func NewDeploymentController(ctx context.Context, factory informers.SharedInform
 	dc.rsListerSynced = rsInformer.Informer().HasSynced
 	dc.podListerSynced = podInformer.Informer().HasSynced
 	return dc, nil
-}
-
-// stripPod is the pod informer transform: it keeps name, namespace, uid, resourceVersion,
-// ownerReferences, deletionTimestamp and status.phase, which is all that oldPodsRunning, the
-// controller-UID index and the pod-delete handler read. It is idempotent, as informers require.
-func stripPod(obj any) (any, error) {
-	pod, ok := obj.(*corev1.Pod)
-	if !ok {
-		return obj, nil
-	}
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:              pod.Name,
-			Namespace:         pod.Namespace,
-			UID:               pod.UID,
-			ResourceVersion:   pod.ResourceVersion,
-			OwnerReferences:   pod.OwnerReferences,
-			DeletionTimestamp: pod.DeletionTimestamp,
-		},
-		Status: corev1.PodStatus{Phase: pod.Status.Phase},
-	}, nil
 }
 
 // addPodControllerUIDIndexer indexes pods by their controller's UID (idempotent per informer).

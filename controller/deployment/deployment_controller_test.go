@@ -11,7 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clienttesting "k8s.io/client-go/testing"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubegray/kubectl-gray/internal/testutil"
@@ -295,45 +294,6 @@ func TestProcessNextWorkItem(t *testing.T) {
 	f.dc.queue.ShutDown()
 	if f.dc.processNextWorkItem(f.ctx) {
 		t.Error("processNextWorkItem returned true after shutdown")
-	}
-}
-
-func TestStripPod(t *testing.T) {
-	deleted := metav1.NewTime(testNow)
-	full := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: "p", Namespace: "ns", UID: "uid-p", ResourceVersion: "7",
-			Labels:            map[string]string{"a": "b"},
-			Annotations:       map[string]string{"big": "value"},
-			OwnerReferences:   []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "rs", UID: "uid-rs", Controller: ptr.To(true)}},
-			DeletionTimestamp: &deleted,
-			ManagedFields:     []metav1.ManagedFieldsEntry{{Manager: "kubelet"}},
-		},
-		Spec:   corev1.PodSpec{NodeName: "node", Containers: []corev1.Container{{Name: "c", Image: "i"}}},
-		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.0.0.1"},
-	}
-	want := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: "p", Namespace: "ns", UID: "uid-p", ResourceVersion: "7",
-			OwnerReferences:   []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "rs", UID: "uid-rs", Controller: ptr.To(true)}},
-			DeletionTimestamp: &deleted,
-		},
-		Status: corev1.PodStatus{Phase: corev1.PodRunning},
-	}
-	got, err := stripPod(full)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("stripPod = %+v, want %+v", got, want)
-	}
-	again, err := stripPod(got)
-	if err != nil || !reflect.DeepEqual(again, want) {
-		t.Errorf("stripPod is not idempotent: %+v, %v", again, err)
-	}
-	tombstone := cache.DeletedFinalStateUnknown{Key: "ns/p", Obj: full}
-	if passed, err := stripPod(tombstone); err != nil || !reflect.DeepEqual(passed, tombstone) {
-		t.Errorf("stripPod changed a non-pod: %+v, %v", passed, err)
 	}
 }
 

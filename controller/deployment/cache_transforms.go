@@ -1,0 +1,70 @@
+package deployment
+
+// What the informers keep of each object. Caches are most of this controller's memory, so each
+// keeps only what the controller reads: a pod its owner, phase and deletion, a Deployment or
+// ReplicaSet everything but its managed fields. Writes are unaffected: an Update without
+// managedFields keeps the server's (the API server fills them in from the stored object), and
+// the two places that read them (the built-in controller check, the conflict diagnosis of
+// alongside_writers.go) read live objects.
+
+import (
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+)
+
+// setCacheTransforms installs the transforms on the controller's three informers.
+func setCacheTransforms(deployments, replicaSets, pods cache.SharedIndexInformer) error {
+	for _, t := range []struct {
+		what      string
+		informer  cache.SharedIndexInformer
+		transform cache.TransformFunc
+	}{
+		{"deployment", deployments, dropManagedFields},
+		{"replica set", replicaSets, dropManagedFields},
+		// Pods dominate: only Recreate and the pod-delete handler look at them.
+		{"pod", pods, stripPod},
+	} {
+		if err := t.informer.SetTransform(t.transform); err != nil {
+			return fmt.Errorf("installing the %s cache transform: %w", t.what, err)
+		}
+	}
+	return nil
+}
+
+// dropManagedFields is the Deployment and ReplicaSet transform. It clears metadata.managedFields
+// in place: the informer hands the transform the object it just decoded, which nothing else
+// holds yet. Idempotent, as informers require; other objects pass unchanged.
+func dropManagedFields(obj any) (any, error) {
+	switch o := obj.(type) {
+	case *appsv1.Deployment:
+		o.ManagedFields = nil
+	case *appsv1.ReplicaSet:
+		o.ManagedFields = nil
+	}
+	return obj, nil
+}
+
+// stripPod is the pod informer transform: it keeps name, namespace, uid, resourceVersion,
+// ownerReferences, deletionTimestamp and status.phase, which is all that oldPodsRunning, the
+// controller-UID index and the pod-delete handler read. It is idempotent, as informers require.
+func stripPod(obj any) (any, error) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return obj, nil
+	}
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:              pod.Name,
+			Namespace:         pod.Namespace,
+			UID:               pod.UID,
+			ResourceVersion:   pod.ResourceVersion,
+			OwnerReferences:   pod.OwnerReferences,
+			DeletionTimestamp: pod.DeletionTimestamp,
+		},
+		Status: corev1.PodStatus{Phase: pod.Status.Phase},
+	}, nil
+}
