@@ -51,6 +51,10 @@ type Options struct {
 
 	MetricsBindAddress     string
 	HealthProbeBindAddress string
+	PprofBindAddress       string
+
+	// MemoryLimit is the container's memory limit (memory.go), empty when unknown.
+	MemoryLimit string
 
 	SkipBuiltinControllerCheck bool
 	BuiltinCheckWindow         time.Duration
@@ -85,6 +89,7 @@ func NewOptions() *Options {
 
 		MetricsBindAddress:     ":8080",
 		HealthProbeBindAddress: ":8081",
+		PprofBindAddress:       disabledAddress,
 
 		BuiltinCheckWindow: 10 * time.Minute,
 	}
@@ -127,6 +132,12 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 		`Address of the Prometheus /metrics endpoint (plain HTTP). "0" disables it.`)
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress,
 		`Address of the /healthz and /readyz endpoints (plain HTTP). "0" disables them.`)
+	fs.StringVar(&o.PprofBindAddress, "pprof-bind-address", o.PprofBindAddress,
+		`Address of Go's /debug/pprof endpoints (plain HTTP, unauthenticated: bind it to 127.0.0.1 and use kubectl port-forward). "0", the default, disables them.`)
+
+	fs = fss.FlagSet("memory")
+	fs.StringVar(&o.MemoryLimit, "memory-limit", o.MemoryLimit,
+		"The container's memory limit, as a quantity or in bytes (the manifests pass limits.memory through the downward API). The Go garbage collector then aims under 90% of it, so that it collects before the OOM killer acts. GOMEMLIMIT, when set, wins.")
 
 	// klog registers on a Go flag set; pflag turns -v into a shorthand too.
 	goFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
@@ -185,8 +196,21 @@ func (o *Options) Validate() error {
 
 	errs = append(errs, validateBindAddress("--metrics-bind-address", o.MetricsBindAddress)...)
 	errs = append(errs, validateBindAddress("--health-probe-bind-address", o.HealthProbeBindAddress)...)
-	if o.MetricsBindAddress != disabledAddress && o.MetricsBindAddress == o.HealthProbeBindAddress {
-		add("--metrics-bind-address and --health-probe-bind-address are both %q: the two servers need different addresses", o.MetricsBindAddress)
+	errs = append(errs, validateBindAddress("--pprof-bind-address", o.PprofBindAddress)...)
+	if _, err := parseMemoryLimit(o.MemoryLimit); err != nil {
+		errs = append(errs, err)
+	}
+	servers := []struct{ flag, address string }{
+		{"--metrics-bind-address", o.MetricsBindAddress},
+		{"--health-probe-bind-address", o.HealthProbeBindAddress},
+		{"--pprof-bind-address", o.PprofBindAddress},
+	}
+	for i, a := range servers {
+		for _, b := range servers[i+1:] {
+			if a.address != disabledAddress && a.address == b.address {
+				add("%s and %s are both %q: the two servers need different addresses", a.flag, b.flag, a.address)
+			}
+		}
 	}
 	return errors.Join(errs...)
 }

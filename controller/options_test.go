@@ -42,8 +42,8 @@ func TestFlagsBindToOptions(t *testing.T) {
 		"--kube-api-qps=50", "--kube-api-burst=100",
 		"--leader-elect=false", "--leader-elect-lease-name=gc", "--leader-elect-namespace=ops",
 		"--leader-elect-lease-duration=30s", "--leader-elect-renew-deadline=20s", "--leader-elect-retry-period=4s",
-		"--metrics-bind-address=127.0.0.1:9090", "--health-probe-bind-address=0",
-		"--skip-builtin-controller-check", "--builtin-check-window=1h",
+		"--metrics-bind-address=127.0.0.1:9090", "--health-probe-bind-address=0", "--pprof-bind-address=127.0.0.1:6060",
+		"--memory-limit=268435456", "--skip-builtin-controller-check", "--builtin-check-window=1h",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -52,8 +52,8 @@ func TestFlagsBindToOptions(t *testing.T) {
 		Kubeconfig: "/etc/kube/config", Mode: "instead", Takeover: "eager", Workers: 3, KubeAPIQPS: 50, KubeAPIBurst: 100,
 		LeaderElect: false, LeaderElectLeaseName: "gc", LeaderElectNamespace: "ops",
 		LeaderElectLeaseDuration: 30 * time.Second, LeaderElectRenewDeadline: 20 * time.Second, LeaderElectRetryPeriod: 4 * time.Second,
-		MetricsBindAddress: "127.0.0.1:9090", HealthProbeBindAddress: "0",
-		SkipBuiltinControllerCheck: true, BuiltinCheckWindow: time.Hour,
+		MetricsBindAddress: "127.0.0.1:9090", HealthProbeBindAddress: "0", PprofBindAddress: "127.0.0.1:6060",
+		MemoryLimit: "268435456", SkipBuiltinControllerCheck: true, BuiltinCheckWindow: time.Hour,
 	}
 	if !reflect.DeepEqual(*o, want) {
 		t.Errorf("options after parsing:\n got %+v\nwant %+v", *o, want)
@@ -70,7 +70,7 @@ func TestDefaultsAreUpstreamLike(t *testing.T) {
 		Mode: "alongside", Takeover: "admission", Workers: 5, KubeAPIQPS: 20, KubeAPIBurst: 30,
 		LeaderElect: true, LeaderElectLeaseName: "gray-controller", LeaderElectNamespace: "kube-system",
 		LeaderElectLeaseDuration: 15 * time.Second, LeaderElectRenewDeadline: 10 * time.Second, LeaderElectRetryPeriod: 2 * time.Second,
-		MetricsBindAddress: ":8080", HealthProbeBindAddress: ":8081",
+		MetricsBindAddress: ":8080", HealthProbeBindAddress: ":8081", PprofBindAddress: "0",
 		BuiltinCheckWindow: 10 * time.Minute,
 	}
 	if !reflect.DeepEqual(*o, want) {
@@ -176,6 +176,24 @@ func TestValidate(t *testing.T) {
 			name:     "both servers on one address",
 			modify:   func(o *Options) { o.HealthProbeBindAddress = ":8080" },
 			wantErrs: []string{`--metrics-bind-address and --health-probe-bind-address are both ":8080"`},
+		},
+		{
+			name:     "profiles on the metrics address",
+			modify:   func(o *Options) { o.PprofBindAddress = o.MetricsBindAddress },
+			wantErrs: []string{`--metrics-bind-address and --pprof-bind-address are both ":8080"`},
+		},
+		{
+			name:   "profiles on a loopback port",
+			modify: func(o *Options) { o.PprofBindAddress = "127.0.0.1:6060" },
+		},
+		{
+			name:     "memory limit that is no quantity",
+			modify:   func(o *Options) { o.MemoryLimit = "256 MiB" },
+			wantErrs: []string{`invalid --memory-limit "256 MiB"`},
+		},
+		{
+			name:   "memory limit in bytes, as the downward API gives it",
+			modify: func(o *Options) { o.MemoryLimit = "268435456" },
 		},
 		{
 			name:   "both servers disabled",

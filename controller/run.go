@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -45,6 +46,9 @@ func (o *Options) Run(ctx context.Context) error {
 	logger.Info("Starting gray-controller", "version", version.Get().String(), "mode", o.Mode,
 		"workers", o.Workers, "leaderElect", o.LeaderElect)
 
+	if err := applyMemoryLimit(logger, o.MemoryLimit); err != nil {
+		return err
+	}
 	client := o.Client
 	if client == nil {
 		var err error
@@ -162,6 +166,7 @@ func (o *Options) startServers(ctx context.Context, health http.Handler, fail fu
 	}{
 		{"health probe", "--health-probe-bind-address", o.HealthProbeBindAddress, health},
 		{"metrics", "--metrics-bind-address", o.MetricsBindAddress, metrics.Handler()},
+		{"pprof", "--pprof-bind-address", o.PprofBindAddress, pprofHandler()},
 	} {
 		if s.address == disabledAddress {
 			logger.Info("HTTP server disabled", "server", s.name)
@@ -174,6 +179,17 @@ func (o *Options) startServers(ctx context.Context, health http.Handler, fail fu
 		servers = append(servers, srv)
 	}
 	return servers, nil
+}
+
+// pprofHandler serves Go's runtime profiles (heap, goroutines, CPU) under /debug/pprof/.
+func pprofHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
 }
 
 // stopServers lets in-flight requests finish, within shutdownTimeout.

@@ -134,16 +134,16 @@ func TestRunWithoutLeaderElection(t *testing.T) {
 	}
 }
 
-// TestRunServesProbesAndMetrics checks the endpoints of a running leader:
+// TestRunServesProbesMetricsAndProfiles checks the endpoints of a running leader:
 // /readyz turns "ok" once the caches synced, and /metrics shows the
 // controller's own queue, instrumented through the workqueue provider.
-func TestRunServesProbesAndMetrics(t *testing.T) {
+func TestRunServesProbesMetricsAndProfiles(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	d := appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"}}
 	o := runOptions(fake.NewClientset(&d))
-	o.HealthProbeBindAddress, o.MetricsBindAddress = freeAddress(t), freeAddress(t)
+	o.HealthProbeBindAddress, o.MetricsBindAddress, o.PprofBindAddress = freeAddress(t), freeAddress(t), freeAddress(t)
 
 	result := make(chan error, 1)
 	go func() { result <- o.Run(ctx) }()
@@ -163,6 +163,12 @@ func TestRunServesProbesAndMetrics(t *testing.T) {
 		return err == nil && strings.Contains(body, `workqueue_adds_total{name="deployment"} `) &&
 			strings.Contains(body, `leader_election_master_status{name="gray-controller"} 1`)
 	})
+
+	// A heap profile in the text format names the allocating functions.
+	if code, body, err := httpGet("http://" + o.PprofBindAddress + "/debug/pprof/heap?debug=1"); err != nil ||
+		code != http.StatusOK || !strings.Contains(body, "heap profile:") {
+		t.Errorf("GET /debug/pprof/heap?debug=1 = %d, %v, want 200 with a heap profile; body starts %.80q", code, err, body)
+	}
 
 	cancel()
 	if err := waitFor(t, result, "Run to return"); err != nil {

@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -177,12 +180,15 @@ func TestHelmInstall(t *testing.T) {
 	// image built by `make image` stands in for it.
 	t.Logf("chart image %s, run from the local build instead", pod.Containers[0].Image)
 	var args []string
-	for _, a := range pod.Containers[0].Args {
+	for _, a := range expandContainerArgs(t, pod.Containers[0], releaseNS) {
 		// The process runs on the host's network: loopback ports of its own.
 		if strings.HasPrefix(a, "--metrics-bind-address=") || strings.HasPrefix(a, "--health-probe-bind-address=") {
 			continue
 		}
 		args = append(args, a)
+	}
+	if !slices.Contains(args, "--memory-limit=268435456") {
+		t.Errorf("chart args %q: want --memory-limit from limits.memory, 256Mi in bytes", args)
 	}
 	ctrl := runFromImage(t, c, amd64, releaseNS, chartServiceAccount, args...)
 
@@ -284,4 +290,31 @@ func leftovers(t *testing.T, c *cluster.Cluster, dyn dynamic.Interface) {
 			t.Errorf("%s gray-controller left after helm uninstall (%v)", res, err)
 		}
 	}
+}
+
+// expandContainerArgs does what the kubelet does to a container's args: $(NAME) becomes the
+// value of the container's env var NAME. It knows the env sources the chart uses (a value, the
+// pod's namespace, the container's memory limit) and fails on any other.
+func expandContainerArgs(t *testing.T, container corev1.Container, namespace string) []string {
+	t.Helper()
+	var pairs []string
+	for _, env := range container.Env {
+		value := env.Value
+		switch from := env.ValueFrom; {
+		case from == nil:
+		case from.FieldRef != nil && from.FieldRef.FieldPath == "metadata.namespace":
+			value = namespace
+		case from.ResourceFieldRef != nil && from.ResourceFieldRef.Resource == "limits.memory":
+			value = strconv.FormatInt(container.Resources.Limits.Memory().Value(), 10)
+		default:
+			t.Fatalf("env %s of the chart's container: a source this test does not resolve: %+v", env.Name, from)
+		}
+		pairs = append(pairs, "$("+env.Name+")", value)
+	}
+	replacer := strings.NewReplacer(pairs...)
+	args := make([]string, len(container.Args))
+	for i, a := range container.Args {
+		args[i] = replacer.Replace(a)
+	}
+	return args
 }
