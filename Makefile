@@ -240,6 +240,11 @@ bench-rollout: build ## Benchmark: 100 Deployments x 10 replicas rolled by the b
 	$(CONTROLPLANE_ENV); \
 	cd test && go run ./cmd/bench rollout -controller $(BIN)/gray-controller $(BENCH_FLAGS)
 
+.PHONY: bench-scale
+bench-scale: build ## Benchmark: 2,000 Deployments x 10 replicas, built-in vs ours: RSS, API requests, settle times (long).
+	$(CONTROLPLANE_ENV); \
+	cd test && go run ./cmd/bench scale -controller $(BIN)/gray-controller $(BENCH_FLAGS)
+
 .PHONY: bench-gray
 bench-gray: build ## Benchmark: 50 gray rollouts at once: hold latency and overshoot (must be 0).
 	$(CONTROLPLANE_ENV); \

@@ -44,6 +44,13 @@ type Options struct {
 	// Audit makes kube-apiserver log every write to Deployments and
 	// ReplicaSets (at Metadata level) to AuditLog, for counting API writes.
 	Audit bool
+	// AuditReads, with Audit, logs reads (get, list, watch) too, of every
+	// resource, and every write but the pod, node, lease and events.k8s.io
+	// writes that the scheduler and kwok make in bulk: what a controller's
+	// requests of any kind cost, at the price of a log several times larger.
+	AuditReads bool
+	// PodsPerNode is the pod capacity of each kwok node; 0 means 250.
+	PodsPerNode int
 }
 
 // Cluster is a running control plane.
@@ -66,6 +73,9 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	}
 	if opts.Nodes == 0 {
 		opts.Nodes = 2
+	}
+	if opts.PodsPerNode == 0 {
+		opts.PodsPerNode = 250
 	}
 	cache, err := controlPlaneCache()
 	if err != nil {
@@ -129,7 +139,11 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	apiArgs := []string{"--etcd-servers=" + etcdURL}
 	if opts.Audit {
 		policy := filepath.Join(c.Dir, "audit-policy.yaml")
-		if err := os.WriteFile(policy, []byte(auditPolicy), 0o600); err != nil {
+		content := auditPolicy
+		if opts.AuditReads {
+			content = auditReadsPolicy
+		}
+		if err := os.WriteFile(policy, []byte(content), 0o600); err != nil {
 			return nil, err
 		}
 		apiArgs = append(apiArgs, "--audit-policy-file="+policy, "--audit-log-path="+c.AuditLog(),
@@ -185,7 +199,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		return nil, err
 	}
 
-	if err := c.createNodes(ctx, opts.Nodes); err != nil {
+	if err := c.createNodes(ctx, opts.Nodes, opts.PodsPerNode); err != nil {
 		return nil, err
 	}
 	if err := c.writeState(); err != nil {
@@ -279,13 +293,13 @@ func (c *Cluster) start(ctx context.Context, name, binary, healthURL string, cli
 	return nil
 }
 
-func (c *Cluster) createNodes(ctx context.Context, n int) error {
+func (c *Cluster) createNodes(ctx context.Context, n, pods int) error {
 	for i := 0; i < n; i++ {
 		name := fmt.Sprintf("kwok-node-%d", i)
 		capacity := corev1.ResourceList{
 			corev1.ResourceCPU:    resource.MustParse("64"),
 			corev1.ResourceMemory: resource.MustParse("256Gi"),
-			corev1.ResourcePods:   resource.MustParse("250"),
+			corev1.ResourcePods:   *resource.NewQuantity(int64(pods), resource.DecimalSI),
 		}
 		node := &corev1.Node{
 			ObjectMeta: metav1.ObjectMeta{
@@ -371,6 +385,29 @@ rules:
   - group: apps
     resources: ["deployments", "deployments/status", "deployments/scale", "replicasets", "replicasets/status"]
 - level: None
+`
+
+// auditReadsPolicy (Options.AuditReads) records every request at Metadata
+// level, reads included, except the bulk writes of the components that stand
+// in for kubelets and the scheduler (pods, bindings, nodes, node leases,
+// events.k8s.io Events), which no Deployment controller makes and which would
+// otherwise make up most of the log. Core Events stay: both Deployment
+// controllers record theirs through that API.
+const auditReadsPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+- level: None
+  verbs: ["create", "update", "patch", "delete", "deletecollection"]
+  resources:
+  - group: ""
+    resources: ["pods", "pods/status", "pods/binding", "nodes", "nodes/status"]
+  - group: coordination.k8s.io
+    resources: ["leases"]
+  - group: events.k8s.io
+- level: None
+  nonResourceURLs: ["/healthz*", "/readyz*", "/livez*"]
+- level: Metadata
 `
 
 const stateFile = "cluster.state"

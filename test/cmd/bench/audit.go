@@ -16,7 +16,13 @@ type auditWrite struct {
 	Verb           string `json:"verb"`
 	UserAgent      string `json:"userAgent"`
 	StageTimestamp string `json:"stageTimestamp"`
-	ObjectRef      struct {
+	// Read by readRequests only.
+	AuditID                  string `json:"auditID"`
+	RequestReceivedTimestamp string `json:"requestReceivedTimestamp"`
+	ResponseStatus           struct {
+		Code int `json:"code"`
+	} `json:"responseStatus"`
+	ObjectRef struct {
 		Resource    string `json:"resource"`
 		Subresource string `json:"subresource"`
 		Name        string `json:"name"`
@@ -48,5 +54,53 @@ func readAudit(path string) ([]auditWrite, error) {
 		out = append(out, w)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].at.Before(out[j].at) })
+	return out, scanner.Err()
+}
+
+// request is one API request of the audit log: its verb and resource, the
+// User-Agent, when kube-apiserver received it and the status it answered.
+type request struct {
+	verb, resource, userAgent string
+	code                      int
+	received                  time.Time
+}
+
+// readRequests returns every request of the audit log once, oldest received
+// first. A watch has a ResponseStarted event when it begins and a
+// ResponseComplete one only when it ends, perhaps after the log is read, so
+// such a request is taken from its first event and its last one skipped by
+// audit ID; every other request has one event (RequestReceived is omitted).
+func readRequests(path string) ([]request, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	started := map[string]bool{} // audit IDs of long-running requests whose ResponseStarted was read
+	var out []request
+	scanner := bufio.NewScanner(f)
+	scanner.Buffer(make([]byte, 1<<20), 1<<24)
+	for scanner.Scan() {
+		var w auditWrite
+		if err := json.Unmarshal(scanner.Bytes(), &w); err != nil {
+			return nil, fmt.Errorf("audit log %s: %w", path, err)
+		}
+		switch {
+		case w.Stage == "ResponseStarted":
+			started[w.AuditID] = true
+		case started[w.AuditID]:
+			delete(started, w.AuditID) // its ResponseComplete: counted already
+			continue
+		}
+		r := request{verb: w.Verb, resource: w.ObjectRef.Resource, userAgent: w.UserAgent, code: w.ResponseStatus.Code}
+		if w.ObjectRef.Subresource != "" {
+			r.resource += "/" + w.ObjectRef.Subresource
+		}
+		if r.received, err = time.Parse(time.RFC3339Nano, w.RequestReceivedTimestamp); err != nil {
+			return nil, fmt.Errorf("audit log %s: %w", path, err)
+		}
+		out = append(out, r)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].received.Before(out[j].received) })
 	return out, scanner.Err()
 }

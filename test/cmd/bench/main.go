@@ -9,6 +9,13 @@
 //	    many gray rollouts at once: hold latency (new ReplicaSet at its target
 //	    → Deployment paused), time from the image change to the hold, and
 //	    overshoot (new ReplicaSet above its target at any write; must be 0).
+//	bench scale -controller ../bin/gray-controller
+//	    2,000 Deployments x 10 replicas (-deployments, -replicas), half of
+//	    them held at 20% by gray-controller (-gray-fraction, -percent), rolled
+//	    by the built-in controller and then by gray-controller --mode=instead:
+//	    RSS of each controller process settled and at its peak, API requests
+//	    per rollout by verb and resource (409 Conflicts apart) from the audit
+//	    log, time to settle and the spread of per-Deployment settle times.
 package main
 
 import (
@@ -23,8 +30,10 @@ func main() {
 		err = runRollout(os.Args[2:])
 	case len(os.Args) > 1 && os.Args[1] == "gray":
 		err = runGray(os.Args[2:])
+	case len(os.Args) > 1 && os.Args[1] == "scale":
+		err = runScale(os.Args[2:])
 	default:
-		err = fmt.Errorf("usage: bench rollout|gray -controller PATH [flags]")
+		err = fmt.Errorf("usage: bench rollout|gray|scale -controller PATH [flags]")
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,7 +38,12 @@ func benchFlags(fs *flag.FlagSet, deployments int) (parsed func(b *bench) error)
 		if *controller == "" {
 			return fmt.Errorf("-controller is required")
 		}
-		b.controller, b.deployments, b.replicas = *controller, *count, int32(*replicas)
+		// Components run in the cluster folder, so a relative path would not resolve.
+		path, err := filepath.Abs(*controller)
+		if err != nil {
+			return err
+		}
+		b.controller, b.deployments, b.replicas = path, *count, int32(*replicas)
 		return nil
 	}
 }
@@ -191,11 +197,14 @@ func startInstead(ctx context.Context, c *cluster.Cluster, binary string, worker
 
 // changeImages gives each of the n Deployments a new image at once: every rollout starts.
 func changeImages(ctx context.Context, client kubernetes.Interface, n int) error {
-	return forAll(n, func(i int) error {
-		patch := fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:%d.2"}]}}}}`, i)
-		_, err := client.AppsV1().Deployments("default").Patch(ctx, deploymentName(i), "application/strategic-merge-patch+json", []byte(patch), metav1.PatchOptions{})
-		return err
-	})
+	return forAll(n, func(i int) error { return changeImage(ctx, client, i) })
+}
+
+// changeImage gives Deployment i its new image.
+func changeImage(ctx context.Context, client kubernetes.Interface, i int) error {
+	patch := fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:%d.2"}]}}}}`, i)
+	_, err := client.AppsV1().Deployments("default").Patch(ctx, deploymentName(i), "application/strategic-merge-patch+json", []byte(patch), metav1.PatchOptions{})
+	return err
 }
 
 // waitAll polls until done holds for n Deployments of the namespace.
@@ -220,10 +229,14 @@ func waitAll(ctx context.Context, client kubernetes.Interface, n int, timeout ti
 }
 
 func waitAllRolledOut(ctx context.Context, client kubernetes.Interface, n int, timeout time.Duration) error {
-	return waitAll(ctx, client, n, timeout, "rolled out", func(d *appsv1.Deployment) bool {
-		s, want := d.Status, *d.Spec.Replicas
-		return s.ObservedGeneration >= d.Generation && s.UpdatedReplicas == want && s.Replicas == want && s.AvailableReplicas == want
-	})
+	return waitAll(ctx, client, n, timeout, "rolled out", rolledOut)
+}
+
+// rolledOut reports whether d's controller has seen its spec and every
+// replica runs the current template and is available, old ones gone.
+func rolledOut(d *appsv1.Deployment) bool {
+	s, want := d.Status, *d.Spec.Replicas
+	return s.ObservedGeneration >= d.Generation && s.UpdatedReplicas == want && s.Replicas == want && s.AvailableReplicas == want
 }
 
 type writeCounts struct {

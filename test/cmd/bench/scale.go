@@ -1,0 +1,327 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+	"github.com/kubegray/kubectl-gray/test/cluster"
+)
+
+// scale holds the settings of one `bench scale` (see runScale).
+type scale struct {
+	bench
+	grayFraction   float64
+	percent        int
+	podsPerNode    int
+	quiet, timeout time.Duration
+}
+
+type scaleResult struct {
+	name            string
+	rolledOut, held int
+	nodes           int
+	wall            time.Duration   // image change → last Deployment settled
+	own             []time.Duration // per Deployment: its own image change → settled, sorted
+	sinceBegan      []time.Duration // per Deployment: the first image change → settled, sorted
+	rssSettled      map[string]int64
+	rssPeak         map[string]int64
+	requests        map[string]int // "verb resource" → requests by the controller during the rollout
+	conflicts       map[string]int // the same, answered 409 Conflict
+}
+
+// gray reports whether Deployment i carries the percent annotation: i's
+// share of the fraction crosses a whole number, so the gray ones are evenly
+// spread and number floor(n × fraction).
+func (s scale) gray(i int) bool {
+	return int(float64(i+1)*s.grayFraction) > int(float64(i)*s.grayFraction)
+}
+
+func (s scale) run(ctx context.Context, ours bool) (scaleResult, error) {
+	// Room for every Deployment at its surge (maxSurge 25% rounds up) plus a
+	// quarter for pods still terminating, which the scheduler counts.
+	pods := s.deployments * int(s.replicas+(s.replicas+3)/4)
+	nodes := max(2, (pods*5/4+s.podsPerNode-1)/s.podsPerNode)
+	opts := cluster.Options{Audit: true, AuditReads: true, Nodes: nodes, PodsPerNode: s.podsPerNode}
+	r := scaleResult{name: "built-in deployment controller", nodes: nodes}
+	agent, components := "deployment-controller", []string{"kube-controller-manager"}
+	if ours {
+		opts.Controllers = cluster.WithoutDeploymentController
+		r.name, agent = "gray-controller --mode=instead", "gray-controller/"
+		components = append(components, "gray-controller")
+	}
+	fmt.Fprintf(os.Stderr, "bench: %s: starting a control plane with %d kwok nodes\n", r.name, nodes)
+	c, err := cluster.Start(ctx, opts)
+	if err != nil {
+		return r, err
+	}
+	defer func() {
+		if err := c.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "bench: stop control plane:", err)
+		}
+	}()
+	if ours {
+		port, err := cluster.FreePort()
+		if err != nil {
+			return r, err
+		}
+		if err := startInstead(ctx, c, s.controller, s.workers, port); err != nil {
+			return r, err
+		}
+	}
+	pids := map[string]int{}
+	for _, name := range components {
+		pid, ok := c.Processes()[name]
+		if !ok {
+			return r, fmt.Errorf("no %s process", name)
+		}
+		pids[name] = pid
+	}
+	rss := sampleRSS(pids, 500*time.Millisecond)
+	defer rss.close()
+
+	// The harness client's 100 QPS would spread 2,000 image changes over 20 s.
+	config := rest.CopyConfig(c.Config)
+	config.QPS, config.Burst = 1000, 1000
+	client, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		return r, err
+	}
+
+	w, err := watchSettled(ctx, client, s.deployments, rolledOut)
+	if err != nil {
+		return r, err
+	}
+	fmt.Fprintf(os.Stderr, "bench: %s: creating %d Deployments\n", r.name, s.deployments)
+	if err := forAll(s.deployments, func(i int) error {
+		d := s.deployment(i)
+		if s.gray(i) {
+			d.Annotations = map[string]string{grayapi.PercentAnnotation: fmt.Sprint(s.percent)}
+		}
+		_, err := client.AppsV1().Deployments("default").Create(ctx, d, metav1.CreateOptions{})
+		return err
+	}); err != nil {
+		return r, err
+	}
+	created, err := w.wait(s.timeout, "rolled out")
+	if err != nil {
+		return r, fmt.Errorf("%s: initial rollout: %w", r.name, err)
+	}
+	time.Sleep(time.Until(latest(created).Add(s.quiet)))
+	r.rssSettled = rss.take().kb
+
+	index := map[string]int{}
+	for i := range s.deployments {
+		index[deploymentName(i)] = i
+	}
+	w, err = watchSettled(ctx, client, s.deployments, func(d *appsv1.Deployment) bool {
+		if d.Spec.Template.Spec.Containers[0].Image != newImage(d.Name) {
+			return false // not changed yet: its old rollout does not count
+		}
+		if ours && s.gray(index[d.Name]) {
+			st, err := grayapi.ParseStatus(d.Annotations[grayapi.StatusAnnotation])
+			return d.Spec.Paused && err == nil && st.Phase == grayapi.PhaseHeld
+		}
+		return rolledOut(d)
+	})
+	if err != nil {
+		return r, err
+	}
+	fmt.Fprintf(os.Stderr, "bench: %s: changing %d images\n", r.name, s.deployments)
+	changed := make([]time.Time, s.deployments)
+	began := time.Now()
+	if err := forAll(s.deployments, func(i int) error {
+		changed[i] = time.Now()
+		return changeImage(ctx, client, i)
+	}); err != nil {
+		return r, err
+	}
+	settledAt, err := w.wait(s.timeout, "settled")
+	if err != nil {
+		return r, fmt.Errorf("%s: rollout: %w", r.name, err)
+	}
+	end := latest(settledAt)
+	r.rssPeak = rss.peak(began, end)
+	r.wall = end.Sub(began)
+	for name, at := range settledAt {
+		r.own = append(r.own, at.Sub(changed[index[name]]))
+		r.sinceBegan = append(r.sinceBegan, at.Sub(began))
+		if ours && s.gray(index[name]) {
+			r.held++
+		} else {
+			r.rolledOut++
+		}
+	}
+	sortDurations(r.own)
+	sortDurations(r.sinceBegan)
+
+	// The window is the rollout's own: requests received from the first
+	// image change until the last Deployment settled.
+	requests, err := readRequests(c.AuditLog())
+	if err != nil {
+		return r, err
+	}
+	r.requests, r.conflicts = map[string]int{}, map[string]int{}
+	for _, q := range requests {
+		if q.received.Before(began) || q.received.After(end) || !strings.Contains(q.userAgent, agent) {
+			continue
+		}
+		key := q.verb + " " + q.resource
+		if q.resource == "" {
+			key = q.verb + " (non-resource)"
+		}
+		r.requests[key]++
+		if q.code == 409 {
+			r.conflicts[key]++
+		}
+	}
+	return r, nil
+}
+
+func latest(at map[string]time.Time) time.Time {
+	var last time.Time
+	for _, t := range at {
+		if t.After(last) {
+			last = t
+		}
+	}
+	return last
+}
+
+// runScale is `bench scale`: many Deployments rolled at once by the built-in
+// controller, then by gray-controller --mode=instead (5 workers and client
+// QPS 20 each, both defaults), each on a control plane of its own with
+// enough kwok nodes, measuring the controller processes' memory, their API
+// requests (from an audit log that records reads too) and settle times.
+//
+// Both runs create the same Deployments: a -gray-fraction of them, spread
+// evenly over the indices, carry kubegray.io/percent. The built-in controller
+// ignores the annotation and rolls every one out fully; gray-controller holds
+// the annotated ones at -percent (paused, status phase Held), and that is
+// where they count as settled. So the two runs do different work unless
+// -gray-fraction=0, which compares plain rollouts like for like; the settled
+// counts in the first table say what each controller did.
+//
+// At the default 2,000 x 10 each run takes the better part of an hour: both
+// controllers are bound by their client's 20 requests a second.
+func runScale(args []string) error {
+	fs := flag.NewFlagSet("scale", flag.ExitOnError)
+	parsed := benchFlags(fs, 2000)
+	grayFraction := fs.Float64("gray-fraction", 0.5, "fraction of the Deployments annotated to hold at -percent (gray-controller holds them; the built-in rolls them out)")
+	percent := fs.Int("percent", 20, "hold point of the annotated Deployments")
+	podsPerNode := fs.Int("pods-per-node", 250, "pod capacity of each kwok node; the node count follows")
+	quiet := fs.Duration("quiet", 10*time.Second, "wait after the initial rollout settles before taking the settled RSS")
+	timeout := fs.Duration("timeout", 2*time.Hour, "limit of each wait (initial rollout, rollout)")
+	_ = fs.Parse(args)
+	s := scale{bench: bench{workers: 5}, grayFraction: *grayFraction, percent: *percent, podsPerNode: *podsPerNode,
+		quiet: *quiet, timeout: *timeout}
+	if err := parsed(&s.bench); err != nil {
+		return err
+	}
+	if s.grayFraction < 0 || s.grayFraction > 1 || s.podsPerNode < 1 || s.deployments < 1 {
+		return fmt.Errorf("need 0 <= -gray-fraction <= 1, -pods-per-node >= 1 and -deployments >= 1")
+	}
+	var rows []scaleResult
+	for _, ours := range []bool{false, true} {
+		r, err := s.run(context.Background(), ours)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, r)
+	}
+	s.print(rows)
+	return nil
+}
+
+func (s scale) print(rows []scaleResult) {
+	grays := 0
+	for i := range s.deployments {
+		if s.gray(i) {
+			grays++
+		}
+	}
+	n := float64(s.deployments)
+	fmt.Printf("%d Deployments x %d replicas, %d of them annotated %s=%d, maxSurge 25%% / maxUnavailable 25%%, "+
+		"5 workers and client QPS 20 each, %d kwok nodes x %d pods\n\n",
+		s.deployments, s.replicas, grays, grayapi.PercentAnnotation, s.percent, rows[0].nodes, s.podsPerNode)
+
+	fmt.Println("| controller | settled | time to settle | per Deployment p10 | p50 | p90 | p99 | max | settled by 25% / 50% / 75% of the time |")
+	fmt.Println("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+	ms := func(d time.Duration) string { return d.Round(time.Millisecond).String() }
+	for _, r := range rows {
+		by := make([]string, 0, 3)
+		for _, q := range []float64{0.25, 0.5, 0.75} {
+			cut := time.Duration(q * float64(r.wall))
+			by = append(by, fmt.Sprint(sort.Search(len(r.sinceBegan), func(i int) bool { return r.sinceBegan[i] > cut })))
+		}
+		fmt.Printf("| %s | %d rolled out, %d held | %.1f s | %s | %s | %s | %s | %s | %s |\n", r.name, r.rolledOut, r.held,
+			r.wall.Seconds(), ms(quantile(r.own, 0.1)), ms(quantile(r.own, 0.5)), ms(quantile(r.own, 0.9)),
+			ms(quantile(r.own, 0.99)), ms(quantile(r.own, 1)), strings.Join(by, " / "))
+	}
+
+	fmt.Println("\n| controller | kube-controller-manager RSS settled | peak | gray-controller RSS settled | peak | sum settled | sum peak |")
+	fmt.Println("| --- | --- | --- | --- | --- | --- | --- |")
+	for _, r := range rows {
+		cells := []string{r.name}
+		var sumSettled, sumPeak int64
+		for _, name := range []string{"kube-controller-manager", "gray-controller"} {
+			settled, ok := r.rssSettled[name]
+			peak, okPeak := r.rssPeak[name]
+			sumSettled, sumPeak = sumSettled+settled, sumPeak+peak
+			cells = append(cells, mib(settled, ok), mib(peak, okPeak))
+		}
+		cells = append(cells, mib(sumSettled, true), mib(sumPeak, true))
+		fmt.Printf("| %s |\n", strings.Join(cells, " | "))
+	}
+
+	keys, totals := map[string]bool{}, make([]int, len(rows))
+	for i, r := range rows {
+		for k, v := range r.requests {
+			keys[k] = true
+			totals[i] += v
+		}
+	}
+	sorted := make([]string, 0, len(keys))
+	for k := range keys {
+		sorted = append(sorted, k)
+	}
+	sort.Strings(sorted)
+	fmt.Println("\n| API requests per rollout (image change → all settled) | built-in | ours | ours/built-in | 409 Conflict built-in | ours |")
+	fmt.Println("| --- | --- | --- | --- | --- | --- |")
+	row := func(name string, b, o, cb, co int) {
+		fmt.Printf("| %s | %.2f | %.2f | %s | %d | %d |\n", name, float64(b)/n, float64(o)/n, ratio(float64(o), float64(b)), cb, co)
+	}
+	for _, k := range sorted {
+		row(k, rows[0].requests[k], rows[1].requests[k], rows[0].conflicts[k], rows[1].conflicts[k])
+	}
+	conflicts := func(r scaleResult) (sum int) {
+		for _, v := range r.conflicts {
+			sum += v
+		}
+		return sum
+	}
+	row("**total**", totals[0], totals[1], conflicts(rows[0]), conflicts(rows[1]))
+
+	fmt.Printf("\nratio ours/built-in: time to settle %s, API requests per rollout %s, p50 settle %s\n",
+		ratio(rows[1].wall.Seconds(), rows[0].wall.Seconds()), ratio(float64(totals[1]), float64(totals[0])),
+		ratio(quantile(rows[1].own, 0.5).Seconds(), quantile(rows[0].own, 0.5).Seconds()))
+	fmt.Println("\nThe built-in controller's list and watch go through kube-controller-manager's shared informers " +
+		"(user agent .../shared-informers, shared with every other controller) and are not counted; gray-controller's are.")
+}
+
+func ratio(a, b float64) string {
+	if b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", a/b)
+}
