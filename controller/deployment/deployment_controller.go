@@ -104,6 +104,9 @@ type DeploymentController struct {
 
 	// rsExpectations holds the ReplicaSet writes of gray syncs until the cache shows them.
 	rsExpectations *replicaSetExpectations
+	// deploymentWrites holds the resourceVersions our Deployment Updates replaced
+	// (deployment_writes.go) until the cache moves past them.
+	deploymentWrites *supersededVersions
 }
 
 // NewDeploymentController registers informers on the factory (Deployments, ReplicaSets, Pods)
@@ -130,6 +133,8 @@ func NewDeploymentController(ctx context.Context, factory informers.SharedInform
 		takeover: opts.Takeover,
 	}
 	dc.rsExpectations = newReplicaSetExpectations(func() time.Time { return dc.now() })
+	dc.deploymentWrites = newSupersededVersions(func() time.Time { return dc.now() })
+	dc.client = recordingClient{Interface: client, versions: dc.deploymentWrites}
 	if dc.takeover == "" {
 		dc.takeover = grayapi.TakeoverAdmission
 	}
@@ -267,10 +272,16 @@ func (dc *DeploymentController) syncDeployment(ctx context.Context, key string) 
 	if apierrors.IsNotFound(err) {
 		logger.V(2).Info("Deployment has been deleted", "deployment", klog.KRef(namespace, name))
 		metrics.ForgetGray(key)
+		dc.deploymentWrites.forget(key)
 		return nil
 	}
 	if err != nil {
 		return err
+	}
+	if dc.deploymentWrites.superseded(key, cached.ResourceVersion) {
+		logger.V(4).Info("Cached deployment is one our own write replaced, waiting for the newer one",
+			"deployment", klog.KObj(cached), "resourceVersion", cached.ResourceVersion)
+		return nil
 	}
 	// In alongside mode every other Deployment belongs to the built-in controller alone: not
 	// even its ReplicaSets are claimed.

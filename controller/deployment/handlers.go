@@ -53,6 +53,7 @@ func (dc *DeploymentController) deleteDeployment(logger klog.Logger, obj any) {
 	logger.V(4).Info("Deleting deployment", "deployment", klog.KObj(d))
 	if key, err := cache.MetaNamespaceKeyFunc(d); err == nil {
 		dc.rsExpectations.forget(key)
+		dc.deploymentWrites.forget(key)
 	}
 	dc.enqueue(d)
 }

@@ -1,0 +1,126 @@
+package deployment
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	appsv1client "k8s.io/client-go/kubernetes/typed/apps/v1"
+)
+
+// Our own Deployment writes reach the Deployment cache a moment after the ReplicaSet and pod
+// events they cause. Upstream's controller syncs on those events with the older Deployment
+// and sends a status write against the resourceVersion it has itself just replaced: a 409
+// Conflict by design, a requeue, and the same sync again. This controller remembers the
+// resourceVersions its Updates replaced and skips a sync whose cached Deployment is one of
+// them: the informer event of the newer version syncs the Deployment again, with the same
+// spec (our Deployment writes change status and annotations, never the spec), so nothing is
+// decided differently, only later by the time the event takes.
+
+// supersededTimeout bounds how long a replaced resourceVersion keeps a Deployment from
+// syncing: the newer version reaches a healthy informer in milliseconds, and a watch that
+// fell behind lists again, but a sync is never held off for longer than this.
+const supersededTimeout = 30 * time.Second
+
+// supersededVersions remembers, per Deployment key, the resourceVersions our writes replaced.
+type supersededVersions struct {
+	mu    sync.Mutex
+	byKey map[string]supersededSet
+	now   func() time.Time
+}
+
+// supersededSet is the versions replaced for one Deployment, and when the last was.
+type supersededSet struct {
+	versions map[string]bool
+	at       time.Time
+}
+
+func newSupersededVersions(now func() time.Time) *supersededVersions {
+	return &supersededVersions{byKey: map[string]supersededSet{}, now: now}
+}
+
+// wrote records a successful Update of sent that the server answered with written. An
+// Update that changed nothing keeps its resourceVersion, and no event will follow it, so it
+// replaces nothing.
+func (s *supersededVersions) wrote(sent, written *appsv1.Deployment) {
+	if sent.ResourceVersion == "" || written.ResourceVersion == sent.ResourceVersion {
+		return
+	}
+	key := sent.Namespace + "/" + sent.Name
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	set, ok := s.byKey[key]
+	if !ok {
+		set.versions = map[string]bool{}
+	}
+	set.versions[sent.ResourceVersion] = true
+	set.at = s.now()
+	s.byKey[key] = set
+}
+
+// superseded reports whether the cached Deployment of key, at resourceVersion, is one our
+// own writes replaced. A cache that holds any other version has caught up with them (or
+// moved past them), and they are forgotten.
+func (s *supersededVersions) superseded(key, resourceVersion string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	set, ok := s.byKey[key]
+	if ok && set.versions[resourceVersion] && s.now().Sub(set.at) < supersededTimeout {
+		return true
+	}
+	delete(s.byKey, key)
+	return false
+}
+
+// forget drops what was remembered of a deleted Deployment.
+func (s *supersededVersions) forget(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.byKey, key)
+}
+
+// recordingClient is the controller's client with Deployment Updates recorded in versions.
+// Patches are not: the ones this controller sends (alongside mode, releases) carry no
+// resourceVersion to record, and a gray sync compares its cache with a live read anyway
+// (cachedDeploymentIsCurrent).
+type recordingClient struct {
+	kubernetes.Interface
+	versions *supersededVersions
+}
+
+func (c recordingClient) AppsV1() appsv1client.AppsV1Interface {
+	return recordingApps{AppsV1Interface: c.Interface.AppsV1(), versions: c.versions}
+}
+
+type recordingApps struct {
+	appsv1client.AppsV1Interface
+	versions *supersededVersions
+}
+
+func (a recordingApps) Deployments(namespace string) appsv1client.DeploymentInterface {
+	return recordingDeployments{DeploymentInterface: a.AppsV1Interface.Deployments(namespace), versions: a.versions}
+}
+
+type recordingDeployments struct {
+	appsv1client.DeploymentInterface
+	versions *supersededVersions
+}
+
+func (d recordingDeployments) Update(ctx context.Context, deployment *appsv1.Deployment, opts metav1.UpdateOptions) (*appsv1.Deployment, error) {
+	written, err := d.DeploymentInterface.Update(ctx, deployment, opts)
+	if err == nil {
+		d.versions.wrote(deployment, written)
+	}
+	return written, err
+}
+
+func (d recordingDeployments) UpdateStatus(ctx context.Context, deployment *appsv1.Deployment, opts metav1.UpdateOptions) (*appsv1.Deployment, error) {
+	written, err := d.DeploymentInterface.UpdateStatus(ctx, deployment, opts)
+	if err == nil {
+		d.versions.wrote(deployment, written)
+	}
+	return written, err
+}
