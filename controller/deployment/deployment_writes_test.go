@@ -1,12 +1,15 @@
 package deployment
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clienttesting "k8s.io/client-go/testing"
+
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 )
 
 func withResourceVersion(d *appsv1.Deployment, rv string) *appsv1.Deployment {
@@ -99,5 +102,28 @@ func TestSyncSkipsADeploymentOurWriteReplaced(t *testing.T) {
 	}
 	if f.dc.deploymentWrites.superseded("default/foo", "5") {
 		t.Error("version 5 is still remembered after the cache showed 6")
+	}
+}
+
+func TestStatusWrittenMidSyncGivesItsVersionToTheNext(t *testing.T) {
+	f := newFixture(t)
+	d := withResourceVersion(newDeployment("foo", 3, testutil.WithProgressDeadline(600)), "5")
+	f.both(d)
+	bumpResourceVersions(f, "6")
+
+	// The first sync of a Deployment creates its ReplicaSet, writes the revision and the
+	// Progressing condition, then the rollout status: the second write must carry the version
+	// the first one got, not the one it replaced (a 409 on a real API server).
+	if err := f.dc.syncDeployment(f.ctx, "default/foo"); err != nil {
+		t.Fatal(err)
+	}
+	var versions []string
+	for _, a := range f.actions() {
+		if a.Matches("update", "deployments") && a.GetSubresource() == "status" {
+			versions = append(versions, a.(clienttesting.UpdateAction).GetObject().(*appsv1.Deployment).ResourceVersion)
+		}
+	}
+	if want := []string{"5", "6"}; !reflect.DeepEqual(versions, want) {
+		t.Errorf("status writes carried resourceVersions %v, want %v", versions, want)
 	}
 }

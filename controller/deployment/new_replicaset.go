@@ -81,7 +81,7 @@ func (dc *DeploymentController) getNewReplicaSetWith(ctx context.Context, d *app
 			needsUpdate = true
 		}
 		if needsUpdate && !opts.deferStatus {
-			if _, err := dc.client.AppsV1().Deployments(d.Namespace).UpdateStatus(ctx, d, metav1.UpdateOptions{FieldManager: dc.fieldManager}); err != nil {
+			if err := dc.writeStatusMidSync(ctx, d); err != nil {
 				return nil, err
 			}
 		}
@@ -161,9 +161,22 @@ func (dc *DeploymentController) getNewReplicaSetWith(ctx context.Context, d *app
 		needsUpdate = true
 	}
 	if needsUpdate && !opts.deferStatus {
-		_, err = dc.client.AppsV1().Deployments(d.Namespace).UpdateStatus(ctx, d, metav1.UpdateOptions{FieldManager: dc.fieldManager})
+		err = dc.writeStatusMidSync(ctx, d)
 	}
 	return createdRS, err
+}
+
+// writeStatusMidSync writes d's status in a sync that goes on to write it again, and gives d
+// the resourceVersion the server answered. Upstream sends the later write with the version
+// this one replaced: a 409 Conflict by design, a requeue, and the same sync once more. The
+// status that finally lands is the same; it lands in this sync, with one write less.
+func (dc *DeploymentController) writeStatusMidSync(ctx context.Context, d *appsv1.Deployment) error {
+	written, err := dc.client.AppsV1().Deployments(d.Namespace).UpdateStatus(ctx, d, metav1.UpdateOptions{FieldManager: dc.fieldManager})
+	if err != nil {
+		return err
+	}
+	d.ResourceVersion = written.ResourceVersion
+	return nil
 }
 
 // newReplicaSetFor builds (without sizing or annotations) the ReplicaSet for d's current

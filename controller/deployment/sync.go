@@ -72,8 +72,7 @@ func (dc *DeploymentController) checkPausedConditions(ctx context.Context, d *ap
 		return nil
 	}
 	deployutil.SetDeploymentCondition(&d.Status, *condition)
-	_, err := dc.client.AppsV1().Deployments(d.Namespace).UpdateStatus(ctx, d, metav1.UpdateOptions{FieldManager: dc.fieldManager})
-	return err
+	return dc.writeStatusMidSync(ctx, d)
 }
 
 // scale distributes a change of spec.replicas (or of maxSurge) over the active ReplicaSets in
