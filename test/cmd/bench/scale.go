@@ -34,6 +34,7 @@ type scaleResult struct {
 	wall            time.Duration   // image change → last Deployment settled
 	own             []time.Duration // per Deployment: its own image change → settled, sorted
 	sinceBegan      []time.Duration // per Deployment: the first image change → settled, sorted
+	rssEmpty        map[string]int64 // before the first Deployment is created
 	rssSettled      map[string]int64
 	rssPeak         map[string]int64
 	requests        map[string]int // "verb resource" → requests by the controller during the rollout
@@ -102,6 +103,7 @@ func (s scale) run(ctx context.Context, ours bool) (scaleResult, error) {
 	if err != nil {
 		return r, err
 	}
+	r.rssEmpty = rss.take().kb
 	fmt.Fprintf(os.Stderr, "bench: %s: creating %d Deployments\n", r.name, s.deployments)
 	if err := forAll(s.deployments, func(i int) error {
 		d := s.deployment(i)
@@ -269,20 +271,33 @@ func (s scale) print(rows []scaleResult) {
 			ms(quantile(r.own, 0.99)), ms(quantile(r.own, 1)), strings.Join(by, " / "))
 	}
 
-	fmt.Println("\n| controller | kube-controller-manager RSS settled | peak | gray-controller RSS settled | peak | sum settled | sum peak |")
-	fmt.Println("| --- | --- | --- | --- | --- | --- | --- |")
+	pods := int64(s.deployments) * int64(s.replicas)
+	fmt.Println("\n| controller | kube-controller-manager RSS empty | settled | peak | gray-controller RSS empty | settled | peak | sum settled | sum peak |")
+	fmt.Println("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 	for _, r := range rows {
 		cells := []string{r.name}
 		var sumSettled, sumPeak int64
 		for _, name := range []string{"kube-controller-manager", "gray-controller"} {
+			empty, okEmpty := r.rssEmpty[name]
 			settled, ok := r.rssSettled[name]
 			peak, okPeak := r.rssPeak[name]
 			sumSettled, sumPeak = sumSettled+settled, sumPeak+peak
-			cells = append(cells, mib(settled, ok), mib(peak, okPeak))
+			cells = append(cells, mib(empty, okEmpty), mib(settled, ok), mib(peak, okPeak))
 		}
 		cells = append(cells, mib(sumSettled, true), mib(sumPeak, true))
 		fmt.Printf("| %s |\n", strings.Join(cells, " | "))
 	}
+	// What each pod (with its share of ReplicaSets and Deployments) costs the deployment
+	// controller's process: settled minus empty, over the pods.
+	for _, r := range rows {
+		name := "kube-controller-manager"
+		if _, ours := r.rssSettled["gray-controller"]; ours {
+			name = "gray-controller"
+		}
+		fmt.Printf("\n%s: %s RSS per pod settled %.2f KiB, at its peak %.2f KiB", r.name, name,
+			float64(r.rssSettled[name]-r.rssEmpty[name])/float64(pods), float64(r.rssPeak[name]-r.rssEmpty[name])/float64(pods))
+	}
+	fmt.Println()
 
 	keys, totals := map[string]bool{}, make([]int, len(rows))
 	for i, r := range rows {
