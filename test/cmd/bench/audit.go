@@ -30,31 +30,44 @@ type auditWrite struct {
 	at time.Time
 }
 
-// readAudit returns the completed requests of the audit log, oldest first.
-func readAudit(path string) ([]auditWrite, error) {
-	f, err := os.Open(path)
+// scanAudit decodes every event of the audit log at path, in the order logged, and hands each
+// to f.
+func scanAudit(path string, f func(auditWrite) error) error {
+	file, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	defer f.Close()
-	var out []auditWrite
-	scanner := bufio.NewScanner(f)
+	defer file.Close()
+	scanner := bufio.NewScanner(file)
 	scanner.Buffer(make([]byte, 1<<20), 1<<24)
 	for scanner.Scan() {
 		var w auditWrite
 		if err := json.Unmarshal(scanner.Bytes(), &w); err != nil {
-			return nil, fmt.Errorf("audit log %s: %w", path, err)
+			return fmt.Errorf("audit log %s: %w", path, err)
 		}
+		if err := f(w); err != nil {
+			return fmt.Errorf("audit log %s: %w", path, err)
+		}
+	}
+	return scanner.Err()
+}
+
+// readAudit returns the completed requests of the audit log, oldest first.
+func readAudit(path string) ([]auditWrite, error) {
+	var out []auditWrite
+	err := scanAudit(path, func(w auditWrite) error {
 		if w.Stage != "ResponseComplete" {
-			continue
+			return nil
 		}
+		var err error
 		if w.at, err = time.Parse(time.RFC3339Nano, w.StageTimestamp); err != nil {
-			return nil, fmt.Errorf("audit log %s: %w", path, err)
+			return err
 		}
 		out = append(out, w)
-	}
+		return nil
+	})
 	sort.SliceStable(out, func(i, j int) bool { return out[i].at.Before(out[j].at) })
-	return out, scanner.Err()
+	return out, err
 }
 
 // request is one API request of the audit log: its verb and resource, the
@@ -71,36 +84,27 @@ type request struct {
 // such a request is taken from its first event and its last one skipped by
 // audit ID; every other request has one event (RequestReceived is omitted).
 func readRequests(path string) ([]request, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	started := map[string]bool{} // audit IDs of long-running requests whose ResponseStarted was read
 	var out []request
-	scanner := bufio.NewScanner(f)
-	scanner.Buffer(make([]byte, 1<<20), 1<<24)
-	for scanner.Scan() {
-		var w auditWrite
-		if err := json.Unmarshal(scanner.Bytes(), &w); err != nil {
-			return nil, fmt.Errorf("audit log %s: %w", path, err)
-		}
+	err := scanAudit(path, func(w auditWrite) error {
 		switch {
 		case w.Stage == "ResponseStarted":
 			started[w.AuditID] = true
 		case started[w.AuditID]:
 			delete(started, w.AuditID) // its ResponseComplete: counted already
-			continue
+			return nil
 		}
 		r := request{verb: w.Verb, resource: w.ObjectRef.Resource, userAgent: w.UserAgent, code: w.ResponseStatus.Code}
 		if w.ObjectRef.Subresource != "" {
 			r.resource += "/" + w.ObjectRef.Subresource
 		}
+		var err error
 		if r.received, err = time.Parse(time.RFC3339Nano, w.RequestReceivedTimestamp); err != nil {
-			return nil, fmt.Errorf("audit log %s: %w", path, err)
+			return err
 		}
 		out = append(out, r)
-	}
+		return nil
+	})
 	sort.SliceStable(out, func(i, j int) bool { return out[i].received.Before(out[j].received) })
-	return out, scanner.Err()
+	return out, err
 }

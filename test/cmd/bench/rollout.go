@@ -58,29 +58,15 @@ func (b bench) run(ctx context.Context, ours bool) (result, error) {
 	opts := cluster.Options{Audit: true, Nodes: 8}
 	name, agent := "built-in deployment controller", "deployment-controller"
 	if ours {
-		opts.Controllers = cluster.WithoutDeploymentController
 		name, agent = "gray-controller --mode=instead", "gray-controller/"
-	}
-	c, err := cluster.Start(ctx, opts)
-	if err != nil {
-		return result{}, err
-	}
-	defer func() {
-		if err := c.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "bench: stop control plane:", err)
-		}
-	}()
-	if ours {
-		port, err := cluster.FreePort()
-		if err != nil {
-			return result{}, err
-		}
-		if err := startInstead(ctx, c, b.controller, b.workers, port); err != nil {
-			return result{}, err
-		}
 	} else if b.workers != 5 {
 		return result{}, fmt.Errorf("the harness runs kube-controller-manager with its default of 5 deployment workers; use -workers=5")
 	}
+	c, stop, err := b.startControlPlane(ctx, opts, ours)
+	if err != nil {
+		return result{}, err
+	}
+	defer stop()
 
 	client := c.Client
 	if err := forAll(b.deployments, func(i int) error {
@@ -185,6 +171,34 @@ func forAll(n int, f func(int) error) error {
 	close(next)
 	wg.Wait()
 	return first
+}
+
+// startControlPlane starts a control plane with opts: with kube-controller-manager's built-in
+// deployment controller, or, for ours, without it and with gray-controller --mode=instead
+// beside it. stop ends it all.
+func (b bench) startControlPlane(ctx context.Context, opts cluster.Options, ours bool) (c *cluster.Cluster, stop func(), err error) {
+	if ours {
+		opts.Controllers = cluster.WithoutDeploymentController
+	}
+	if c, err = cluster.Start(ctx, opts); err != nil {
+		return nil, nil, err
+	}
+	stop = func() {
+		if err := c.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "bench: stop control plane:", err)
+		}
+	}
+	if ours {
+		port, err := cluster.FreePort()
+		if err == nil {
+			err = startInstead(ctx, c, b.controller, b.workers, port)
+		}
+		if err != nil {
+			stop()
+			return nil, nil, err
+		}
+	}
+	return c, stop, nil
 }
 
 // startInstead runs gray-controller --mode=instead beside c.

@@ -31,9 +31,9 @@ type scaleResult struct {
 	name            string
 	rolledOut, held int
 	nodes           int
-	wall            time.Duration   // image change → last Deployment settled
-	own             []time.Duration // per Deployment: its own image change → settled, sorted
-	sinceBegan      []time.Duration // per Deployment: the first image change → settled, sorted
+	wall            time.Duration    // image change → last Deployment settled
+	own             []time.Duration  // per Deployment: its own image change → settled, sorted
+	sinceBegan      []time.Duration  // per Deployment: the first image change → settled, sorted
 	rssEmpty        map[string]int64 // before the first Deployment is created
 	rssSettled      map[string]int64
 	rssPeak         map[string]int64
@@ -57,29 +57,15 @@ func (s scale) run(ctx context.Context, ours bool) (scaleResult, error) {
 	r := scaleResult{name: "built-in deployment controller", nodes: nodes}
 	agent, components := "deployment-controller", []string{"kube-controller-manager"}
 	if ours {
-		opts.Controllers = cluster.WithoutDeploymentController
 		r.name, agent = "gray-controller --mode=instead", "gray-controller/"
 		components = append(components, "gray-controller")
 	}
 	fmt.Fprintf(os.Stderr, "bench: %s: starting a control plane with %d kwok nodes\n", r.name, nodes)
-	c, err := cluster.Start(ctx, opts)
+	c, stop, err := s.startControlPlane(ctx, opts, ours)
 	if err != nil {
 		return r, err
 	}
-	defer func() {
-		if err := c.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "bench: stop control plane:", err)
-		}
-	}()
-	if ours {
-		port, err := cluster.FreePort()
-		if err != nil {
-			return r, err
-		}
-		if err := startInstead(ctx, c, s.controller, s.workers, port); err != nil {
-			return r, err
-		}
-	}
+	defer stop()
 	pids := map[string]int{}
 	for _, name := range components {
 		pid, ok := c.Processes()[name]
