@@ -175,8 +175,8 @@ func forAll(n int, f func(int) error) error {
 
 // startControlPlane starts a control plane with opts: with kube-controller-manager's built-in
 // deployment controller, or, for ours, without it and with gray-controller --mode=instead
-// beside it. stop ends it all.
-func (b bench) startControlPlane(ctx context.Context, opts cluster.Options, ours bool) (c *cluster.Cluster, stop func(), err error) {
+// beside it, with the extra flags. stop ends it all.
+func (b bench) startControlPlane(ctx context.Context, opts cluster.Options, ours bool, extra ...string) (c *cluster.Cluster, stop func(), err error) {
 	if ours {
 		opts.Controllers = cluster.WithoutDeploymentController
 	}
@@ -191,7 +191,7 @@ func (b bench) startControlPlane(ctx context.Context, opts cluster.Options, ours
 	if ours {
 		port, err := cluster.FreePort()
 		if err == nil {
-			err = startInstead(ctx, c, b.controller, b.workers, port)
+			err = startInstead(ctx, c, b.controller, b.workers, port, extra...)
 		}
 		if err != nil {
 			stop()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"sort"
 	"strings"
@@ -24,6 +26,7 @@ type scale struct {
 	grayFraction   float64
 	percent        int
 	podsPerNode    int
+	heapProfile    string
 	quiet, timeout time.Duration
 }
 
@@ -61,7 +64,17 @@ func (s scale) run(ctx context.Context, ours bool) (scaleResult, error) {
 		components = append(components, "gray-controller")
 	}
 	fmt.Fprintf(os.Stderr, "bench: %s: starting a control plane with %d kwok nodes\n", r.name, nodes)
-	c, stop, err := s.startControlPlane(ctx, opts, ours)
+	var extra []string
+	pprof := ""
+	if ours && s.heapProfile != "" {
+		port, err := cluster.FreePort()
+		if err != nil {
+			return r, err
+		}
+		pprof = fmt.Sprintf("127.0.0.1:%d", port)
+		extra = append(extra, "--pprof-bind-address="+pprof)
+	}
+	c, stop, err := s.startControlPlane(ctx, opts, ours, extra...)
 	if err != nil {
 		return r, err
 	}
@@ -107,6 +120,11 @@ func (s scale) run(ctx context.Context, ours bool) (scaleResult, error) {
 	}
 	time.Sleep(time.Until(latest(created).Add(s.quiet)))
 	r.rssSettled = rss.take().kb
+	if pprof != "" {
+		if err := saveHeapProfile(ctx, pprof, s.heapProfile); err != nil {
+			return r, err
+		}
+	}
 
 	index := map[string]int{}
 	for i := range s.deployments {
@@ -210,9 +228,10 @@ func runScale(args []string) error {
 	podsPerNode := fs.Int("pods-per-node", 250, "pod capacity of each kwok node; the node count follows")
 	quiet := fs.Duration("quiet", 10*time.Second, "wait after the initial rollout settles before taking the settled RSS")
 	timeout := fs.Duration("timeout", 2*time.Hour, "limit of each wait (initial rollout, rollout)")
+	heapProfile := fs.String("heap-profile", "", "file to save gray-controller's heap profile to, taken when the RSS settled is (go tool pprof reads it)")
 	_ = fs.Parse(args)
 	s := scale{bench: bench{workers: 5}, grayFraction: *grayFraction, percent: *percent, podsPerNode: *podsPerNode,
-		quiet: *quiet, timeout: *timeout}
+		quiet: *quiet, timeout: *timeout, heapProfile: *heapProfile}
 	if err := parsed(&s.bench); err != nil {
 		return err
 	}
@@ -325,4 +344,26 @@ func ratio(a, b float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.2f", a/b)
+}
+
+// saveHeapProfile saves the heap profile gray-controller serves on address (--pprof-bind-address)
+// to path.
+func saveHeapProfile(ctx context.Context, address, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+address+"/debug/pprof/heap", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("heap profile: GET %s: %s", req.URL, resp.Status)
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	return os.WriteFile(path, body, 0o644)
 }
