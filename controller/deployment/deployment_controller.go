@@ -86,7 +86,7 @@ type DeploymentController struct {
 
 	dLister  appslisters.DeploymentLister
 	rsLister appslisters.ReplicaSetLister
-	// podIndexer holds stripped-down pods (see stripPod), indexed by podControllerUIDIndex.
+	// podIndexer holds cachedPods (see stripPod), indexed by podControllerUIDIndex.
 	podIndexer cache.Indexer
 
 	dListerSynced   cache.InformerSynced
@@ -192,7 +192,7 @@ func addPodControllerUIDIndexer(informer cache.SharedIndexInformer) error {
 	}
 	return informer.AddIndexers(cache.Indexers{
 		podControllerUIDIndex: func(obj any) ([]string, error) {
-			pod, ok := obj.(*corev1.Pod)
+			pod, ok := obj.(*cachedPod)
 			if !ok {
 				return nil, nil
 			}
@@ -222,8 +222,8 @@ func (dc *DeploymentController) getReplicaSetsForDeployment(ctx context.Context,
 }
 
 // getPodMapForDeployment maps each ReplicaSet's UID to the pods it controls according to their
-// controller ref, terminal and terminating pods included, regardless of labels. The pods are
-// cache objects (stripped by stripPod) and must not be modified.
+// controller ref, terminal and terminating pods included, regardless of labels. The pods share
+// the cache's metadata (stripPod) and must not be modified.
 func (dc *DeploymentController) getPodMapForDeployment(d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) (map[types.UID][]*corev1.Pod, error) {
 	podMap := make(map[types.UID][]*corev1.Pod, len(rsList))
 	for _, rs := range rsList {
@@ -233,7 +233,7 @@ func (dc *DeploymentController) getPodMapForDeployment(d *appsv1.Deployment, rsL
 		}
 		pods := []*corev1.Pod{}
 		for _, obj := range objs {
-			pod, ok := obj.(*corev1.Pod)
+			pod, ok := obj.(*cachedPod)
 			if !ok || pod.Namespace != rs.Namespace {
 				continue
 			}
@@ -242,7 +242,7 @@ func (dc *DeploymentController) getPodMapForDeployment(d *appsv1.Deployment, rsL
 			if ref == nil || ref.Kind != "ReplicaSet" || ref.Name != rs.Name {
 				continue
 			}
-			pods = append(pods, pod)
+			pods = append(pods, pod.pod())
 		}
 		podMap[rs.UID] = pods
 	}

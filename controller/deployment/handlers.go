@@ -8,7 +8,6 @@ import (
 	"reflect"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -176,7 +175,7 @@ func (dc *DeploymentController) deleteReplicaSet(logger klog.Logger, obj any) {
 // deletePod enqueues the Recreate Deployment owning the pod (via its ReplicaSet) on every pod
 // deletion: a Recreate rollout waits for the old pods to be gone before creating the new RS.
 func (dc *DeploymentController) deletePod(logger klog.Logger, obj any) {
-	pod, ok := deletedObject[*corev1.Pod](obj)
+	pod, ok := deletedObject[*cachedPod](obj)
 	if !ok {
 		return
 	}
@@ -192,7 +191,7 @@ func (dc *DeploymentController) deletePod(logger klog.Logger, obj any) {
 
 // getDeploymentForPod follows pod → ReplicaSet → Deployment through controller refs, checking
 // UIDs at each hop so that a recreated object with the same name is not mistaken for the owner.
-func (dc *DeploymentController) getDeploymentForPod(logger klog.Logger, pod *corev1.Pod) *appsv1.Deployment {
+func (dc *DeploymentController) getDeploymentForPod(logger klog.Logger, pod *cachedPod) *appsv1.Deployment {
 	ref := metav1.GetControllerOf(pod)
 	if ref == nil || ref.Kind != "ReplicaSet" {
 		return nil

@@ -57,9 +57,9 @@ func TestPodDeletionEnqueuesRecreateDeployment(t *testing.T) {
 				f.cache(other)
 			}
 
-			var obj any = pod
+			var obj any = cached(pod)
 			if tc.tombstone {
-				obj = cache.DeletedFinalStateUnknown{Key: "default/foo-1-pod", Obj: pod}
+				obj = cache.DeletedFinalStateUnknown{Key: "default/foo-1-pod", Obj: cached(pod)}
 			}
 			f.dc.deletePod(klog.FromContext(f.ctx), obj)
 

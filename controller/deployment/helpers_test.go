@@ -65,7 +65,8 @@ func (f *fixture) cache(objs ...runtime.Object) {
 		case *appsv1.ReplicaSet:
 			err = f.factory.Apps().V1().ReplicaSets().Informer().GetIndexer().Add(o)
 		case *corev1.Pod:
-			err = f.factory.Core().V1().Pods().Informer().GetIndexer().Add(o)
+			// Kept as the informer keeps it, through its transform.
+			err = f.factory.Core().V1().Pods().Informer().GetIndexer().Add(cached(o))
 		default:
 			err = fmt.Errorf("unexpected type %T", obj)
 		}
@@ -208,4 +209,10 @@ func lastStatusWrite(t *testing.T, actions []clienttesting.Action) *appsv1.Deplo
 	}
 	t.Fatalf("no deployments/status update in %v", verbs(actions))
 	return nil
+}
+
+// cached is pod as the pod informer hands it on (stripPod).
+func cached(pod *corev1.Pod) *cachedPod {
+	obj, _ := stripPod(pod)
+	return obj.(*cachedPod)
 }
