@@ -64,7 +64,7 @@ func (p *cachedPod) GetObjectKind() schema.ObjectKind { return schema.EmptyObjec
 
 func (p *cachedPod) DeepCopyObject() runtime.Object {
 	c := &cachedPod{Phase: p.Phase}
-	p.ObjectMeta.DeepCopyInto(&c.ObjectMeta)
+	p.DeepCopyInto(&c.ObjectMeta)
 	return c
 }
 
