@@ -249,14 +249,8 @@ func (dc *DeploymentController) patchDeployment(ctx context.Context, d *appsv1.D
 	if err != nil {
 		return nil, err
 	}
-	written, err := dc.client.AppsV1().Deployments(d.Namespace).Patch(ctx, d.Name, types.MergePatchType, body,
+	return dc.client.AppsV1().Deployments(d.Namespace).Patch(ctx, d.Name, types.MergePatchType, body,
 		metav1.PatchOptions{FieldManager: dc.fieldManager})
-	if err != nil {
-		return nil, err
-	}
-	// The patch was decided from d: a sync of d, still in the cache, would decide it again.
-	dc.deploymentWrites.wrote(d, written)
-	return written, nil
 }
 
 // patchGrayStatus writes what of updated's status side is ours (kubegray.io/status, the

@@ -126,5 +126,3 @@ func (v *alongsideView) rollbackPaused(paused bool) bool { return paused }
 // writesComplete: a Complete rollout is released at once, and the release patch carries the
 // Complete status (releaseOnComplete).
 func (v *alongsideView) writesComplete() bool { return !v.releaseOnComplete }
-
-func (v *alongsideView) checksCacheLive() bool { return true }

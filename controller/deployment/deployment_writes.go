@@ -83,9 +83,9 @@ func (s *supersededVersions) forget(key string) {
 }
 
 // recordingClient is the controller's client with Deployment Updates recorded in versions.
-// A patch carries no resourceVersion to record: patchDeployment records the cached Deployment
-// it decided the patch from; alongside mode's status patches are not recorded, since that mode
-// compares its cache with a live read (cachedDeploymentIsCurrent).
+// Patches are not: the ones this controller sends (alongside mode, releases) carry no
+// resourceVersion to record, and a gray sync compares its cache with a live read anyway
+// (cachedDeploymentIsCurrent).
 type recordingClient struct {
 	kubernetes.Interface
 	versions *supersededVersions

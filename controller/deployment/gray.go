@@ -134,10 +134,9 @@ func (dc *DeploymentController) syncGray(ctx context.Context, key string, d *app
 func (dc *DeploymentController) runGray(ctx context.Context, key string, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet, mode grayMode) (*graySync, error) {
 	// ReplicaSets and Deployments come through separate watches; acting on a Deployment older
 	// than the ReplicaSets we wrote after it would undo our own step.
-	if mode.checksCacheLive() {
-		if current, err := dc.cachedDeploymentIsCurrent(ctx, d); err != nil || !current {
-			return nil, err
-		}
+	current, err := dc.cachedDeploymentIsCurrent(ctx, d)
+	if err != nil || !current {
+		return nil, err
 	}
 	if caughtUp, missing := dc.rsExpectations.caughtUp(key, rsList); !caughtUp {
 		klog.FromContext(ctx).V(4).Info("ReplicaSet cache is behind our write, waiting for it", "deployment", klog.KObj(d),

@@ -56,13 +56,6 @@ type grayMode interface {
 	// writesComplete reports whether the sync writes a Complete status itself, rather than the
 	// release patch that follows it.
 	writesComplete() bool
-	// checksCacheLive reports whether the sync first compares the cached Deployment with a
-	// live read (cachedDeploymentIsCurrent). In instead mode only our own writes move a gray
-	// Deployment's status, and syncDeployment already waits for the cache to show them
-	// (deployment_writes.go); a cache behind another writer's edit fails the status write that
-	// goes before any ReplicaSet write raising a target. In alongside mode the built-in
-	// controller writes the status too, and a patch conflicting with it is retried.
-	checksCacheLive() bool
 }
 
 // insteadMode is grayMode with no other deployment controller: every write is upstream's.
@@ -125,5 +118,3 @@ func (insteadMode) retryConflict(_ context.Context, _ *graySync, _ *appsv1.Repli
 func (insteadMode) rollbackPaused(bool) bool { return false }
 
 func (insteadMode) writesComplete() bool { return true }
-
-func (insteadMode) checksCacheLive() bool { return false }
