@@ -181,14 +181,7 @@ func BenchmarkPodCache(b *testing.B) {
 				var before, after runtime.MemStats
 				runtime.GC()
 				runtime.ReadMemStats(&before)
-				indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
-				informer := cache.NewSharedIndexInformer(&cache.ListWatch{}, &corev1.Pod{}, 0, cache.Indexers{})
-				if err := addPodControllerUIDIndexer(informer); err != nil {
-					b.Fatal(err)
-				}
-				if err := indexer.AddIndexers(informer.GetIndexer().GetIndexers()); err != nil {
-					b.Fatal(err)
-				}
+				indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{podControllerUIDIndex: controllerUID})
 				for i := range pods {
 					if err := indexer.Add(v.transform(full(i))); err != nil {
 						b.Fatal(err)

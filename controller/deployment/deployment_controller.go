@@ -111,8 +111,9 @@ type DeploymentController struct {
 
 // NewDeploymentController registers informers on the factory (Deployments, ReplicaSets, Pods)
 // and the event handlers. It must be called before the factory is started, because it installs
-// a transform on the pod informer that strips pods down to what this controller reads; any other
-// user of the same factory's pod informer sees the stripped pods too.
+// the cache transforms (cache_transforms.go): any other user of the same factory's informers
+// sees Deployments and ReplicaSets without managed fields, and cachedPods instead of pods, which
+// the factory's pod lister cannot return.
 func NewDeploymentController(ctx context.Context, factory informers.SharedInformerFactory, client kubernetes.Interface, opts Options) (*DeploymentController, error) {
 	logger := klog.FromContext(ctx)
 
@@ -190,19 +191,20 @@ func addPodControllerUIDIndexer(informer cache.SharedIndexInformer) error {
 	if _, exists := informer.GetIndexer().GetIndexers()[podControllerUIDIndex]; exists {
 		return nil
 	}
-	return informer.AddIndexers(cache.Indexers{
-		podControllerUIDIndex: func(obj any) ([]string, error) {
-			pod, ok := obj.(*cachedPod)
-			if !ok {
-				return nil, nil
-			}
-			ref := metav1.GetControllerOfNoCopy(pod)
-			if ref == nil {
-				return nil, nil
-			}
-			return []string{string(ref.UID)}, nil
-		},
-	})
+	return informer.AddIndexers(cache.Indexers{podControllerUIDIndex: controllerUID})
+}
+
+// controllerUID is the podControllerUIDIndex function: the UID of the object's controller.
+func controllerUID(obj any) ([]string, error) {
+	o, ok := obj.(metav1.Object)
+	if !ok {
+		return nil, nil
+	}
+	ref := metav1.GetControllerOfNoCopy(o)
+	if ref == nil {
+		return nil, nil
+	}
+	return []string{string(ref.UID)}, nil
 }
 
 // getReplicaSetsForDeployment claims the ReplicaSets of d's namespace: adopts matching orphans

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	appsv1client "k8s.io/client-go/kubernetes/typed/apps/v1"
+	"k8s.io/client-go/tools/cache"
 )
 
 // Our own Deployment writes reach the Deployment cache a moment after the ReplicaSet and pod
@@ -16,9 +17,8 @@ import (
 // and sends a status write against the resourceVersion it has itself just replaced: a 409
 // Conflict by design, a requeue, and the same sync again. This controller remembers the
 // resourceVersions its Updates replaced and skips a sync whose cached Deployment is one of
-// them: the informer event of the newer version syncs the Deployment again, with the same
-// spec (our Deployment writes change status and annotations, never the spec), so nothing is
-// decided differently, only later by the time the event takes.
+// them: the informer event of the newer version, which carries everything the skipped one did
+// and our write on top, syncs the Deployment again, later only by the time the event takes.
 
 // supersededTimeout bounds how long a replaced resourceVersion keeps a Deployment from
 // syncing: the newer version reaches a healthy informer in milliseconds, and a watch that
@@ -49,7 +49,7 @@ func (s *supersededVersions) wrote(sent, written *appsv1.Deployment) {
 	if sent.ResourceVersion == "" || written.ResourceVersion == sent.ResourceVersion {
 		return
 	}
-	key := sent.Namespace + "/" + sent.Name
+	key := cache.MetaObjectToName(sent).String()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	set, ok := s.byKey[key]
