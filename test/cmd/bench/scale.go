@@ -26,6 +26,7 @@ type scale struct {
 	grayFraction   float64
 	percent        int
 	podsPerNode    int
+	qps            int // every controller's client QPS; 0: their defaults
 	heapProfile    string
 	quiet, timeout time.Duration
 }
@@ -56,7 +57,7 @@ func (s scale) run(ctx context.Context, ours bool) (scaleResult, error) {
 	// quarter for pods still terminating, which the scheduler counts.
 	pods := s.deployments * int(s.replicas+(s.replicas+3)/4)
 	nodes := max(2, (pods*5/4+s.podsPerNode-1)/s.podsPerNode)
-	opts := cluster.Options{Audit: true, AuditReads: true, Nodes: nodes, PodsPerNode: s.podsPerNode}
+	opts := cluster.Options{Audit: true, AuditReads: true, Nodes: nodes, PodsPerNode: s.podsPerNode, ClientQPS: s.qps}
 	r := scaleResult{name: "built-in deployment controller", nodes: nodes}
 	agent, components := "deployment-controller", []string{"kube-controller-manager"}
 	if ours {
@@ -65,6 +66,9 @@ func (s scale) run(ctx context.Context, ours bool) (scaleResult, error) {
 	}
 	fmt.Fprintf(os.Stderr, "bench: %s: starting a control plane with %d kwok nodes\n", r.name, nodes)
 	var extra []string
+	if ours && s.qps > 0 {
+		extra = append(extra, fmt.Sprintf("--kube-api-qps=%d", s.qps), fmt.Sprintf("--kube-api-burst=%d", s.qps*3/2))
+	}
 	pprof := ""
 	if ours && s.heapProfile != "" {
 		port, err := cluster.FreePort()
@@ -219,7 +223,10 @@ func latest(at map[string]time.Time) time.Time {
 // counts in the first table say what each controller did.
 //
 // At the default 2,000 x 10 each run takes the better part of an hour: both
-// controllers are bound by their client's 20 requests a second.
+// controllers are bound by their client's 20 requests a second. -controllers
+// runs one side alone, and -qps raises every controller's client rate (the
+// replicaset controller's and kube-scheduler's too, which create and bind the
+// pods): what a memory measurement at tens of thousands of pods needs.
 func runScale(args []string) error {
 	fs := flag.NewFlagSet("scale", flag.ExitOnError)
 	parsed := benchFlags(fs, 2000)
@@ -229,17 +236,24 @@ func runScale(args []string) error {
 	quiet := fs.Duration("quiet", 10*time.Second, "wait after the initial rollout settles before taking the settled RSS")
 	timeout := fs.Duration("timeout", 2*time.Hour, "limit of each wait (initial rollout, rollout)")
 	heapProfile := fs.String("heap-profile", "", "file to save gray-controller's heap profile to, taken when the RSS settled is (go tool pprof reads it)")
+	controllers := fs.String("controllers", "both", "which deployment controllers to run: both (side by side, with ratios), built-in or ours")
+	qps := fs.Int("qps", 0, "client QPS of kube-controller-manager, kube-scheduler and gray-controller (burst 1.5x); "+
+		"0 keeps their defaults: 20 for both deployment controllers, 50 for kube-scheduler")
 	_ = fs.Parse(args)
 	s := scale{bench: bench{workers: 5}, grayFraction: *grayFraction, percent: *percent, podsPerNode: *podsPerNode,
-		quiet: *quiet, timeout: *timeout, heapProfile: *heapProfile}
+		qps: *qps, quiet: *quiet, timeout: *timeout, heapProfile: *heapProfile}
 	if err := parsed(&s.bench); err != nil {
 		return err
 	}
-	if s.grayFraction < 0 || s.grayFraction > 1 || s.podsPerNode < 1 || s.deployments < 1 {
-		return fmt.Errorf("need 0 <= -gray-fraction <= 1, -pods-per-node >= 1 and -deployments >= 1")
+	if s.grayFraction < 0 || s.grayFraction > 1 || s.podsPerNode < 1 || s.deployments < 1 || s.qps < 0 {
+		return fmt.Errorf("need 0 <= -gray-fraction <= 1, -pods-per-node >= 1, -deployments >= 1 and -qps >= 0")
+	}
+	sides := map[string][]bool{"both": {false, true}, "built-in": {false}, "ours": {true}}[*controllers]
+	if sides == nil {
+		return fmt.Errorf("invalid -controllers %q: want both, built-in or ours", *controllers)
 	}
 	var rows []scaleResult
-	for _, ours := range []bool{false, true} {
+	for _, ours := range sides {
 		r, err := s.run(context.Background(), ours)
 		if err != nil {
 			return err
@@ -258,9 +272,13 @@ func (s scale) print(rows []scaleResult) {
 		}
 	}
 	n := float64(s.deployments)
+	qps := "client QPS 20 each (kube-scheduler 50)"
+	if s.qps > 0 {
+		qps = fmt.Sprintf("client QPS %d each (kube-scheduler's too)", s.qps)
+	}
 	fmt.Printf("%d Deployments x %d replicas, %d of them annotated %s=%d, maxSurge 25%% / maxUnavailable 25%%, "+
-		"5 workers and client QPS 20 each, %d kwok nodes x %d pods\n\n",
-		s.deployments, s.replicas, grays, grayapi.PercentAnnotation, s.percent, rows[0].nodes, s.podsPerNode)
+		"5 workers and %s, %d kwok nodes x %d pods\n\n",
+		s.deployments, s.replicas, grays, grayapi.PercentAnnotation, s.percent, qps, rows[0].nodes, s.podsPerNode)
 
 	fmt.Println("| controller | settled | time to settle | per Deployment p10 | p50 | p90 | p99 | max | settled by 25% / 50% / 75% of the time |")
 	fmt.Println("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
@@ -304,11 +322,63 @@ func (s scale) print(rows []scaleResult) {
 	}
 	fmt.Println()
 
-	keys, totals := map[string]bool{}, make([]int, len(rows))
-	for i, r := range rows {
-		for k, v := range r.requests {
+	printRequests(rows, n)
+	if len(rows) == 2 {
+		built, _ := rows[0].total()
+		ours, _ := rows[1].total()
+		fmt.Printf("\nratio ours/built-in: time to settle %s, API requests per rollout %s, p50 settle %s\n",
+			ratio(rows[1].wall.Seconds(), rows[0].wall.Seconds()), ratio(float64(ours), float64(built)),
+			ratio(quantile(rows[1].own, 0.5).Seconds(), quantile(rows[0].own, 0.5).Seconds()))
+	}
+	fmt.Println("\nThe built-in controller's list and watch go through kube-controller-manager's shared informers " +
+		"(user agent .../shared-informers, shared with every other controller) and are not counted; gray-controller's are.")
+}
+
+// total is the run's requests and 409 Conflicts of every verb and resource.
+func (r scaleResult) total() (requests, conflicts int) {
+	for k, v := range r.requests {
+		requests, conflicts = requests+v, conflicts+r.conflicts[k]
+	}
+	return requests, conflicts
+}
+
+// printRequests prints each run's requests per rollout by verb and resource, the ratio
+// ours/built-in when both ran, and each run's 409 Conflicts.
+func printRequests(rows []scaleResult, n float64) {
+	head := []string{"API requests per rollout (image change → all settled)"}
+	for _, r := range rows {
+		head = append(head, r.name)
+	}
+	if len(rows) == 2 {
+		head = append(head, "ours/built-in")
+	}
+	for _, r := range rows {
+		head = append(head, "409 Conflict, "+r.name)
+	}
+	fmt.Println("\n| " + strings.Join(head, " | ") + " |")
+	fmt.Println(strings.Repeat("| --- ", len(head)) + "|")
+
+	line := func(name string, count func(scaleResult) (requests, conflicts int)) {
+		cells := []string{name}
+		for _, r := range rows {
+			requests, _ := count(r)
+			cells = append(cells, fmt.Sprintf("%.2f", float64(requests)/n))
+		}
+		if len(rows) == 2 {
+			built, _ := count(rows[0])
+			ours, _ := count(rows[1])
+			cells = append(cells, ratio(float64(ours), float64(built)))
+		}
+		for _, r := range rows {
+			_, conflicts := count(r)
+			cells = append(cells, fmt.Sprint(conflicts))
+		}
+		fmt.Println("| " + strings.Join(cells, " | ") + " |")
+	}
+	keys := map[string]bool{}
+	for _, r := range rows {
+		for k := range r.requests {
 			keys[k] = true
-			totals[i] += v
 		}
 	}
 	sorted := make([]string, 0, len(keys))
@@ -316,27 +386,10 @@ func (s scale) print(rows []scaleResult) {
 		sorted = append(sorted, k)
 	}
 	sort.Strings(sorted)
-	fmt.Println("\n| API requests per rollout (image change → all settled) | built-in | ours | ours/built-in | 409 Conflict built-in | ours |")
-	fmt.Println("| --- | --- | --- | --- | --- | --- |")
-	row := func(name string, b, o, cb, co int) {
-		fmt.Printf("| %s | %.2f | %.2f | %s | %d | %d |\n", name, float64(b)/n, float64(o)/n, ratio(float64(o), float64(b)), cb, co)
-	}
 	for _, k := range sorted {
-		row(k, rows[0].requests[k], rows[1].requests[k], rows[0].conflicts[k], rows[1].conflicts[k])
+		line(k, func(r scaleResult) (int, int) { return r.requests[k], r.conflicts[k] })
 	}
-	conflicts := func(r scaleResult) (sum int) {
-		for _, v := range r.conflicts {
-			sum += v
-		}
-		return sum
-	}
-	row("**total**", totals[0], totals[1], conflicts(rows[0]), conflicts(rows[1]))
-
-	fmt.Printf("\nratio ours/built-in: time to settle %s, API requests per rollout %s, p50 settle %s\n",
-		ratio(rows[1].wall.Seconds(), rows[0].wall.Seconds()), ratio(float64(totals[1]), float64(totals[0])),
-		ratio(quantile(rows[1].own, 0.5).Seconds(), quantile(rows[0].own, 0.5).Seconds()))
-	fmt.Println("\nThe built-in controller's list and watch go through kube-controller-manager's shared informers " +
-		"(user agent .../shared-informers, shared with every other controller) and are not counted; gray-controller's are.")
+	line("**total**", scaleResult.total)
 }
 
 func ratio(a, b float64) string {
