@@ -57,6 +57,12 @@ type Options struct {
 	ClientQPS int
 }
 
+// ClientRateFlags are the --kube-api-qps and --kube-api-burst (1.5 times qps) that
+// kube-controller-manager, kube-scheduler and gray-controller all take.
+func ClientRateFlags(qps int) []string {
+	return []string{"--kube-api-qps=" + strconv.Itoa(qps), "--kube-api-burst=" + strconv.Itoa(qps*3/2)}
+}
+
 // Cluster is a running control plane.
 type Cluster struct {
 	Dir        string
@@ -172,7 +178,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 
 	var qps []string
 	if opts.ClientQPS > 0 {
-		qps = []string{"--kube-api-qps=" + strconv.Itoa(opts.ClientQPS), "--kube-api-burst=" + strconv.Itoa(opts.ClientQPS*3/2)}
+		qps = ClientRateFlags(opts.ClientQPS)
 	}
 	if err := c.start(ctx, "kube-controller-manager", bin("kube-controller-manager"),
 		"https://"+local(kcmPort)+"/healthz", nil, append(qps,

@@ -52,8 +52,7 @@ func runGray(args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := startInstead(ctx, c, b.controller, b.workers, port,
-		fmt.Sprintf("--kube-api-qps=%d", *qps), fmt.Sprintf("--kube-api-burst=%d", *qps*3/2)); err != nil {
+	if err := startInstead(ctx, c, b.controller, b.workers, port, cluster.ClientRateFlags(*qps)...); err != nil {
 		return err
 	}
 	client := c.Client

@@ -67,7 +67,7 @@ func (s scale) run(ctx context.Context, ours bool) (scaleResult, error) {
 	fmt.Fprintf(os.Stderr, "bench: %s: starting a control plane with %d kwok nodes\n", r.name, nodes)
 	var extra []string
 	if ours && s.qps > 0 {
-		extra = append(extra, fmt.Sprintf("--kube-api-qps=%d", s.qps), fmt.Sprintf("--kube-api-burst=%d", s.qps*3/2))
+		extra = append(extra, cluster.ClientRateFlags(s.qps)...)
 	}
 	pprof := ""
 	if ours && s.heapProfile != "" {
@@ -359,19 +359,17 @@ func printRequests(rows []scaleResult, n float64) {
 	fmt.Println(strings.Repeat("| --- ", len(head)) + "|")
 
 	line := func(name string, count func(scaleResult) (requests, conflicts int)) {
+		requests, conflicts := make([]int, len(rows)), make([]int, len(rows))
 		cells := []string{name}
-		for _, r := range rows {
-			requests, _ := count(r)
-			cells = append(cells, fmt.Sprintf("%.2f", float64(requests)/n))
+		for i, r := range rows {
+			requests[i], conflicts[i] = count(r)
+			cells = append(cells, fmt.Sprintf("%.2f", float64(requests[i])/n))
 		}
 		if len(rows) == 2 {
-			built, _ := count(rows[0])
-			ours, _ := count(rows[1])
-			cells = append(cells, ratio(float64(ours), float64(built)))
+			cells = append(cells, ratio(float64(requests[1]), float64(requests[0])))
 		}
-		for _, r := range rows {
-			_, conflicts := count(r)
-			cells = append(cells, fmt.Sprint(conflicts))
+		for _, c := range conflicts {
+			cells = append(cells, fmt.Sprint(c))
 		}
 		fmt.Println("| " + strings.Join(cells, " | ") + " |")
 	}
