@@ -17,16 +17,56 @@ import (
 // syncRolloutStatus writes the status of a rolling or recreating Deployment, including the
 // Progressing condition (complete, progressing, or timed out against progressDeadlineSeconds)
 // and the ReplicaFailure condition mirrored from the ReplicaSets. When nothing changed it
-// schedules the next progress-deadline check instead.
-func (dc *DeploymentController) syncRolloutStatus(ctx context.Context, allRSs []*appsv1.ReplicaSet, newRS *appsv1.ReplicaSet, d *appsv1.Deployment) error {
+// schedules the next progress-deadline check instead. resized says this sync has just changed
+// a ReplicaSet's size.
+//
+// Unlike upstream, it does not write counts the ReplicaSet controller is about to replace: when
+// a ReplicaSet's size is unobserved (resized now, or its status.observedGeneration behind) and
+// only counts moved, the write waits. The ReplicaSet controller always writes that status
+// (observedGeneration moves), which syncs this Deployment again with the counts that follow
+// the resize. Upstream writes both; this is about one status write less per rollout step.
+func (dc *DeploymentController) syncRolloutStatus(ctx context.Context, allRSs []*appsv1.ReplicaSet, newRS *appsv1.ReplicaSet, d *appsv1.Deployment, resized bool) error {
 	newStatus := dc.calculateRolloutStatus(ctx, allRSs, newRS, d)
 	if reflect.DeepEqual(d.Status, newStatus) {
+		dc.requeueStuckDeployment(ctx, d, newStatus)
+		return nil
+	}
+	if (resized || !allStatusesObserved(allRSs)) && onlyCountsMoved(d.Status, newStatus) {
+		klog.FromContext(ctx).V(4).Info("Status write waits for the ReplicaSet controller", "deployment", klog.KObj(d))
 		dc.requeueStuckDeployment(ctx, d, newStatus)
 		return nil
 	}
 	d.Status = newStatus
 	_, err := dc.client.AppsV1().Deployments(d.Namespace).UpdateStatus(ctx, d, metav1.UpdateOptions{FieldManager: dc.fieldManager})
 	return err
+}
+
+// allStatusesObserved reports whether the ReplicaSet controller has observed every size written.
+func allStatusesObserved(allRSs []*appsv1.ReplicaSet) bool {
+	for _, rs := range allRSs {
+		if rs != nil && !statusObserved(rs) {
+			return false
+		}
+	}
+	return true
+}
+
+// onlyCountsMoved reports whether next differs from current in nothing but replica counts and
+// conditions' lastUpdateTime (the Progressing condition refreshes it on every progress):
+// observedGeneration, collisionCount and every condition's status, reason and message are the
+// same, so no reader waiting on those misses anything while the write waits.
+func onlyCountsMoved(current, next appsv1.DeploymentStatus) bool {
+	return reflect.DeepEqual(withoutCounts(current), withoutCounts(next))
+}
+
+func withoutCounts(status appsv1.DeploymentStatus) appsv1.DeploymentStatus {
+	s := *status.DeepCopy()
+	s.Replicas, s.UpdatedReplicas, s.ReadyReplicas, s.AvailableReplicas, s.UnavailableReplicas = 0, 0, 0, 0, 0
+	s.TerminatingReplicas = nil
+	for i := range s.Conditions {
+		s.Conditions[i].LastUpdateTime = metav1.Time{}
+	}
+	return s
 }
 
 // calculateRolloutStatus is the status syncRolloutStatus writes: calculateStatus plus the

@@ -175,7 +175,7 @@ func TestSyncRolloutStatus(t *testing.T) {
 			if tc.newRS != nil {
 				allRSs = append(allRSs, tc.newRS)
 			}
-			if err := f.dc.syncRolloutStatus(f.ctx, allRSs, tc.newRS, tc.d); err != nil {
+			if err := f.dc.syncRolloutStatus(f.ctx, allRSs, tc.newRS, tc.d, false); err != nil {
 				t.Fatalf("syncRolloutStatus: %v", err)
 			}
 			got := progressing(tc.d)
@@ -218,7 +218,7 @@ func TestSyncRolloutStatusReplicaFailure(t *testing.T) {
 			if tc.newFailure != "" {
 				cur.Status.Conditions = failure(tc.newFailure)
 			}
-			if err := f.dc.syncRolloutStatus(f.ctx, []*appsv1.ReplicaSet{old, cur}, cur, d); err != nil {
+			if err := f.dc.syncRolloutStatus(f.ctx, []*appsv1.ReplicaSet{old, cur}, cur, d, false); err != nil {
 				t.Fatalf("syncRolloutStatus: %v", err)
 			}
 			var got *appsv1.DeploymentCondition
@@ -237,6 +237,64 @@ func TestSyncRolloutStatusReplicaFailure(t *testing.T) {
 				Message: tc.wantMessage, LastUpdateTime: failedAt, LastTransitionTime: failedAt}
 			if got == nil || !reflect.DeepEqual(*got, want) {
 				t.Errorf("ReplicaFailure = %+v, want %+v", got, want)
+			}
+		})
+	}
+}
+
+// TestSyncRolloutStatusWaitsForReplicaSetController: a status whose only news is counts waits
+// while a ReplicaSet's size is unobserved (the ReplicaSet controller's status write syncs the
+// Deployment again); anything else is written at once, as upstream writes it.
+func TestSyncRolloutStatusWaitsForReplicaSetController(t *testing.T) {
+	tests := []struct {
+		name        string
+		resized     bool  // this sync changed a ReplicaSet's size
+		unobserved  bool  // the ReplicaSet's status.observedGeneration is behind its generation
+		specChanged bool  // the Deployment's generation moved
+		available   int32 // the ReplicaSet's available replicas after the step (1 before, R=3)
+		wantWrite   bool
+	}{
+		{name: "counts moved, every size observed", available: 2, wantWrite: true},
+		{name: "counts moved in a sync that resized", resized: true, available: 2},
+		{name: "counts moved while a size is unobserved", unobserved: true, available: 2},
+		{name: "spec change in a sync that resized", resized: true, specChanged: true, available: 2, wantWrite: true},
+		{name: "rollout completes in a sync that resized", resized: true, available: 3, wantWrite: true},
+		{name: "nothing moved", resized: true, available: 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			d := progressDeployment(ptr.To[int32](600), 3, 0, 0, 0, nil)
+			f.server(d)
+			rs := rsWithAvailable("foo", 3, 3, 1)
+			if err := f.dc.syncRolloutStatus(f.ctx, []*appsv1.ReplicaSet{rs}, rs, d, false); err != nil {
+				t.Fatalf("first syncRolloutStatus: %v", err)
+			}
+			before := *d.Status.DeepCopy()
+			written := len(f.actions())
+
+			rs.Status.AvailableReplicas = tc.available
+			if tc.unobserved {
+				rs.Generation, rs.Status.ObservedGeneration = 2, 1
+			}
+			if tc.specChanged {
+				d.Generation++
+			}
+			if err := f.dc.syncRolloutStatus(f.ctx, []*appsv1.ReplicaSet{rs}, rs, d, tc.resized); err != nil {
+				t.Fatalf("syncRolloutStatus: %v", err)
+			}
+			got := verbs(f.actions()[written:])
+			if tc.wantWrite {
+				if !reflect.DeepEqual(got, []string{"update deployments/status"}) {
+					t.Errorf("writes = %v, want one status write", got)
+				}
+				return
+			}
+			if len(got) != 0 {
+				t.Errorf("writes = %v, want none", got)
+			}
+			if !reflect.DeepEqual(d.Status, before) {
+				t.Errorf("status changed without a write:\n%+v\nwas\n%+v", d.Status, before)
 			}
 		})
 	}

@@ -26,12 +26,12 @@ func (dc *DeploymentController) rolloutRecreate(ctx context.Context, d *appsv1.D
 		return err
 	}
 	if scaledDown {
-		return dc.syncRolloutStatus(ctx, allRSs, newRS, d)
+		return dc.syncRolloutStatus(ctx, allRSs, newRS, d, true)
 	}
 
 	// Pod deletions requeue Recreate Deployments, so waiting here needs no timer.
 	if oldPodsRunning(newRS, oldRSs, podMap) {
-		return dc.syncRolloutStatus(ctx, allRSs, newRS, d)
+		return dc.syncRolloutStatus(ctx, allRSs, newRS, d, false)
 	}
 
 	if newRS == nil {
@@ -42,7 +42,8 @@ func (dc *DeploymentController) rolloutRecreate(ctx context.Context, d *appsv1.D
 		allRSs = withNewRS(oldRSs, newRS)
 	}
 
-	if _, err := dc.scaleUpNewReplicaSetForRecreate(ctx, newRS, d); err != nil {
+	scaledUp, err := dc.scaleUpNewReplicaSetForRecreate(ctx, newRS, d)
+	if err != nil {
 		return err
 	}
 
@@ -51,7 +52,7 @@ func (dc *DeploymentController) rolloutRecreate(ctx context.Context, d *appsv1.D
 			return err
 		}
 	}
-	return dc.syncRolloutStatus(ctx, allRSs, newRS, d)
+	return dc.syncRolloutStatus(ctx, allRSs, newRS, d, scaledUp)
 }
 
 // scaleDownOldReplicaSetsForRecreate scales every given ReplicaSet to 0, swapping the written

@@ -28,7 +28,7 @@ func (dc *DeploymentController) rolloutRolling(ctx context.Context, d *appsv1.De
 		return err
 	}
 	if scaledUp {
-		return dc.syncRolloutStatus(ctx, allRSs, newRS, d)
+		return dc.syncRolloutStatus(ctx, allRSs, newRS, d, true)
 	}
 
 	scaledDown, err := dc.reconcileOldReplicaSets(ctx, allRSs, deployutil.FilterActiveReplicaSets(oldRSs), newRS, d)
@@ -36,7 +36,7 @@ func (dc *DeploymentController) rolloutRolling(ctx context.Context, d *appsv1.De
 		return err
 	}
 	if scaledDown {
-		return dc.syncRolloutStatus(ctx, allRSs, newRS, d)
+		return dc.syncRolloutStatus(ctx, allRSs, newRS, d, true)
 	}
 
 	if deployutil.DeploymentComplete(d, &d.Status) {
@@ -44,7 +44,7 @@ func (dc *DeploymentController) rolloutRolling(ctx context.Context, d *appsv1.De
 			return err
 		}
 	}
-	return dc.syncRolloutStatus(ctx, allRSs, newRS, d)
+	return dc.syncRolloutStatus(ctx, allRSs, newRS, d, false)
 }
 
 // reconcileNewReplicaSet scales the new ReplicaSet down to R if it is above, else up to
