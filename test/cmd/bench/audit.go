@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -33,6 +35,14 @@ type auditWrite struct {
 // scanAudit decodes every event of the audit log at path, in the order logged, and hands each
 // to f.
 func scanAudit(path string, f func(auditWrite) error) error {
+	// A rotated log (kube-apiserver names the old part audit-<time>.log) would be counted in part.
+	rotated, err := filepath.Glob(filepath.Join(filepath.Dir(path), "audit-*.log"))
+	if err != nil {
+		return err
+	}
+	if len(rotated) > 0 {
+		return fmt.Errorf("audit log %s was rotated (%s): its counts would miss requests", path, strings.Join(rotated, ", "))
+	}
 	file, err := os.Open(path)
 	if err != nil {
 		return err
