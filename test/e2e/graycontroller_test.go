@@ -79,6 +79,17 @@ func overlayManifests(t testing.TB, overlay string) []string {
 	return docs
 }
 
+// validatingPolicyDocs keeps the ValidatingAdmissionPolicies of docs and their bindings.
+func validatingPolicyDocs(docs []string) []string {
+	var kept []string
+	for _, doc := range docs {
+		if strings.Contains(doc, "\nkind: ValidatingAdmissionPolicy\n") || strings.Contains(doc, "\nkind: ValidatingAdmissionPolicyBinding\n") {
+			kept = append(kept, doc)
+		}
+	}
+	return kept
+}
+
 // applyManifests applies documents with the admin kubeconfig, as a user
 // installing the manifests does.
 func applyManifests(t testing.TB, c *cluster.Cluster, docs []string) {
@@ -117,15 +128,21 @@ func waitTakeoverPolicy(t testing.TB, c *cluster.Cluster) {
 	}
 	probe := testutil.Deployment("probe", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(0), testutil.WithAnnotation(grayapi.PercentAnnotation, "50"))
 	probe.Namespace = ns
-	if _, err := c.Client.AppsV1().Deployments(ns).Create(ctx, probe, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
 	defer func() {
 		_ = c.Client.AppsV1().Deployments(ns).Delete(ctx, "probe", metav1.DeleteOptions{})
 	}()
 	changes := 0
 	err := cluster.Poll(ctx, 60*time.Second, 200*time.Millisecond, func(ctx context.Context) (bool, string, error) {
 		d, err := c.Client.AppsV1().Deployments(ns).Get(ctx, "probe", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			// The guard policy may load before the takeover policy does; until
+			// then it refuses a Deployment created with kubegray.io/percent.
+			_, err = c.Client.AppsV1().Deployments(ns).Create(ctx, probe.DeepCopy(), metav1.CreateOptions{})
+			if err != nil && !(apierrors.IsForbidden(err) && strings.Contains(err.Error(), "kubegray-guard")) {
+				return false, "", err
+			}
+			return false, fmt.Sprintf("probe not taken over as it was created (create error: %v)", err), nil
+		}
 		if err == nil {
 			if _, taken := d.Annotations[grayapi.StrategyAnnotation]; taken {
 				return true, "", nil

@@ -81,7 +81,13 @@ func TestTamperInstead(t *testing.T) {
 // with the admission policies of manifests/alongside.
 func TestTamperAlongside(t *testing.T) {
 	c := cluster.StartForTest(t, cluster.Options{})
-	applyManifests(t, c, overlayManifests(t, "alongside"))
+	// The guard policies first, as a cluster that moves from alongside-eager
+	// to the takeover policy has them: until kube-apiserver loads the takeover
+	// policy, the guard refuses a Deployment created with kubegray.io/percent,
+	// and the installation's probe must wait for it rather than fail.
+	docs := overlayManifests(t, "alongside")
+	applyManifests(t, c, validatingPolicyDocs(docs))
+	applyManifests(t, c, docs)
 	tc := &tamperCluster{c: c, alongside: true, args: []string{"--mode=alongside"}}
 	startGrayController(t, c, tc.args...)
 	runTamperScenarios(t, tc)
