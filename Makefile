@@ -155,7 +155,7 @@ test-e2e-k8s135: image ## The e2e leg on Kubernetes 1.35: eager alongside scenar
 	export KUBEGRAY_K8S=$(K8S_PREVIOUS); \
 	$(CONTROLPLANE_ENV); \
 	export KUBEGRAY_BIN="$(IMAGE_DIR)/bin"; \
-	cd test && go test -count=1 -timeout 20m -parallel $(E2E_PARALLEL) -run '^(TestAlongsideEagerGrayScenarios|TestAlongsideEager|TestAlongsideEagerByConstruction|TestAlongsideAdmissionRefusesWithoutPolicy|TestPlugin)$$' ./e2e/
+	cd test && $(SIDE_NICE) go test -count=1 -timeout 20m -parallel $(E2E_PARALLEL) -run '^(TestAlongsideEagerGrayScenarios|TestAlongsideEager|TestAlongsideEagerByConstruction|TestAlongsideAdmissionRefusesWithoutPolicy|TestPlugin)$$' ./e2e/
 
 # Upstream's own Deployment e2e tests, built from k8s.io/kubernetes at the
 # version test/go.mod pins (test/conformance carries the conformance build tag,
@@ -178,7 +178,7 @@ conformance-suite:
 CONFORMANCE_RUN = $(CONTROLPLANE_ENV); \
 	export KUBEGRAY_BIN="$(IMAGE_DIR)/bin" KUBEGRAY_UPSTREAM_E2E="$(CONFORMANCE_BIN)"; \
 	export KUBEGRAY_UPSTREAM_E2E_REPORT="$(CONFORMANCE_REPORT)" KUBEGRAY_UPSTREAM_E2E_SKIP='$(CONFORMANCE_SKIP)'; \
-	cd test && go test -count=1 -timeout 45m -run '^TestUpstreamDeploymentE2E$$' -v ./e2e/
+	cd test && $(SIDE_NICE) go test -count=1 -timeout 45m -run '^TestUpstreamDeploymentE2E$$' -v ./e2e/
 
 .PHONY: conformance
 conformance: image conformance-suite ## Upstream's Deployment e2e (test/e2e/apps) against gray-controller (from the image) in instead mode.
@@ -223,7 +223,13 @@ test: ## Every test: vet, lint, unit, fuzz, release plumbing, the image and char
 # run niced beside the real-cluster suites, which wait on their clusters more than they
 # compute, and their log is printed when they end; a failure fails make test.
 RELEASE_CHECKS := goreleaser-check krew-check
+# The real-cluster steps run in two lanes (make -j2, in this order): the 1.37 e2e package
+# in one, upstream's suite on 1.37, the 1.35 leg and upstream's suite on 1.35 one after
+# the other in the other, mildly niced (SIDE_NICE) so that the e2e package's timing-bound
+# checks keep their share of the 2 cores. Each lane has control planes of its own; the
+# image and the suite binary are built once, before either starts.
 CLUSTER_STEPS  := test-e2e conformance test-e2e-k8s135 conformance-k8s135
+SIDE_NICE      ?=
 
 .PHONY: test-steps
 test-steps: vet lint version-check test-unit helm-lint render-check
@@ -231,7 +237,7 @@ test-steps: vet lint version-check test-unit helm-lint render-check
 	setsid nice -n 19 ionice -c 3 $(MAKE) --no-print-directory $(RELEASE_CHECKS) >$$log 2>&1 & checks=$$!; \
 	trap 'kill -- -$$checks 2>/dev/null || true' EXIT; \
 	echo "$(RELEASE_CHECKS) run in the background beside $(CLUSTER_STEPS): $$log"; \
-	$(MAKE) --no-print-directory $(CLUSTER_STEPS); \
+	$(MAKE) --no-print-directory --jobs=2 --keep-going --output-sync=target SIDE_NICE='nice -n 5' $(CLUSTER_STEPS); \
 	echo "waiting for $(RELEASE_CHECKS)"; status=0; wait $$checks || status=$$?; \
 	cat $$log; if ((status != 0)); then echo "$(RELEASE_CHECKS) failed (exit $$status)" >&2; exit 1; fi
 
