@@ -101,8 +101,8 @@ func failureText(v StatusView) string {
 // rolledBackText says how revision f.RolledBackFrom was rolled back: by kubegray.io/on-failure
 // when the policy asks for it and the revision failed, by hand (an undo, a revert) otherwise.
 func rolledBackText(f *FailureView, policy *PolicyView) string {
-	if f.Reason != grayapi.ReasonRolledBack && policy != nil && policy.OnFailure == string(grayapi.OnFailureRollback) {
-		return fmt.Sprintf("rolled back revision %d automatically (%s: %s)", f.RolledBackFrom, grayapi.OnFailureAnnotation, grayapi.OnFailureRollback)
+	if f.Reason != grayapi.ReasonRolledBack && policy != nil && policy.OnFailure == string(grayapi.OnFailureAbort) {
+		return fmt.Sprintf("rolled back revision %d automatically (%s: %s)", f.RolledBackFrom, grayapi.OnFailureAnnotation, grayapi.OnFailureAbort)
 	}
 	return fmt.Sprintf("rolled back revision %d to the stable revision", f.RolledBackFrom)
 }
@@ -144,10 +144,10 @@ func failureError(v StatusView) error {
 		reason += "; not ready: " + n.Top
 	}
 	advice := fmt.Sprintf("see 'kubectl gray status %s' and roll back with 'kubectl gray undo %s'", v.Name, v.Name)
-	if v.Policy != nil && v.Policy.OnFailure == string(grayapi.OnFailureRollback) && v.StableRevision > 0 {
+	if v.Policy != nil && v.Policy.OnFailure == string(grayapi.OnFailureAbort) && v.StableRevision > 0 {
 		// Exit now rather than wait: the rollout awaited has failed either way.
 		advice = fmt.Sprintf("%s: %s rolls it back to stable revision %d; see 'kubectl gray status %s'",
-			grayapi.OnFailureAnnotation, grayapi.OnFailureRollback, v.StableRevision, v.Name)
+			grayapi.OnFailureAnnotation, grayapi.OnFailureAbort, v.StableRevision, v.Name)
 	}
 	return fmt.Errorf("%s is Degraded: %s; %s", obj, reason, advice)
 }

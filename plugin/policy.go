@@ -72,7 +72,7 @@ func onFailureText(p *PolicyView, message string) string {
 	switch {
 	case p.OnFailureError != "":
 		return invalidText(p.OnFailureError, message)
-	case p.OnFailure == string(grayapi.OnFailureRollback):
+	case p.OnFailure == string(grayapi.OnFailureAbort):
 		return "rollback (back to the stable revision when Degraded)"
 	}
 	return "hold (report Degraded, change nothing)"

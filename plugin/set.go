@@ -116,7 +116,7 @@ func NewCmdSet(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Com
 	cmd.Flags().Var(&o.HoldFor, "hold-for",
 		`How long each settled hold lasts before gray-controller resumes it to the next hold point by itself, written to kubegray.io/hold-for: a Go duration from 1s to 744h, e.g. 10m or 1h30m. 0 or an empty value removes the annotation, so holds wait for 'kubectl gray resume'.`)
 	o.addWriteFlags(cmd)
-	_ = cmd.RegisterFlagCompletionFunc("on-failure", cobra.FixedCompletions([]string{string(grayapi.OnFailureHold), string(grayapi.OnFailureRollback)}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("on-failure", cobra.FixedCompletions([]string{string(grayapi.OnFailureHold), string(grayapi.OnFailureAbort)}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("hold-for", cobra.NoFileCompletions)
 	return cmd
 }

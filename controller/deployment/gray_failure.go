@@ -51,7 +51,7 @@ func (g *graySync) rollBackOnFailure(ctx context.Context) (bool, error) {
 		if g.in.prev.Phase != grayapi.PhaseDegraded {
 			g.dc.eventRecorder.Eventf(d, corev1.EventTypeWarning, grayapi.ReasonGrayDegraded,
 				"%s: %s cannot roll revision %d back: no replica set of stable revision %d is left",
-				grayapi.OnFailureAnnotation, grayapi.OnFailureRollback, g.st.Revision, g.st.StableRevision)
+				grayapi.OnFailureAnnotation, grayapi.OnFailureAbort, g.st.Revision, g.st.StableRevision)
 		}
 		return false, nil
 	}
@@ -61,7 +61,7 @@ func (g *graySync) rollBackOnFailure(ctx context.Context) (bool, error) {
 	g.st.Message = fmt.Sprintf("rolling revision %d back to stable revision %d: %s", g.st.Revision, g.st.StableRevision, g.st.Failure.Message)
 	if err := g.writeRollback(ctx, stable, true); err != nil {
 		return false, fmt.Errorf("deployment %s/%s: rolling revision %d back to stable revision %d (%s: %s): %w", d.Namespace, d.Name,
-			g.st.Revision, g.st.StableRevision, grayapi.OnFailureAnnotation, grayapi.OnFailureRollback, err)
+			g.st.Revision, g.st.StableRevision, grayapi.OnFailureAnnotation, grayapi.OnFailureAbort, err)
 	}
 	klog.FromContext(ctx).V(2).Info("Gray rollout rolled back on failure", "deployment", klog.KObj(d), "revision", g.st.Revision,
 		"stableRevision", g.st.StableRevision, "replicaSet", klog.KObj(stable))

@@ -165,7 +165,7 @@ func (g *graySync) identify(ctx context.Context) rolloutIdentity {
 		why := ""
 		if st.Failure = g.carriedRollbackFailure(); st.Failure != nil {
 			why = fmt.Sprintf(" after revision %d failed (%s: %s): %s", st.Failure.RolledBackFrom,
-				grayapi.OnFailureAnnotation, grayapi.OnFailureRollback, st.Failure.Message)
+				grayapi.OnFailureAnnotation, grayapi.OnFailureAbort, st.Failure.Message)
 		} else if st.Failure = g.abandonedRollout(); st.Failure != nil {
 			why = fmt.Sprintf(", revision %d abandoned: %s", st.Failure.RolledBackFrom, st.Failure.Message)
 		}

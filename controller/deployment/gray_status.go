@@ -40,7 +40,7 @@ func (g *graySync) finish(ctx context.Context) error {
 	})
 	g.trackDeadline(ctx)
 	g.reportStableGone(ctx)
-	if g.st.Phase == grayapi.PhaseDegraded && g.in.policy.OnFailure == grayapi.OnFailureRollback {
+	if g.st.Phase == grayapi.PhaseDegraded && g.in.policy.OnFailure == grayapi.OnFailureAbort {
 		// The template write starts the rollback rollout, whose sync writes the status.
 		if wrote, err := g.rollBackOnFailure(ctx); wrote || err != nil {
 			return err

@@ -59,7 +59,7 @@ const (
 	// release hands it back as spec.paused.
 	PausedAnnotation = Prefix + "paused"
 	// OnFailureAnnotation says what a Degraded rollout does: "hold" (the
-	// default) or "rollback" (see ParseOnFailure).
+	// default) or "abort" (see ParseOnFailure).
 	OnFailureAnnotation = Prefix + "on-failure"
 	// HoldForAnnotation makes a settled hold resume by itself after the
 	// duration it holds (see ParseHoldFor).
@@ -92,6 +92,14 @@ const (
 	FrozenLabelValue = "true"
 )
 
+// AbortedLabel marks the ReplicaSet of an aborted rollout with its revision
+// (e.g. kubegray.io/aborted=3): the durable record of the abort, where
+// `kubectl rollout undo`, apply and GitOps tools never write, so that a lost
+// or forged kubegray.io/status cannot roll the failed canary out again. A
+// value other than the ReplicaSet's revision is stale (the template came
+// back as a new rollout) and is ignored.
+const AbortedLabel = Prefix + "aborted"
+
 // ControllerFieldManager is the field manager of every write gray-controller
 // makes, and the source of its events. It is API: the plugin reads
 // managedFields to tell which controller runs a Deployment.
@@ -115,6 +123,11 @@ const ConditionStalled appsv1.DeploymentConditionType = "Stalled"
 
 // ReasonInvalid is the reason of the Stalled condition of an Invalid rollout.
 const ReasonInvalid = "Invalid"
+
+// ReasonAborted is the reason of the GrayHeld and Stalled conditions of an
+// Aborted rollout, and of the Failure recorded when a person aborted a
+// rollout that had not failed.
+const ReasonAborted = "Aborted"
 
 // Conditions are the Deployment conditions the controller owns.
 var Conditions = []appsv1.DeploymentConditionType{ConditionGrayHeld, ConditionStalled}
@@ -140,6 +153,14 @@ const (
 	// ReasonGrayResumeIgnored is the Warning emitted when a kubegray.io/resume
 	// request is dropped (unparsable, stale revision, or nothing held).
 	ReasonGrayResumeIgnored = "GrayResumeIgnored"
+	// ReasonGrayAborted is the Warning emitted when a rollout is aborted, and
+	// ReasonGrayRetried the event of `kubectl gray retry`.
+	ReasonGrayAborted = "GrayAborted"
+	ReasonGrayRetried = "GrayRetried"
+	// ReasonGrayStatusDistrusted is the Warning emitted when a
+	// kubegray.io/status disagrees with the ReplicaSets' record and is
+	// re-derived; it names who wrote it.
+	ReasonGrayStatusDistrusted = "GrayStatusDistrusted"
 )
 
 // ReasonHoldPointReached is the reason of a True GrayHeld condition. While
@@ -171,7 +192,8 @@ const ReasonRolledBack = "RolledBack"
 func IsEventReason(reason string) bool {
 	switch reason {
 	case ReasonGrayHeld, ReasonGrayHolding, ReasonGrayResumed, ReasonGrayInvalid, ReasonGrayTakeover,
-		ReasonGrayRelease, ReasonGrayRolledBack, ReasonGrayComplete, ReasonGrayResumeIgnored, ReasonGrayDegraded:
+		ReasonGrayRelease, ReasonGrayRolledBack, ReasonGrayComplete, ReasonGrayResumeIgnored, ReasonGrayDegraded,
+		ReasonGrayAborted, ReasonGrayRetried, ReasonGrayStatusDistrusted:
 		return true
 	}
 	return false

@@ -24,7 +24,7 @@ func ExampleParseResume() {
 	fmt.Printf("%+v %v\n", r, err)
 	fmt.Println(grayapi.FormatResume(grayapi.Resume{Revision: 4}))
 	// Output:
-	// {Revision:4 Full:true Undo:false} <nil>
+	// {Revision:4 Full:true Undo:false Abort:false Retry:false} <nil>
 	// 4:next
 }
 

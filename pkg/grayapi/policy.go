@@ -15,12 +15,17 @@ const (
 	// OnFailureHold, the default: report Degraded and change nothing, so that
 	// a person can look at the failing canary.
 	OnFailureHold OnFailure = "hold"
-	// OnFailureRollback: put the stable revision's template back, skipping
-	// every hold point, as `kubectl gray undo` does.
+	// OnFailureAbort: abort the rollout: the canary's ReplicaSet goes to 0
+	// and the stable revision's back to all replicas, while spec.template
+	// stays as written, so a GitOps tool's self-heal finds nothing to
+	// re-apply (PhaseAborted).
+	OnFailureAbort OnFailure = "abort"
+	// OnFailureRollback is the earlier name of OnFailureAbort, still read:
+	// ParseOnFailure returns OnFailureAbort for it.
 	OnFailureRollback OnFailure = "rollback"
 )
 
-const onFailureRule = `must be "hold" or "rollback"`
+const onFailureRule = `must be "hold" or "abort" ("rollback" is read as "abort")`
 
 // ParseOnFailure parses a kubegray.io/on-failure value; present reports
 // whether the annotation is set at all (absent means OnFailureHold).
@@ -31,8 +36,10 @@ func ParseOnFailure(value string, present bool) (OnFailure, error) {
 		return OnFailureHold, nil
 	}
 	switch v := OnFailure(strings.TrimSpace(value)); v {
-	case OnFailureHold, OnFailureRollback:
+	case OnFailureHold, OnFailureAbort:
 		return v, nil
+	case OnFailureRollback:
+		return OnFailureAbort, nil
 	}
 	return "", &InvalidValueError{Key: OnFailureAnnotation, Value: value, Rule: onFailureRule}
 }

@@ -15,8 +15,9 @@ func TestParseOnFailure(t *testing.T) {
 	}{
 		{present: false, want: OnFailureHold},
 		{value: "hold", present: true, want: OnFailureHold},
-		{value: " rollback ", present: true, want: OnFailureRollback},
-		{value: "", present: true, wantErr: `invalid kubegray.io/on-failure "": must be "hold" or "rollback"`},
+		{value: " abort ", present: true, want: OnFailureAbort},
+		{value: " rollback ", present: true, want: OnFailureAbort},
+		{value: "", present: true, wantErr: `invalid kubegray.io/on-failure "": must be "hold" or "abort" ("rollback" is read as "abort")`},
 		{value: "Rollback", present: true, wantErr: `invalid kubegray.io/on-failure "Rollback"`},
 		{value: "yes", present: true, wantErr: `"yes"`},
 	}
@@ -55,7 +56,7 @@ func TestParseHoldFor(t *testing.T) {
 
 func TestParsePolicy(t *testing.T) {
 	p, err := ParsePolicy(map[string]string{OnFailureAnnotation: "rollback", HoldForAnnotation: "5s"})
-	if err != nil || p != (Policy{OnFailure: OnFailureRollback, HoldFor: 5 * time.Second}) {
+	if err != nil || p != (Policy{OnFailure: OnFailureAbort, HoldFor: 5 * time.Second}) {
 		t.Fatalf("ParsePolicy = %+v, %v", p, err)
 	}
 	if p, err := ParsePolicy(nil); err != nil || p != (Policy{OnFailure: OnFailureHold}) {

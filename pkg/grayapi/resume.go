@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-const resumeRule = `must be "<revision>:next", "<revision>:full" or "<revision>:undo" with a revision of 1 or more, e.g. "3:next"`
+const resumeRule = `must be "<revision>:next", "<revision>:full", "<revision>:undo", "<revision>:abort" or "<revision>:retry" with a revision of 1 or more, e.g. "3:next"`
 
 // Resume is a request, written to kubegray.io/resume, to leave the hold of
 // one revision: onwards, or back to the stable revision. The undo is for
@@ -23,6 +23,11 @@ type Resume struct {
 	Full bool
 	// Undo rolls the revision back to the stable one instead.
 	Undo bool
+	// Abort aborts the rollout of the revision (PhaseAborted): sizes back to
+	// the stable revision, the template left as it is.
+	Abort bool
+	// Retry starts an aborted rollout again at its first hold point.
+	Retry bool
 }
 
 // ParseResume parses a kubegray.io/resume value. Surrounding spaces are
@@ -31,6 +36,8 @@ type Resume struct {
 //	"3:next"  → Resume{Revision: 3}
 //	"12:full" → Resume{Revision: 12, Full: true}
 //	"4:undo"  → Resume{Revision: 4, Undo: true}
+//	"4:abort" → Resume{Revision: 4, Abort: true}
+//	"4:retry" → Resume{Revision: 4, Retry: true}
 //	"3", "next", "0:next", "-1:full", "3:Next", "3:next:x" → *InvalidValueError
 func ParseResume(value string) (Resume, error) {
 	fail := func(detail string) (Resume, error) {
@@ -54,8 +61,12 @@ func ParseResume(value string) (Resume, error) {
 		return Resume{Revision: n, Full: true}, nil
 	case "undo":
 		return Resume{Revision: n, Undo: true}, nil
+	case "abort":
+		return Resume{Revision: n, Abort: true}, nil
+	case "retry":
+		return Resume{Revision: n, Retry: true}, nil
 	}
-	return fail(fmt.Sprintf("action %q is not \"next\", \"full\" or \"undo\"", action))
+	return fail(fmt.Sprintf("action %q is not \"next\", \"full\", \"undo\", \"abort\" or \"retry\"", action))
 }
 
 // FormatResume renders a request the way ParseResume reads it:
@@ -66,6 +77,10 @@ func FormatResume(r Resume) string {
 	switch {
 	case r.Undo:
 		action = "undo"
+	case r.Abort:
+		action = "abort"
+	case r.Retry:
+		action = "retry"
 	case r.Full:
 		action = "full"
 	}

@@ -27,12 +27,17 @@ const (
 	// PhaseInvalid: kubegray.io/percent cannot be parsed; the rollout is
 	// frozen where it is until the value is fixed or removed.
 	PhaseInvalid Phase = "Invalid"
+	// PhaseAborted: the canary failed (kubegray.io/on-failure: abort) or a
+	// person aborted it: its ReplicaSet goes to 0 and the stable revision's
+	// back to all replicas, spec.template stays as written (Git's), and
+	// nothing rolls until the template changes or `kubectl gray retry`.
+	PhaseAborted Phase = "Aborted"
 )
 
 // Valid reports whether p is one of the phases above.
 func (p Phase) Valid() bool {
 	switch p {
-	case PhaseProgressing, PhaseHeld, PhaseComplete, PhaseRolledBack, PhaseDegraded, PhaseInvalid:
+	case PhaseProgressing, PhaseHeld, PhaseComplete, PhaseRolledBack, PhaseDegraded, PhaseInvalid, PhaseAborted:
 		return true
 	}
 	return false
@@ -140,7 +145,8 @@ type Progress struct {
 
 // Failure is why a rollout failed.
 type Failure struct {
-	// Reason is ReasonProgressDeadlineExceeded, ReasonStableReplicaSetGone, or
+	// Reason is ReasonProgressDeadlineExceeded, ReasonStableReplicaSetGone,
+	// ReasonAborted for a rollout a person aborted before it failed, or
 	// ReasonRolledBack for a rollout rolled back before it failed.
 	Reason string `json:"reason"`
 	// Message names the ReplicaSet, its target, how many were available and
@@ -158,7 +164,7 @@ const statusRule = `must be the JSON object gray-controller writes, with a known
 func (s Status) Validate() error {
 	switch {
 	case !s.Phase.Valid():
-		return fmt.Errorf("phase %q is not one of Progressing, Held, Complete, RolledBack, Degraded, Invalid", s.Phase)
+		return fmt.Errorf("phase %q is not one of Progressing, Held, Complete, RolledBack, Degraded, Invalid, Aborted", s.Phase)
 	case s.Mode != "" && !s.Mode.Valid():
 		return fmt.Errorf("mode %q is neither %q nor %q", s.Mode, ModeInstead, ModeAlongside)
 	case s.Takeover != "" && !s.Takeover.Valid():
