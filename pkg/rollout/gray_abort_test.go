@@ -31,13 +31,13 @@ func TestPlanGrayAbort(t *testing.T) {
 			wantStable: 6, wantLeaving: []int32{4},
 		},
 		{
-			name: "scaled down while aborted",
-			in:   GrayAbortInput{Replicas: 5, Surge: 1, Stable: GrayReplicaSet{Spec: 10, Available: 10, Ready: 10}, Leaving: []GrayReplicaSet{{}}},
+			name:       "scaled down while aborted",
+			in:         GrayAbortInput{Replicas: 5, Surge: 1, Stable: GrayReplicaSet{Spec: 10, Available: 10, Ready: 10}, Leaving: []GrayReplicaSet{{}}},
 			wantStable: 5, wantLeaving: []int32{0},
 		},
 		{
-			name: "settled: nothing moves",
-			in:   GrayAbortInput{Replicas: 10, Surge: 3, Unavailable: 2, Stable: GrayReplicaSet{Spec: 10, Available: 10, Ready: 10}, Leaving: []GrayReplicaSet{{}}},
+			name:       "settled: nothing moves",
+			in:         GrayAbortInput{Replicas: 10, Surge: 3, Unavailable: 2, Stable: GrayReplicaSet{Spec: 10, Available: 10, Ready: 10}, Leaving: []GrayReplicaSet{{}}},
 			wantStable: 10, wantLeaving: []int32{0},
 		},
 		{
