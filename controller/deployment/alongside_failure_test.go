@@ -10,12 +10,12 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
-// canaryFailingOnItsDeadline is a Deployment of 10 taken over for a rollout held at 20% with
-// kubegray.io/on-failure: rollback, whose canary of 2 never becomes ready; its 10 s deadline
-// runs out at w.at(11).
-func canaryFailingOnItsDeadline(t *testing.T) *grayWorld {
+// In alongside mode the Deployment stays taken over while aborted (its template is the
+// canary's, which the built-in controller would roll out if it were released): the failure is
+// recorded first, then the sizes go back to the stable revision under the freeze.
+func TestAlongsideOnFailureAbort(t *testing.T) {
 	d := grayDeployment(10, "20", testutil.WithProgressDeadline(10))
-	d.Annotations[grayapi.OnFailureAnnotation] = "rollback"
+	d.Annotations[grayapi.OnFailureAnnotation] = "abort"
 	w := newAlongsideWorld(t, d, grayapi.TakeoverAdmission)
 	w.step()
 	w.takeOverAsPolicy("v2", savedDefault)
@@ -24,62 +24,26 @@ func canaryFailingOnItsDeadline(t *testing.T) *grayWorld {
 		w.sync()
 		w.readyBut("v2", 0)
 	}
-	return w
-}
-
-// In alongside mode the Deployment stays paused on Recreate while taken over: the deadline
-// runs on our hold alone, and the rollback write keeps the takeover.
-func TestAlongsideOnFailureRollback(t *testing.T) {
-	w := canaryFailingOnItsDeadline(t)
 	w.wantSizes(sz("v1", 8, "v2", 2))
-	if st := w.status(); st.Phase != grayapi.PhaseProgressing || st.HeldAt == nil {
-		t.Fatalf("phase %s heldAt %v, want Progressing on our hold (canary not ready)", st.Phase, st.HeldAt)
-	}
 	w.at(11)
 	w.sync()
+	if st := w.status(); st.Phase != grayapi.PhaseDegraded {
+		t.Fatalf("phase %s after the deadline, want Degraded before anything moves", st.Phase)
+	}
+	w.wantSizes(sz("v1", 8, "v2", 2))
+	for range 10 {
+		w.sync()
+		w.readyBut("v2", 0)
+	}
+	w.wantSizes(sz("v1", 10, "v2", 0))
 	w.wantTakenOver(savedDefault)
-	if image := w.deployment().Spec.Template.Spec.Containers[0].Image; image != "v1" {
-		t.Fatalf("template runs %s after the rollback on failure, want v1", image)
+	if image := w.deployment().Spec.Template.Spec.Containers[0].Image; image != "v2" {
+		t.Fatalf("template runs %s after the abort, want v2", image)
 	}
-	if st := w.status(); st.Phase != grayapi.PhaseRolledBack || st.Failure == nil || st.Failure.RolledBackFrom != 2 {
-		t.Fatalf("after the rollback write: %+v", st)
+	if st := w.status(); st.Phase != grayapi.PhaseAborted || st.Failure == nil || st.Failure.Reason != grayapi.ReasonProgressDeadlineExceeded {
+		t.Fatalf("status %+v, want Aborted with the deadline failure", st)
 	}
-	// The built-in controller's paused sync renumbers the ReplicaSet that matches the template
-	// again before our next sync (seen on a real cluster): our status then names a revision
-	// the new ReplicaSet no longer has, and the failure must survive that.
-	w.renumber("v1", "3", "1")
-	w.settle()
-	w.wantSizes(sz("v1", 10, "v2", 0))
-	w.wantReleased(quarterStrategy())
-	if st := w.status(); st.Phase != grayapi.PhaseComplete || st.Failure == nil || st.Failure.RolledBackFrom != 2 {
-		t.Fatalf("released status %+v: want Complete with the failure of revision 2 kept", st)
-	}
-	w.wantEvents("GrayDegraded", "GrayRolledBack", "after revision 2 failed")
-}
-
-// The built-in controller's revision bookkeeping runs on its own caches: one behind our
-// rollback write takes the failed canary's template for the new one and renumbers it above the
-// stable ReplicaSet (2 → 4), and the next brings the stable one back on top (3 → 5), after our
-// status already names revision 3. Seen in a randomized run with a controller killed. The
-// rollback is the same rollout renumbered, and its failure record must survive it.
-func TestAlongsideOnFailureRollbackRenumberedTwice(t *testing.T) {
-	w := canaryFailingOnItsDeadline(t)
-	w.at(11)
-	w.sync()
-	w.renumber("v1", "3", "1")
-	w.sync()
-	if st := w.status(); st.Phase != grayapi.PhaseRolledBack || st.Revision != 3 || st.Failure == nil || st.Failure.RolledBackFrom != 2 {
-		t.Fatalf("status after the first renumbering %+v, want RolledBack on revision 3 with the failure of revision 2", st)
-	}
-
-	w.renumber("v2", "4", "2")
-	w.renumber("v1", "5", "1,3")
-	w.settle()
-	w.wantSizes(sz("v1", 10, "v2", 0))
-	w.wantReleased(quarterStrategy())
-	if st := w.status(); st.Phase != grayapi.PhaseComplete || st.Revision != 5 || st.Failure == nil || st.Failure.RolledBackFrom != 2 {
-		t.Fatalf("released status %+v: want Complete on revision 5 with the failure of revision 2 kept", st)
-	}
+	w.wantEvents("GrayDegraded", "GrayAborted")
 }
 
 // Opted in and given its new image in one write (kubectl gray set --image), so that no sync saw

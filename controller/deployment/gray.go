@@ -186,6 +186,9 @@ func (g *graySync) run(ctx context.Context) error {
 	if undone, err := g.takeUndo(ctx); undone || err != nil {
 		return err
 	}
+	if done, err := g.serveAbort(ctx); done || err != nil {
+		return err
+	}
 	// A scaling event is read once: our own writes below change neither spec.replicas nor the
 	// ReplicaSets' desired-replicas annotations.
 	scaling := replicasChanged(ctx, d, withNewRS(g.cur.oldRSs, g.cur.newRS))

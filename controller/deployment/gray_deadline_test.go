@@ -53,6 +53,19 @@ func (w *grayWorld) readyBut(image string, available int32) {
 	w.put(rs)
 }
 
+// settleNotReady steps until a sync writes nothing, image's pods never becoming ready.
+func (w *grayWorld) settleNotReady(image string) {
+	w.t.Helper()
+	for range 40 {
+		actions := w.sync()
+		w.readyBut(image, 0)
+		if writes(actions) == 0 {
+			return
+		}
+	}
+	w.t.Fatalf("no steady state after 40 syncs; sizes %v", w.sizes())
+}
+
 // holdNotReady rolls image out to its first hold point with none of its pods ever ready.
 func (w *grayWorld) holdNotReady(image string) {
 	w.t.Helper()
@@ -192,36 +205,124 @@ func TestGrayUserPauseStopsTheDeadline(t *testing.T) {
 	}
 }
 
-func TestGrayOnFailureRollback(t *testing.T) {
+// kubegray.io/on-failure: abort records the failure in one status write before anything moves,
+// then aborts by sizes alone: the template stays the canary's (Git's), the stable revision gets
+// every replica back, and nothing rolls again until a retry.
+func TestGrayOnFailureAbort(t *testing.T) {
 	d := grayDeployment(10, "20", testutil.WithProgressDeadline(10))
-	d.Annotations[grayapi.OnFailureAnnotation] = "rollback"
+	d.Annotations[grayapi.OnFailureAnnotation] = "abort"
 	w := startGray(t, d)
 	w.holdNotReady("v2")
 	w.takeEvents()
 	w.at(11)
 	w.sync()
-	if image := w.deployment().Spec.Template.Spec.Containers[0].Image; image != "v1" {
-		t.Fatalf("template runs %s after a rollback on failure, want v1", image)
+	w.wantState(grayapi.PhaseDegraded, true)
+	w.wantSizes(sz("v1", 8, "v2", 2))
+	if c := deployutilCondition(w.deployment(), grayapi.ConditionStalled); c == nil || c.Status != corev1.ConditionTrue {
+		t.Fatalf("Stalled = %+v before the abort acts, want True", c)
 	}
-	st := w.status()
-	if st.Phase != grayapi.PhaseRolledBack || st.Failure == nil || st.Failure.RolledBackFrom != 2 || w.deployment().Spec.Paused {
-		t.Fatalf("after the rollback write: phase %s failure %+v paused %t, want RolledBack from 2, unpaused",
-			st.Phase, st.Failure, w.deployment().Spec.Paused)
-	}
-	w.settle()
-	w.wantState(grayapi.PhaseComplete, false)
-	w.wantSizes(sz("v1", 10, "v2", 0))
-	if st := w.status(); st.Failure == nil || st.Failure.RolledBackFrom != 2 || st.Revision != 3 {
-		t.Fatalf("complete status %+v: want revision 3 with the failure of revision 2 kept", st)
-	}
-	w.wantEvents("GrayRolledBack", "after revision 2 failed", "GrayComplete")
 
-	// The next rollout starts clean.
+	w.sync()
+	if st := w.status(); st.Phase != grayapi.PhaseAborted || st.Failure == nil || st.Failure.Reason != grayapi.ReasonProgressDeadlineExceeded {
+		t.Fatalf("status after the abort's first sync %+v, want Aborted with the deadline failure", st)
+	}
+	if label := w.replicaSetOf("v2").Labels[grayapi.AbortedLabel]; label != "2" {
+		t.Fatalf("canary's %s label = %q, want 2", grayapi.AbortedLabel, label)
+	}
+	w.settleNotReady("v2")
+	w.wantState(grayapi.PhaseAborted, false)
+	w.wantSizes(sz("v1", 10, "v2", 0))
+	if image := w.deployment().Spec.Template.Spec.Containers[0].Image; image != "v2" {
+		t.Fatalf("template runs %s after the abort, want v2 (the abort keeps the template)", image)
+	}
+	dep := w.deployment()
+	if c := deployutilCondition(dep, appsv1.DeploymentProgressing); c == nil || c.Status != corev1.ConditionFalse || c.Reason != "ProgressDeadlineExceeded" {
+		t.Fatalf("Progressing = %+v, want False/ProgressDeadlineExceeded so that kubectl rollout status fails", c)
+	}
+	if c := deployutilCondition(dep, grayapi.ConditionStalled); c == nil || c.Status != corev1.ConditionTrue || c.Reason != grayapi.ReasonAborted {
+		t.Fatalf("Stalled = %+v, want True/Aborted", c)
+	}
+	w.wantEvents("GrayAborted", "scaling replica set")
+
+	// A GitOps tool applying the same manifest again changes nothing.
+	w.setAnnotation("argocd.argoproj.io/tracking-id", "web")
+	w.settleNotReady("v2")
+	w.wantSizes(sz("v1", 10, "v2", 0))
+	w.wantState(grayapi.PhaseAborted, false)
+
+	// A new template is a new rollout, held at its first point.
 	w.setImage("v3")
 	w.settle()
-	if st := w.status(); st.Phase != grayapi.PhaseHeld || st.Failure != nil {
-		t.Fatalf("next rollout: phase %s failure %+v, want Held and no failure", st.Phase, st.Failure)
+	if st := w.status(); st.Phase != grayapi.PhaseHeld || st.Failure != nil || st.Revision != 3 {
+		t.Fatalf("next rollout: %+v, want Held on revision 3 and no failure", st)
 	}
+	w.wantSizes(sz("v1", 8, "v2", 0, "v3", 2))
+}
+
+// A person's abort ("<rev>:abort", kubectl gray abort) of a healthy held canary moves pods back
+// within maxSurge and maxUnavailable, and a retry starts the same revision at its first hold point.
+func TestGrayAbortAndRetryOnRequest(t *testing.T) {
+	d := grayDeployment(10, "20,50", testutil.WithProgressDeadline(600))
+	w := startGray(t, d)
+	w.setImage("v2")
+	w.settle()
+	w.wantState(grayapi.PhaseHeld, true)
+	w.setAnnotation(grayapi.ResumeAnnotation, "2:next")
+	w.settle()
+	w.wantSizes(sz("v1", 5, "v2", 5))
+	w.takeEvents()
+
+	w.setAnnotation(grayapi.ResumeAnnotation, "2:abort")
+	w.settle()
+	w.wantState(grayapi.PhaseAborted, false)
+	w.wantSizes(sz("v1", 10, "v2", 0))
+	if _, ok := w.deployment().Annotations[grayapi.ResumeAnnotation]; ok {
+		t.Fatalf("the abort request was not consumed")
+	}
+	if st := w.status(); st.Failure == nil || st.Failure.Reason != grayapi.ReasonAborted {
+		t.Fatalf("status %+v, want the failure Aborted", st)
+	}
+	w.wantEvents("GrayAborted")
+
+	w.setAnnotation(grayapi.ResumeAnnotation, "2:retry")
+	w.settle()
+	w.wantState(grayapi.PhaseHeld, true)
+	w.wantSizes(sz("v1", 8, "v2", 2))
+	if _, ok := w.replicaSetOf("v2").Labels[grayapi.AbortedLabel]; ok {
+		t.Fatalf("the abort record stayed after the retry")
+	}
+	w.wantEvents("GrayRetried")
+}
+
+// A retry of a rollout that is not aborted, or an abort of a revision not in flight, is dropped
+// at once with the reason.
+func TestGrayAbortRequestsIgnored(t *testing.T) {
+	w := startGray(t, grayDeployment(10, "20"))
+	w.setImage("v2")
+	w.settle()
+	w.takeEvents()
+	w.setAnnotation(grayapi.ResumeAnnotation, "2:retry")
+	w.settle()
+	w.wantEvents("GrayResumeIgnored", "revision 2 is not aborted")
+	w.setAnnotation(grayapi.ResumeAnnotation, "1:abort")
+	w.settle()
+	w.wantEvents("GrayResumeIgnored", "revision 1 is not the rollout in flight")
+	w.wantState(grayapi.PhaseHeld, true)
+	w.wantSizes(sz("v1", 8, "v2", 2))
+}
+
+// The abort's record on the canary's ReplicaSet outlives a lost status: the rollout stays aborted.
+func TestGrayAbortSurvivesALostStatus(t *testing.T) {
+	w := startGray(t, grayDeployment(10, "20"))
+	w.setImage("v2")
+	w.settle()
+	w.setAnnotation(grayapi.ResumeAnnotation, "2:abort")
+	w.settle()
+	w.wantSizes(sz("v1", 10, "v2", 0))
+	w.edit(func(d *appsv1.Deployment) { delete(d.Annotations, grayapi.StatusAnnotation) })
+	w.settle()
+	w.wantSizes(sz("v1", 10, "v2", 0))
+	w.wantState(grayapi.PhaseAborted, false)
 }
 
 func TestGrayTimedHold(t *testing.T) {
@@ -425,4 +526,24 @@ func TestDecideDeadline(t *testing.T) {
 			t.Errorf("Complete: failure %+v kept, want none", got.Failure)
 		}
 	})
+}
+
+// Leaving gray while aborted lets the rollout complete, and takes the abort record off, so that
+// opting in again later does not abort the same revision a second time.
+func TestGrayLeavingGrayDropsTheAbortRecord(t *testing.T) {
+	w := startGray(t, grayDeployment(10, "20"))
+	w.setImage("v2")
+	w.settle()
+	w.setAnnotation(grayapi.ResumeAnnotation, "2:abort")
+	w.settle()
+	w.wantSizes(sz("v1", 10, "v2", 0))
+	w.edit(func(d *appsv1.Deployment) { delete(d.Annotations, grayapi.PercentAnnotation) })
+	w.settle()
+	w.wantSizes(sz("v1", 0, "v2", 10))
+	if _, ok := w.replicaSetOf("v2").Labels[grayapi.AbortedLabel]; ok {
+		t.Fatalf("the abort record stayed on a Deployment that left gray")
+	}
+	w.setAnnotation(grayapi.PercentAnnotation, "20")
+	w.settle()
+	w.wantSizes(sz("v1", 0, "v2", 10))
 }

@@ -1,8 +1,9 @@
 package deployment
 
 // What a failing canary leads to: the reason its pods are not ready, read once when the step
-// becomes Degraded, and the rollback that kubegray.io/on-failure: rollback asks for; and the
-// other way a rollout fails: its stable ReplicaSet disappears while it is in flight.
+// becomes Degraded (the abort that kubegray.io/on-failure: abort asks for is gray_abort.go's); the
+// undo a resource action asks for; and the other way a rollout fails: its stable ReplicaSet
+// disappears while it is in flight.
 
 import (
 	"context"
@@ -39,33 +40,17 @@ func (dc *DeploymentController) whyNewPodsNotReady(ctx context.Context, rs *apps
 	return podhealth.Summarize(rs, pods).Top()
 }
 
-// rollBackOnFailure puts the stable revision's template back on a Degraded rollout whose
-// kubegray.io/on-failure says rollback, in one main-resource Update that also leaves our hold
-// and records the rollback in the status; the next sync rolls the stable ReplicaSet back up
-// with every hold point skipped (identify). It reports whether it wrote; without a stable
-// ReplicaSet to go back to, the rollout stays Degraded with a Warning.
-func (g *graySync) rollBackOnFailure(ctx context.Context) (bool, error) {
-	d := g.cur.d
-	stable := g.stableForRollback()
-	if stable == nil {
-		if g.in.prev.Phase != grayapi.PhaseDegraded {
-			g.dc.eventRecorder.Eventf(d, corev1.EventTypeWarning, grayapi.ReasonGrayDegraded,
-				"%s: %s cannot roll revision %d back: no replica set of stable revision %d is left",
-				grayapi.OnFailureAnnotation, grayapi.OnFailureAbort, g.st.Revision, g.st.StableRevision)
-		}
-		return false, nil
+// warnAbortImpossible warns once, when a step first becomes Degraded, that kubegray.io/on-failure:
+// abort cannot act because no ReplicaSet of the stable revision is left (a first rollout, or one
+// whose stable ReplicaSet was deleted); the rollout stays Degraded.
+func (g *graySync) warnAbortImpossible() {
+	if g.st.Phase != grayapi.PhaseDegraded || g.in.policy.OnFailure != grayapi.OnFailureAbort || g.in.prev.Phase == grayapi.PhaseDegraded ||
+		g.stableForRollback() != nil {
+		return
 	}
-	g.st.Failure.RolledBackFrom = g.st.Revision
-	g.st.HeldAt = nil
-	g.st.Phase = grayapi.PhaseRolledBack
-	g.st.Message = fmt.Sprintf("rolling revision %d back to stable revision %d: %s", g.st.Revision, g.st.StableRevision, g.st.Failure.Message)
-	if err := g.writeRollback(ctx, stable, true); err != nil {
-		return false, fmt.Errorf("deployment %s/%s: rolling revision %d back to stable revision %d (%s: %s): %w", d.Namespace, d.Name,
-			g.st.Revision, g.st.StableRevision, grayapi.OnFailureAnnotation, grayapi.OnFailureAbort, err)
-	}
-	klog.FromContext(ctx).V(2).Info("Gray rollout rolled back on failure", "deployment", klog.KObj(d), "revision", g.st.Revision,
-		"stableRevision", g.st.StableRevision, "replicaSet", klog.KObj(stable))
-	return true, nil
+	g.dc.eventRecorder.Eventf(g.cur.d, corev1.EventTypeWarning, grayapi.ReasonGrayDegraded,
+		"%s: %s cannot abort revision %d: no replica set of stable revision %d is left", grayapi.OnFailureAnnotation, grayapi.OnFailureAbort,
+		g.st.Revision, g.st.StableRevision)
 }
 
 // takeUndo serves kubegray.io/resume "<revision>:undo", the request of a tool that can write
@@ -95,7 +80,7 @@ func (g *graySync) takeUndo(ctx context.Context) (bool, error) {
 		g.removeResume = true
 		return false, nil
 	}
-	if err := g.writeRollback(ctx, stable, false); err != nil {
+	if err := g.writeRollback(ctx, stable); err != nil {
 		return false, fmt.Errorf("deployment %s/%s: rolling revision %d back to stable revision %d (%s=%q): %w", d.Namespace, d.Name,
 			g.st.Revision, g.st.StableRevision, grayapi.ResumeAnnotation, value, err)
 	}
@@ -106,17 +91,12 @@ func (g *graySync) takeUndo(ctx context.Context) (bool, error) {
 
 // writeRollback puts stable's template on the Deployment in one main-resource Update that
 // drops a resume request and, in instead mode, our hold (in alongside mode spec.paused is the
-// takeover's); withStatus also writes this sync's status, which records the rollback.
-func (g *graySync) writeRollback(ctx context.Context, stable *appsv1.ReplicaSet, withStatus bool) error {
+// takeover's).
+func (g *graySync) writeRollback(ctx context.Context, stable *appsv1.ReplicaSet) error {
 	updated := g.cur.server.DeepCopy()
 	deployutil.SetFromReplicaSetTemplate(updated, stable.Spec.Template)
 	delete(updated.Annotations, grayapi.ResumeAnnotation)
 	updated.Spec.Paused = g.mode.rollbackPaused(updated.Spec.Paused)
-	if withStatus {
-		if err := g.setStatusAnnotation(updated); err != nil {
-			return err
-		}
-	}
 	_, err := g.dc.client.AppsV1().Deployments(updated.Namespace).Update(ctx, updated, metav1.UpdateOptions{FieldManager: g.dc.fieldManager})
 	return err
 }
@@ -130,26 +110,6 @@ func (g *graySync) stableForRollback() *appsv1.ReplicaSet {
 	for _, rs := range g.cur.oldRSs {
 		if g.st.StableRevision > 0 && revisionOf(rs) == g.st.StableRevision {
 			return rs
-		}
-	}
-	return nil
-}
-
-// carriedRollbackFailure is the Failure a rollback made by on-failure recorded, for the rollout
-// that brings the stable revision back (identify calls it then): nil for any other. The status
-// is read even when distrustCopiedStatus set it aside: in alongside mode the built-in
-// controller renumbers the stable ReplicaSet as soon as the rollback write changes the
-// template, before our next sync, which makes our own fresh status look copied in. It must be
-// the status the rollback wrote (phase RolledBack, the failed revision its own) with the
-// failed revision's ReplicaSet still among the old ones.
-func (g *graySync) carriedRollbackFailure() *grayapi.Failure {
-	f := g.in.prev.Failure
-	if !g.statusRead() || f == nil || g.in.prev.Phase != grayapi.PhaseRolledBack || f.RolledBackFrom != g.in.prev.Revision {
-		return nil
-	}
-	for _, rs := range g.cur.oldRSs {
-		if revisionOf(rs) == f.RolledBackFrom {
-			return f
 		}
 	}
 	return nil

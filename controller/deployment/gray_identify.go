@@ -163,10 +163,7 @@ func (g *graySync) identify(ctx context.Context) rolloutIdentity {
 		st.Phase = grayapi.PhaseRolledBack
 		st.Message = fmt.Sprintf("rolling back to stable revision %d", st.StableRevision)
 		why := ""
-		if st.Failure = g.carriedRollbackFailure(); st.Failure != nil {
-			why = fmt.Sprintf(" after revision %d failed (%s: %s): %s", st.Failure.RolledBackFrom,
-				grayapi.OnFailureAnnotation, grayapi.OnFailureAbort, st.Failure.Message)
-		} else if st.Failure = g.abandonedRollout(); st.Failure != nil {
+		if st.Failure = g.abandonedRollout(); st.Failure != nil {
 			why = fmt.Sprintf(", revision %d abandoned: %s", st.Failure.RolledBackFrom, st.Failure.Message)
 		}
 		id.rollingBack = fmt.Sprintf("Rolling back to stable revision %d (replica set %s): hold points skipped%s",

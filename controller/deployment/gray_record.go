@@ -103,8 +103,8 @@ func (dc *DeploymentController) markStable(ctx context.Context, d *appsv1.Deploy
 
 // mirrorRecord makes every ReplicaSet carry the Deployment's recorded annotations
 // (grayapi.RecordedAnnotations: the hold points and the failure and timed-hold policy), each
-// removed where the Deployment has none, and all of them for a Deployment that is no longer
-// gray: see the file comment.
+// removed where the Deployment has none, and all of them and the abort record for a Deployment
+// that is no longer gray: see the file comment.
 func (dc *DeploymentController) mirrorRecord(ctx context.Context, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) error {
 	_, gray := d.Annotations[grayapi.PercentAnnotation]
 	for _, rs := range rsList {
@@ -120,6 +120,13 @@ func (dc *DeploymentController) mirrorRecord(ctx context.Context, d *appsv1.Depl
 				changes[key] = nil
 			}
 		}
+		if _, aborted := rs.Labels[grayapi.AbortedLabel]; aborted && !gray {
+			// Out of gray the rollout completes; an abort record left behind would abort the
+			// same revision again if the Deployment opted in later.
+			if err := dc.patchReplicaSetMeta(ctx, rs, "labels", map[string]any{grayapi.AbortedLabel: nil}); err != nil {
+				return fmt.Errorf("deployment %s/%s: removing %s from replica set %s: %w", d.Namespace, d.Name, grayapi.AbortedLabel, rs.Name, err)
+			}
+		}
 		if len(changes) == 0 {
 			continue
 		}
@@ -133,11 +140,17 @@ func (dc *DeploymentController) mirrorRecord(ctx context.Context, d *appsv1.Depl
 // patchReplicaSetMeta sets (or, for a nil value, removes) labels or annotations of rs with a
 // merge patch: metadata only, so it never conflicts with a resize and bumps no generation.
 func (dc *DeploymentController) patchReplicaSetMeta(ctx context.Context, rs *appsv1.ReplicaSet, field string, values map[string]any) error {
+	_, err := dc.patchReplicaSetMetaFor(ctx, rs, field, values)
+	return err
+}
+
+// patchReplicaSetMetaFor is patchReplicaSetMeta returning the written ReplicaSet, for a sync
+// that writes the same ReplicaSet again (its next update must carry the new resourceVersion).
+func (dc *DeploymentController) patchReplicaSetMetaFor(ctx context.Context, rs *appsv1.ReplicaSet, field string, values map[string]any) (*appsv1.ReplicaSet, error) {
 	body, err := json.Marshal(map[string]any{"metadata": map[string]any{field: values}})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	_, err = dc.client.AppsV1().ReplicaSets(rs.Namespace).Patch(ctx, rs.Name, types.MergePatchType, body,
+	return dc.client.AppsV1().ReplicaSets(rs.Namespace).Patch(ctx, rs.Name, types.MergePatchType, body,
 		metav1.PatchOptions{FieldManager: dc.fieldManager})
-	return err
 }

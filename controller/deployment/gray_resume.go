@@ -49,7 +49,8 @@ type resumeDecision struct {
 // hold-for that ran out move it one step; a kubegray.io/resume request for the revision in
 // flight moves it one step (next) or to the end (full) once the hold stands, is kept while a
 // scaling event is absorbed, and is dropped with the reason when it names another revision, a
-// rollout that is not held, or is unreadable. An undo request is takeUndo's (gray_failure.go).
+// rollout that is not held, or is unreadable. Undo, abort and retry requests are takeUndo's
+// (gray_failure.go) and serveAbort's (gray_abort.go).
 func decideResume(f resumeFacts) resumeDecision {
 	st := f.st
 	value, requested := f.d.Annotations[grayapi.ResumeAnnotation]
@@ -72,8 +73,8 @@ func decideResume(f resumeFacts) resumeDecision {
 	switch {
 	case err != nil:
 		return ignore("%v", err)
-	case req.Undo:
-		// One that takeUndo could not serve, and has said why.
+	case req.Undo || req.Abort || req.Retry:
+		// takeUndo's and serveAbort's, which have served it or said why not.
 		return resumeDecision{consume: true}
 	case req.Revision != st.Revision:
 		return ignore("revision %d is not the rollout in flight (revision %d)", req.Revision, st.Revision)

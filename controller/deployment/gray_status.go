@@ -40,12 +40,7 @@ func (g *graySync) finish(ctx context.Context) error {
 	})
 	g.trackDeadline(ctx)
 	g.reportStableGone(ctx)
-	if g.st.Phase == grayapi.PhaseDegraded && g.in.policy.OnFailure == grayapi.OnFailureAbort {
-		// The template write starts the rollback rollout, whose sync writes the status.
-		if wrote, err := g.rollBackOnFailure(ctx); wrote || err != nil {
-			return err
-		}
-	}
+	g.warnAbortImpossible()
 	g.reportDeadlineCondition(&newStatus)
 	g.scheduleTimedHold()
 	setGrayConditions(&newStatus, g.st, *d.Spec.Replicas, len(g.in.points), g.dc.metaNow())
@@ -107,7 +102,7 @@ func statusUnchanged(server, updated *appsv1.Deployment) bool {
 
 // setGrayConditions keeps GrayHeld True while the rollout is Held and False otherwise, with
 // the phase as reason (the failure's reason, ProgressDeadlineExceeded or StableReplicaSetGone,
-// while Degraded), and Stalled True while it is Degraded or Invalid (absent otherwise). steps
+// while Degraded), and Stalled True while it is Degraded, Invalid or Aborted (absent otherwise). steps
 // is the number of hold points, for the Held message ("held at 20% (step 1/2): ...") that the
 // Argo CD health check shows.
 func setGrayConditions(status *appsv1.DeploymentStatus, st grayapi.Status, replicas int32, steps int, now metav1.Time) {
@@ -119,14 +114,15 @@ func setGrayConditions(status *appsv1.DeploymentStatus, st grayapi.Status, repli
 		deployutil.SetDeploymentCondition(status, *deployutil.NewDeploymentCondition(grayapi.ConditionGrayHeld, corev1.ConditionFalse, failureReason(st), st.Message, now))
 	}
 	switch st.Phase {
-	case grayapi.PhaseDegraded, grayapi.PhaseInvalid:
+	case grayapi.PhaseDegraded, grayapi.PhaseInvalid, grayapi.PhaseAborted:
 		deployutil.SetDeploymentCondition(status, *deployutil.NewDeploymentCondition(grayapi.ConditionStalled, corev1.ConditionTrue, failureReason(st), st.Message, now))
 	default:
 		deployutil.RemoveDeploymentCondition(status, grayapi.ConditionStalled)
 	}
 }
 
-// failureReason is a condition's reason for st: the failure's while Degraded, else the phase.
+// failureReason is a condition's reason for st: the failure's while Degraded, else the phase
+// (Aborted for an aborted rollout, whose failure is in the status).
 func failureReason(st grayapi.Status) string {
 	if st.Phase == grayapi.PhaseDegraded && st.Failure != nil {
 		return st.Failure.Reason
