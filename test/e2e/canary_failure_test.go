@@ -18,7 +18,7 @@ import (
 
 // The failing canary, in both modes: a step whose new pods do not
 // become available within progressDeadlineSeconds is Degraded, says why, and
-// changes nothing unless kubegray.io/on-failure asks for a rollback; timed
+// changes nothing unless kubegray.io/on-failure asks for an abort; timed
 // holds resume settled holds by themselves, never Degraded ones; a settled
 // hold never times out. Numbers are written by hand: 20% of 10 is 2, 50% of
 // 10 is 5.
@@ -154,49 +154,30 @@ func runCanaryFailure(t *testing.T, c *cluster.Cluster, m canaryMode) {
 		k.undo()
 	})
 
-	t.Run("on-failure rollback goes back to the stable revision", func(t *testing.T) {
+	t.Run("on-failure abort goes back to the stable revision and keeps the template", func(t *testing.T) {
 		t.Parallel()
-		k := newCanary(t, c, m, "rollback")
+		k := newCanary(t, c, m, "abort")
 		k.startStable("20")
-		stable := k.replicaSetOf("web", 1).Spec.Template
-		k.u.must("gray", "set", "web", "20", "--on-failure", "rollback", "--image", "app="+crashImage)
-		if got := k.get("web").Annotations[grayapi.OnFailureAnnotation]; got != "rollback" {
-			t.Fatalf("%s = %q after kubectl gray set --on-failure rollback", grayapi.OnFailureAnnotation, got)
+		k.u.must("gray", "set", "web", "20", "--on-failure", "abort", "--image", "app="+crashImage)
+		if got := k.get("web").Annotations[grayapi.OnFailureAnnotation]; got != "abort" {
+			t.Fatalf("%s = %q after kubectl gray set --on-failure abort", grayapi.OnFailureAnnotation, got)
 		}
-		// Whoever waits for the rollout learns that it failed, whether
-		// they see it Degraded, rolling back, or back on the old revision.
+		// Whoever waits for the rollout learns that it failed.
 		if r := k.u.kubectl("gray", "status", "web", "--until", "complete", "--timeout", "90s"); r.code != plugin.ExitFailure {
 			t.Errorf("want exit %d, got %s", plugin.ExitFailure, r)
 		}
-		d := k.expect("web", completeAt10)
-		st := k.grayStatus(d)
-		if st.Revision != 3 || st.StableRevision != 3 || st.Failure == nil || st.Failure.RolledBackFrom != 2 ||
-			st.Failure.Reason != grayapi.ReasonProgressDeadlineExceeded {
-			t.Errorf("status after the rollback: revision %d stable %d failure %+v, want 3, 3, rolled back from 2 for %s; statuses since the new template:\n%s",
-				st.Revision, st.StableRevision, st.Failure, grayapi.ReasonProgressDeadlineExceeded, statusLines(k.history("web")))
-		}
-		if !deployutil.EqualIgnoreHash(&d.Spec.Template, &stable) {
-			t.Errorf("template after the rollback is not revision 1's:\n got %+v\nwant %+v", d.Spec.Template, stable)
-		}
-		k.wantSizes("web", map[string]int32{"2": 0, "3": 10}, map[string]string{"2": crashImage, "3": stableImage})
-
+		st := k.abortedToStable("web", 10, crashImage, stableImage, grayapi.ReasonProgressDeadlineExceeded, m.alongside)
 		h := k.history("web")
 		start := first(h, 0, withImage(crashImage))
-		back := first(h, start, inPhase(grayapi.PhaseRolledBack))
-		done := first(h, back, func(s seenStatus) bool { return s.ok && s.st.Phase == grayapi.PhaseComplete && s.st.Revision == 3 })
-		if start < 0 || back < 0 || done < 0 {
-			t.Fatalf("phases since the new template: %v, want RolledBack then Complete on revision 3", phases(h, start))
+		aborted := first(h, start, inPhase(grayapi.PhaseAborted))
+		if start < 0 || aborted < 0 {
+			t.Fatalf("phases since the new template: %v, want Degraded then Aborted", phases(h, start))
 		}
-		if held := first(h, start, inPhase(grayapi.PhaseHeld)); held >= 0 && held < done {
-			t.Errorf("the rollback held on its way: phases %v", phases(h, start))
-		}
-		elapsed := h[back].at.Sub(h[start].at)
-		t.Logf("CANARY-ROLLBACK mode=%s rolledBackAfterStart=%v completeAfterRolledBack=%v",
-			m.name, elapsed.Round(time.Millisecond), h[done].at.Sub(h[back].at).Round(time.Millisecond))
+		elapsed := h[aborted].at.Sub(h[start].at)
+		t.Logf("CANARY-ABORT mode=%s abortedAfterStart=%v", m.name, elapsed.Round(time.Millisecond))
 		if elapsed < canaryDeadline || elapsed > 2*canaryDeadline {
-			t.Errorf("rolled back %v after the new template, want within %v–%v", elapsed, canaryDeadline, 2*canaryDeadline)
+			t.Errorf("aborted %v after the new template, want within %v–%v", elapsed, canaryDeadline, 2*canaryDeadline)
 		}
-
 		bad := k.replicaSetOf("web", 2)
 		eventually(t, 30*time.Second, "no pod of revision 2 left", func() (bool, string) {
 			pods, err := k.podsOf(bad)
@@ -205,20 +186,34 @@ func runCanaryFailure(t *testing.T, c *cluster.Cluster, m canaryMode) {
 			}
 			return len(pods) == 0, fmt.Sprintf("pods of %s: %v", bad.Name, pods)
 		})
-		if ev := k.waitEvent("web", grayapi.ReasonGrayDegraded); !strings.Contains(ev.Message, bad.Name) {
-			t.Errorf("GrayDegraded event %q does not name replicaset %s", ev.Message, bad.Name)
+		if ev := k.waitEvent("web", grayapi.ReasonGrayAborted); !strings.Contains(strings.ToLower(ev.Message), "progressdeadlineexceeded") {
+			t.Errorf("GrayAborted event %q does not name the reason (the progress deadline)", ev.Message)
 		}
-		k.waitEvent("web", grayapi.ReasonGrayRolledBack)
-		var said []string
-		for _, ev := range k.events("web", grayapi.ReasonGrayRolledBack) {
-			said = append(said, ev.Message)
+		if !strings.Contains(st.Message, "kubectl gray retry web") {
+			t.Errorf("status message %q does not say how to start again", st.Message)
 		}
-		if !strings.Contains(strings.ToLower(strings.Join(said, "\n")), "deadline") {
-			t.Errorf("no GrayRolledBack event names the reason (the progress deadline): %q", said)
-		}
-		if back := jsonObjects(k.u.statusJSON("web"), "rolledBackFrom", float64(2)); len(back) == 0 {
-			t.Errorf("kubectl gray status -o json does not say revision 2 was rolled back")
-		}
+
+		// What Git holds, applied again and again by a self-heal, starts nothing.
+		git := canaryWeb(testutil.WithTypeMeta(), testutil.WithImage(crashImage),
+			testutil.WithAnnotation(grayapi.PercentAnnotation, "20"), testutil.WithAnnotation(grayapi.OnFailureAnnotation, "abort"))
+		git.Namespace = k.ns
+		k.selfHeals("web", manifestFile(t, git), 5, 3*time.Second)
+
+		// kubectl gray retry starts the same revision at its first hold point again; it fails
+		// again the same way.
+		k.u.must("gray", "retry", "web")
+		k.waitEvent("web", grayapi.ReasonGrayRetried)
+		eventually(t, 30*time.Second, "the retried canary back at 2", func() (bool, string) {
+			rs := k.replicaSetOf("web", 2)
+			return replicasOf(rs.Spec.Replicas) == 2, fmt.Sprintf("%s at %d", rs.Name, replicasOf(rs.Spec.Replicas))
+		})
+		k.abortedToStable("web", 10, crashImage, stableImage, grayapi.ReasonProgressDeadlineExceeded, m.alongside)
+
+		// A new template (a new commit) is a new rollout, held at its first point.
+		k.u.must("gray", "set", "web", "20", "--image", "app="+goodImage)
+		k.expect("web", heldAt20)
+		k.u.must("gray", "resume", "web", "--full")
+		k.expect("web", completeAt10)
 		k.released()
 	})
 

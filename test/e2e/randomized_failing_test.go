@@ -2,13 +2,15 @@ package e2e
 
 // Failing canaries in the randomized suite: a Deployment of random shape (1–20 replicas,
 // maxSurge and maxUnavailable 0 included, hold points 1–99, a progress deadline of 8–20 s,
-// kubegray.io/on-failure hold or rollback), created plain and opted in afterwards, gets a canary
+// kubegray.io/on-failure hold or abort), created plain and opted in afterwards, gets a canary
 // that never becomes ready or becomes ready only well after its deadline; the leader may be
-// killed right after the template change; a canary that recovers is undone. What must hold, besides the recorder's invariants
-// (canary never above its target, availability never below R − maxUnavailable): the step is
-// Degraded within its deadline plus failingDetectionBound, and every rollback lands on the
-// stable revision (every replica on it, the canary at 0, failure.rolledBackFrom, no hold on the
-// way back); a late canary that recovers is Held.
+// killed right after the template change; a canary that recovers is undone. What must hold,
+// besides the recorder's invariants (canary never above its target, availability never below
+// R − maxUnavailable): the step is Degraded within its deadline plus failingDetectionBound, an
+// abort keeps the template and brings every replica back to the stable revision after the
+// failure was seen, and every undo lands on the stable revision (every replica on it, the
+// canary at 0, failure.rolledBackFrom, no hold on the way back); a late canary that recovers is
+// Held.
 
 import (
 	"encoding/json"
@@ -37,6 +39,9 @@ const failingDetectionBound = 30 * time.Second
 // detection, so that the step is always Degraded first.
 const lateMargin = failingDetectionBound + 5*time.Second
 
+// canaryImage is the image of every failing canary.
+const canaryImage = "nginx:canary"
+
 // failingScenario is one canary that fails.
 type failingScenario struct {
 	name                 string
@@ -46,19 +51,19 @@ type failingScenario struct {
 	maxSurge, maxUnavail intstr.IntOrString
 	points               []int32
 	deadline             int32
-	rollback             bool // kubegray.io/on-failure: rollback, else hold
+	abort                bool // kubegray.io/on-failure: abort, else hold
 	late                 bool // ready after deadline + lateMargin, else never
 	kill                 bool // SIGKILL the leader right after the template change
 }
 
 func (s failingScenario) describe() string {
 	policy, kind, then := "hold", "never ready", "kubectl gray undo after 3s Degraded"
-	if s.rollback {
-		policy, then = "rollback", "nothing"
+	if s.abort {
+		policy, then = "abort", "kubectl gray undo once Aborted"
 	}
 	if s.late {
 		kind = "ready after deadline + " + lateMargin.String()
-		if !s.rollback {
+		if !s.abort {
 			then = "once Held, kubectl gray undo"
 		}
 	}
@@ -72,7 +77,7 @@ func randomFailingScenario(runSeed uint64, index int) failingScenario {
 	rng := rand.New(rand.NewPCG(seed, seed^0x5bd1e995))
 	s := failingScenario{name: fmt.Sprintf("failing-%d", index), index: index, seed: seed,
 		replicas: 1 + rng.Int32N(20), deadline: 8 + rng.Int32N(13),
-		rollback: rng.IntN(2) == 0, late: rng.IntN(3) == 0, kill: rng.IntN(4) == 0}
+		abort: rng.IntN(2) == 0, late: rng.IntN(3) == 0, kill: rng.IntN(4) == 0}
 	for {
 		s.maxSurge, s.maxUnavail = limitChoices[rng.IntN(len(limitChoices))], limitChoices[rng.IntN(len(limitChoices))]
 		if s.maxSurge.String() != "0" || s.maxUnavail.String() != "0" {
@@ -117,7 +122,12 @@ func runFailingScenario(t *testing.T, c *cluster.Cluster, pool *controllerPool, 
 	target := grayTarget(s.replicas, s.points[0])
 	r.degradedInTime(changed)
 	switch {
-	case s.rollback:
+	case s.abort:
+		// The failure is recorded first, then the canary goes to 0 with the template kept; an
+		// undo then writes the stable template back.
+		r.u.fails(plugin.ExitFailure, []string{"web"}, "gray", "status", "web", "--until", "complete", "--timeout", untilTimeout)
+		r.e.abortedToStable("web", s.replicas, canaryImage, firstImage, grayapi.ReasonProgressDeadlineExceeded, mode.name == "alongside")
+		r.u.must("gray", "undo", "web")
 		r.u.fails(plugin.ExitFailure, []string{"rolled back revision 2"}, "gray", "status", "web", "--until", "complete", "--timeout", untilTimeout)
 		r.landsOnStable(grayapi.ReasonProgressDeadlineExceeded)
 	case s.late:
@@ -169,8 +179,8 @@ func (r *failingRun) start() {
 	r.u.must("create", "-f", f.Name())
 	r.u.must("rollout", "status", "deployment/web", "--timeout=120s")
 	policy := "hold"
-	if s.rollback {
-		policy = "rollback"
+	if s.abort {
+		policy = "abort"
 	}
 	r.u.must("gray", "set", "web", formatPoints(s.points), "--on-failure", policy)
 	r.u.must("gray", "status", "web", "--until", "complete", "--timeout", untilTimeout)
@@ -186,18 +196,17 @@ func (r *failingRun) canaryPatch() string {
 		readyAt := time.Now().Add(time.Duration(r.s.deadline)*time.Second + lateMargin)
 		key, value = cluster.ReadyAfterAnnotation, readyAt.UTC().Format(time.RFC3339Nano)
 	}
-	return fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{%q:%q}},"spec":{"containers":[{"name":"app","image":"nginx:canary"}]}}}}`, key, value)
+	return fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{%q:%q}},"spec":{"containers":[{"name":"app","image":%q}]}}}}`, key, value, canaryImage)
 }
 
 // degradedInTime waits for revision 2 to be found failing and checks when: not before its
 // deadline (counted from the template change), not later than failingDetectionBound after it.
-// With on-failure rollback the sync that finds the step Degraded writes the rollback at once,
-// so the first status that says so is RolledBack.
+// With on-failure abort the step is recorded Degraded before the abort acts on it.
 func (r *failingRun) degradedInTime(changed time.Time) {
 	r.t.Helper()
 	deadline := time.Duration(r.s.deadline) * time.Second
 	failed := func(s seenStatus) bool {
-		return s.ok && s.st.Revision == 2 && (s.st.Phase == grayapi.PhaseDegraded || s.st.Phase == grayapi.PhaseRolledBack)
+		return s.ok && s.st.Revision == 2 && s.st.Phase == grayapi.PhaseDegraded
 	}
 	eventually(r.t, deadline+failingDetectionBound+30*time.Second, "revision 2 found failing", func() (bool, string) {
 		h := r.e.history("web")

@@ -37,9 +37,9 @@ import (
 //     (alongside mode, Recreate) is judged by its saved strategy;
 //   - fighting: one ReplicaSet's size reversing direction more than once
 //     between two changes of the Deployment's replicas or template;
-//   - a flapping hold: phase Held followed by another phase in statuses of
-//     the same revision, observedGeneration, step and percent (a user who
-//     saw Held for a generation must be able to act on it);
+//   - a flapping hold: phase Held followed by another phase than Aborted in
+//     statuses of the same revision, observedGeneration, step and percent (a
+//     user who saw Held for a generation must be able to act on it);
 //   - a blind recorder: a watch that ended before stop, a watch.Error event,
 //     or a watch that saw no event at all (every check above would pass
 //     vacuously).
@@ -441,9 +441,10 @@ func checkHoldKept(rv uint64, tr *deploymentTrack, fail func(uint64, string, ...
 		tr.held = nil
 		return
 	}
-	// Someone deleting the stable ReplicaSet under a hold ends it without a new generation.
+	// Someone deleting the stable ReplicaSet under a hold ends it without a new generation, and
+	// so does an abort (a person's, through kubegray.io/resume, which is no spec change).
 	stableGone := st.Failure != nil && st.Failure.Reason == grayapi.ReasonStableReplicaSetGone
-	if h := tr.held; h != nil && st.Phase != grayapi.PhaseHeld && !stableGone && st.Revision == h.Revision &&
+	if h := tr.held; h != nil && st.Phase != grayapi.PhaseHeld && st.Phase != grayapi.PhaseAborted && !stableGone && st.Revision == h.Revision &&
 		st.ObservedGeneration == h.ObservedGeneration && st.Step == h.Step && st.Percent == h.Percent {
 		fail(rv, "hold flapped: deployment %s reported Held and then %s for the same revision %d, observedGeneration %d, step %d (%d%%)",
 			tr.d.Name, st.Phase, st.Revision, st.ObservedGeneration, st.Step, st.Percent)

@@ -91,6 +91,22 @@ func (c *canary) landsOnStable(rc rollbackCase, wantReason string, bound time.Du
 	rc.released(c)
 }
 
+// abortsToStable waits for the failed canary to be aborted (the stable revision back at every
+// replica, the template kept), within bound of since, and then undoes it with kubectl gray undo,
+// which lands on the stable revision like any undo.
+func (c *canary) abortsToStable(rc rollbackCase, bound time.Duration, since time.Time) {
+	c.t.Helper()
+	c.abortedToStable("web", rc.replicas, rc.image, stableImage, grayapi.ReasonProgressDeadlineExceeded, c.m.alongside)
+	took := time.Since(since)
+	c.t.Logf("ABORT mode=%s replicas=%d abortedAfter=%v", c.m.name, rc.replicas, took.Round(time.Millisecond))
+	if took > bound {
+		c.t.Errorf("the abort took %v, more than %v", took, bound)
+	}
+	began := time.Now()
+	c.u.must("gray", "undo", "web")
+	c.landsOnStable(rc, grayapi.ReasonProgressDeadlineExceeded, 60*time.Second, began)
+}
+
 // released waits, in alongside mode, until web is handed back with the case's own strategy.
 func (rc rollbackCase) released(k *canary) {
 	k.t.Helper()
@@ -125,18 +141,19 @@ func runRollbackCases(t *testing.T, c *cluster.Cluster, m canaryMode) {
 		k.landsOnStable(rc, grayapi.ReasonProgressDeadlineExceeded, 60*time.Second, began)
 	})
 
-	run("r10 maxSurge 0 at 75%, on-failure rollback", func(k *canary) {
-		rc := rollbackCase{replicas: 10, maxSurge: zero, maxUnavail: intstr.FromString("25%"), percent: "75", deadline: 8, onFailure: "rollback", image: brokenImage}
+	run("r10 maxSurge 0 at 75%, on-failure abort", func(k *canary) {
+		rc := rollbackCase{replicas: 10, maxSurge: zero, maxUnavail: intstr.FromString("25%"), percent: "75", deadline: 8, onFailure: "abort", image: brokenImage}
 		began := time.Now()
 		rc.start(k)
-		k.landsOnStable(rc, grayapi.ReasonProgressDeadlineExceeded, 8*time.Second+90*time.Second, began)
+		k.abortsToStable(rc, 8*time.Second+90*time.Second, began)
 	})
 
+	// "rollback" is the earlier name of on-failure abort, and still means it.
 	run("r8 maxSurge 0 at 92%, on-failure rollback", func(k *canary) {
 		rc := rollbackCase{replicas: 8, maxSurge: zero, maxUnavail: one, percent: "92", deadline: 8, onFailure: "rollback", image: brokenImage}
 		began := time.Now()
 		rc.start(k)
-		k.landsOnStable(rc, grayapi.ReasonProgressDeadlineExceeded, 8*time.Second+90*time.Second, began)
+		k.abortsToStable(rc, 8*time.Second+90*time.Second, began)
 	})
 
 	run("r4 maxSurge 100% at 40%, held, then kubectl gray undo", func(k *canary) {
