@@ -179,27 +179,42 @@ func (g *graySync) adopt(written *appsv1.Deployment) {
 	g.mode.adopted(g.cur.d)
 }
 
-// freeze handles an unparsable kubegray.io/percent: nothing is created or scaled, the phase is
-// Invalid with the parse error (which quotes the value and the rule) as message, and a Warning
-// event is emitted once per distinct bad value. Our hold, if any, stays recorded, so that
-// fixing the value finds it again.
+// freeze handles an invalid gray annotation (kubegray.io/percent, on-failure or hold-for): the
+// rollout's progress is held where it is, the phase is Invalid with the parse error (which quotes
+// the value and the rule) as message, and a Warning event is emitted once per distinct bad value.
+// It never blocks scaling: a change of spec.replicas is carried out with the share of the last
+// valid status (invalid_scale.go). An abort needs no hold point and is carried out; any other
+// kubegray.io/resume request is dropped at once with the reason, never kept for later. Our
+// hold, if any, stays recorded, so that fixing the value finds it again.
 func (g *graySync) freeze(ctx context.Context, perr error) error {
 	d := g.cur.d
 	// Found, not synced: a frozen rollout does not even copy annotations to its ReplicaSets.
 	_, g.cur.oldRSs = deployutil.FindOldReplicaSets(d, g.in.rsList)
 	g.cur.newRS = deployutil.FindNewReplicaSet(d, g.in.rsList)
 	msg := perr.Error()
-	if g.in.prev.Phase != grayapi.PhaseInvalid || g.in.prev.Message != msg {
-		g.dc.eventRecorder.Eventf(d, corev1.EventTypeWarning, grayapi.ReasonGrayInvalid, "%s; the rollout is frozen until it is fixed or removed", msg)
-	}
 	if g.in.hasPrev {
 		g.st = g.in.prev
+		if done, err := g.serveWhileInvalid(ctx, msg); done || err != nil {
+			return err
+		}
 	} else {
 		g.st = grayapi.Status{}
+		g.dropRequestWhileInvalid(msg)
+	}
+	if g.in.prev.Phase != grayapi.PhaseInvalid || g.in.prev.Message != msg {
+		g.dc.eventRecorder.Eventf(d, corev1.EventTypeWarning, grayapi.ReasonGrayInvalid, "%s; the rollout is frozen until it is fixed or removed", msg)
 	}
 	g.st.Phase = grayapi.PhaseInvalid
 	g.st.Message = msg
 	klog.FromContext(ctx).V(2).Info("Gray rollout frozen", "deployment", klog.KObj(d), "err", perr)
+	if g.removeResume {
+		if err := g.writeHold(ctx, d.Spec.Paused); err != nil {
+			return err
+		}
+	}
+	if err := g.scaleWhileInvalid(ctx); err != nil {
+		return err
+	}
 
 	newStatus := g.dc.calculateStatus(withNewRS(g.cur.oldRSs, g.cur.newRS), g.cur.newRS, d)
 	if d.Spec.Paused {

@@ -217,6 +217,51 @@ func runCanaryFailure(t *testing.T, c *cluster.Cluster, m canaryMode) {
 		k.released()
 	})
 
+	t.Run("invalid annotations freeze the rollout, never scaling", func(t *testing.T) {
+		t.Parallel()
+		k := newCanary(t, c, m, "invalid")
+		k.startStable("20")
+		sizes := func(newSpec, oldTotal int32) {
+			t.Helper()
+			eventually(t, 60*time.Second, fmt.Sprintf("web at %d new and %d old replicas", newSpec, oldTotal), func() (bool, string) {
+				got, _, msg := k.observed("web")
+				return got.newSpec == newSpec && got.oldTotal == oldTotal, msg
+			})
+		}
+		// Complete: every replica stays on the one ReplicaSet, as upstream scales it.
+		for _, bad := range []struct{ key, value, fixed string }{
+			{grayapi.PercentAnnotation, "abc", grayapi.PercentAnnotation + "=20"},
+			{grayapi.HoldForAnnotation, "10", grayapi.HoldForAnnotation + "-"},
+			{grayapi.OnFailureAnnotation, "yes", grayapi.OnFailureAnnotation + "-"},
+		} {
+			k.u.must("annotate", "deployment/web", "--overwrite", bad.key+"="+bad.value)
+			for _, replicas := range []int32{15, 4, 10} {
+				k.u.must("scale", "deployment/web", fmt.Sprintf("--replicas=%d", replicas))
+				sizes(replicas, 0)
+			}
+			k.u.must("annotate", "deployment/web", "--overwrite", bad.fixed)
+		}
+		// Held at 20%: the share is kept, 20% of 15 is 3 and of 4 is 1.
+		k.u.must("gray", "set", "web", "20", "--image", "app="+goodImage)
+		k.expect("web", heldAt20)
+		k.u.must("annotate", "deployment/web", "--overwrite", grayapi.PercentAnnotation+"=20%%")
+		k.expect("web", grayState{phase: grayapi.PhaseInvalid, newSpec: 2, oldTotal: 8, paused: true})
+		k.u.must("scale", "deployment/web", "--replicas=15")
+		k.expect("web", grayState{phase: grayapi.PhaseInvalid, newSpec: 3, oldTotal: 12, paused: true})
+		k.u.must("scale", "deployment/web", "--replicas=4")
+		k.expect("web", grayState{phase: grayapi.PhaseInvalid, newSpec: 1, oldTotal: 3, paused: true})
+		// An undo asked of an Invalid rollout is refused at once, not kept for later.
+		k.do(mutateDeployment("web", func(d *appsv1.Deployment) {
+			d.Annotations[grayapi.ResumeAnnotation] = "2:undo"
+		}))
+		k.waitEvent("web", grayapi.ReasonGrayResumeIgnored)
+		k.u.must("annotate", "deployment/web", "--overwrite", grayapi.PercentAnnotation+"=20")
+		k.expect("web", grayState{phase: grayapi.PhaseHeld, newSpec: 1, oldTotal: 3, paused: true})
+		k.u.must("gray", "resume", "web", "--full")
+		k.expect("web", grayState{phase: grayapi.PhaseComplete, newSpec: 4})
+		k.released()
+	})
+
 	t.Run("hold-for resumes settled holds by itself", func(t *testing.T) {
 		t.Parallel()
 		k := newCanary(t, c, m, "holdfor")

@@ -30,7 +30,9 @@ import (
 //     a ReplicaSet labelled kubegray.io/frozen, or of any ReplicaSet of a
 //     taken-over Deployment, by anyone but gray-controller (the freeze policy
 //     must have refused it: recorder_frozen_test.go);
-//   - a scale-up of the new ReplicaSet while the percent annotation is invalid;
+//   - a scale-up of the new ReplicaSet while the percent annotation is invalid,
+//     beyond its share of a change of the Deployment's replicas (scaling is
+//     never frozen, progress is);
 //   - availability below R − maxUnavailable after the Deployment first
 //     reached it, outside scaling (R is taken as the smaller of its values
 //     before and after the latest replicas change); a taken-over Deployment
@@ -172,7 +174,9 @@ type deploymentTrack struct {
 }
 
 type rsTrack struct {
-	spec      int32
+	spec int32
+	// start is spec when the current episode (replicas, template or gray step) began.
+	start     int32
 	lastDir   int // +1 up, -1 down
 	reversals int
 }
@@ -234,7 +238,7 @@ func (r *recorder) verify() {
 				// directions are expected now.
 				for name, rs := range replicaSets {
 					if ownedBy(rs, d) {
-						tracks[name] = &rsTrack{spec: replicasOf(rs.Spec.Replicas)}
+						tracks[name] = &rsTrack{spec: replicasOf(rs.Spec.Replicas), start: replicasOf(rs.Spec.Replicas)}
 					}
 				}
 			}
@@ -256,7 +260,7 @@ func (r *recorder) verify() {
 			spec := replicasOf(rs.Spec.Replicas)
 			tr := tracks[rs.Name]
 			if tr == nil {
-				tr = &rsTrack{spec: spec}
+				tr = &rsTrack{spec: spec, start: spec}
 				tracks[rs.Name] = tr
 			}
 			if prev != nil && replicasOf(prev.Spec.Replicas) != spec {
@@ -278,7 +282,7 @@ func (r *recorder) verify() {
 				}
 				tr.lastDir = dir
 				tr.spec = spec
-				r.checkGrayTarget(ev, rs, prev, deployments, fail)
+				r.checkGrayTarget(ev, rs, prev, tr.start, deployments, fail)
 			}
 		}
 		r.checkAvailability(ev.rv, deployments, replicaSets, fail)
@@ -291,7 +295,7 @@ func (r *recorder) verify() {
 // checkGrayTarget is called on every write that resized rs. Only a write that grows the new
 // ReplicaSet above its target is overshoot: a lowered hold point leaves it above the new,
 // lower target until it has come down, and the writes that shrink it on the way are fine.
-func (r *recorder) checkGrayTarget(ev recordedEvent, rs, prev *appsv1.ReplicaSet, deployments map[string]*deploymentTrack,
+func (r *recorder) checkGrayTarget(ev recordedEvent, rs, prev *appsv1.ReplicaSet, start int32, deployments map[string]*deploymentTrack,
 	fail func(uint64, string, ...any)) {
 	rv := ev.rv
 	tr := ownerTrack(rs, deployments)
@@ -306,8 +310,9 @@ func (r *recorder) checkGrayTarget(ev recordedEvent, rs, prev *appsv1.ReplicaSet
 	spec, before := replicasOf(rs.Spec.Replicas), replicasOf(prev.Spec.Replicas)
 	points, err := grayapi.ParsePercent(value)
 	if err != nil {
-		if spec > before {
-			fail(rv, "new replicaset %s scaled up %d→%d while kubegray.io/percent is invalid (%q)", rs.Name, before, spec, value)
+		if spec > before && !grewInShare(start, spec, tr.prevReplicas, replicasOf(d.Spec.Replicas)) {
+			fail(rv, "new replicaset %s scaled up %d→%d while kubegray.io/percent is invalid (%q), beyond its share of a scale from %d to %d replicas",
+				rs.Name, before, spec, value, tr.prevReplicas, replicasOf(d.Spec.Replicas))
 		}
 		return
 	}
@@ -453,6 +458,16 @@ func checkHoldKept(rv uint64, tr *deploymentTrack, fail func(uint64, string, ...
 	if st.Phase == grayapi.PhaseHeld {
 		tr.held = &st
 	}
+}
+
+// grewInShare reports whether a new ReplicaSet that had start replicas when the Deployment went
+// from before to after replicas grew no more than its share, rounded up: ceil(start·after/before).
+// A gray target T = ceil(R·P/100) is always within it (T·R'/R ≥ R'·P/100).
+func grewInShare(start, spec, before, after int32) bool {
+	if after <= before || before <= 0 {
+		return false
+	}
+	return int64(spec)*int64(before) <= int64(start)*int64(after)+int64(before)-1
 }
 
 // grayStepChanged reports whether the gray status moved to another revision,
