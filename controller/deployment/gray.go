@@ -107,6 +107,9 @@ type grayInputs struct {
 	// hasPrev: it names a rollout, and one this sync trusts (distrustCopiedStatus).
 	prev    grayapi.Status
 	hasPrev bool
+	// statusWriter is who last wrote kubegray.io/status when it was not this controller (from
+	// the live object's managedFields; empty when it was, or nobody can tell).
+	statusWriter string
 }
 
 // grayObjects is the Deployment and its ReplicaSets as this sync last left them. d is our copy
@@ -134,8 +137,8 @@ func (dc *DeploymentController) syncGray(ctx context.Context, key string, d *app
 func (dc *DeploymentController) runGray(ctx context.Context, key string, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet, mode grayMode) (*graySync, error) {
 	// ReplicaSets and Deployments come through separate watches; acting on a Deployment older
 	// than the ReplicaSets we wrote after it would undo our own step.
-	current, err := dc.cachedDeploymentIsCurrent(ctx, d)
-	if err != nil || !current {
+	live, err := dc.liveDeploymentIfCached(ctx, d)
+	if err != nil || live == nil {
 		return nil, err
 	}
 	if caughtUp, missing := dc.rsExpectations.caughtUp(key, rsList); !caughtUp {
@@ -147,7 +150,8 @@ func (dc *DeploymentController) runGray(ctx context.Context, key string, d *apps
 	if wait, err := mode.begin(ctx, dc, d, rsList); wait || err != nil {
 		return nil, err
 	}
-	g := &graySync{dc: dc, in: grayInputs{key: key, rsList: rsList}, cur: grayObjects{d: d, server: server}, mode: mode}
+	in := grayInputs{key: key, rsList: rsList, statusWriter: foreignStatusWriter(live, dc.fieldManager)}
+	g := &graySync{dc: dc, in: in, cur: grayObjects{d: d, server: server}, mode: mode}
 	return g, g.run(ctx)
 }
 
@@ -171,6 +175,7 @@ func (g *graySync) run(ctx context.Context) error {
 		return err
 	}
 
+	g.distrustForeignStatus(ctx)
 	// A hold recorded by a status that turns out untrusted still explains spec.paused: a sync
 	// that renumbered the new ReplicaSet and stopped before its status write leaves one.
 	recordedHold := g.in.hasPrev && g.in.prev.HeldAt != nil
@@ -231,19 +236,26 @@ func (g *graySync) run(ctx context.Context) error {
 // the newer version is still on its way to the informer, whose event will sync the
 // Deployment again, so this sync can simply stop.
 func (dc *DeploymentController) cachedDeploymentIsCurrent(ctx context.Context, d *appsv1.Deployment) (bool, error) {
+	live, err := dc.liveDeploymentIfCached(ctx, d)
+	return live != nil, err
+}
+
+// liveDeploymentIfCached reads d live and returns it when the cache has the same version (the
+// live object keeps the managed fields the cache drops), nil when the cache is behind.
+func (dc *DeploymentController) liveDeploymentIfCached(ctx context.Context, d *appsv1.Deployment) (*appsv1.Deployment, error) {
 	live, err := dc.client.AppsV1().Deployments(d.Namespace).Get(ctx, d.Name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
-		return false, nil
+		return nil, nil
 	case err != nil:
-		return false, fmt.Errorf("deployment %s/%s: reading it live: %w", d.Namespace, d.Name, err)
+		return nil, fmt.Errorf("deployment %s/%s: reading it live: %w", d.Namespace, d.Name, err)
 	}
 	if live.UID != d.UID || live.ResourceVersion != d.ResourceVersion {
 		klog.FromContext(ctx).V(4).Info("Cached deployment is behind, waiting for its update", "deployment", klog.KObj(d),
 			"cachedResourceVersion", d.ResourceVersion, "liveResourceVersion", live.ResourceVersion)
-		return false, nil
+		return nil, nil
 	}
-	return true, nil
+	return live, nil
 }
 
 // statusRead reports whether a status was read at all, even one naming no rollout (an Invalid
