@@ -112,6 +112,51 @@ func autoRolledBackWeb(t *testing.T) []runtime.Object {
 	return objs
 }
 
+// abortedMessage is gray-controller's Message for abortedWeb.
+const abortedMessage = "revision 2 aborted: replica set web-7c9d5f8b6 scaled to 0, stable revision 1 back to 10 replicas, template kept"
+
+// abortedWeb is degradedWeb after kubegray.io/on-failure: abort: the
+// canary's ReplicaSet at 0 and labelled aborted, the stable one back at all
+// 10 replicas, the template (nginx:nope, revision 2) as it was written.
+func abortedWeb(t *testing.T) []runtime.Object {
+	d := deployment("web",
+		testutil.WithImage("nginx:nope"), testutil.WithRevision(2), testutil.WithGeneration(4, 4),
+		withCounts(10, 0, 10, 10),
+		testutil.WithAnnotation(grayapi.OnFailureAnnotation, "abort"),
+		withGray(t, "30,60", &grayapi.Status{
+			Mode: grayapi.ModeInstead, Revision: 2, StableRevision: 1, Step: 0, Percent: 30, Target: 3,
+			Phase: grayapi.PhaseAborted, Message: abortedMessage, ObservedGeneration: 4,
+			Failure: &grayapi.Failure{Reason: grayapi.ReasonProgressDeadlineExceeded, Message: failedMessage},
+		}),
+		withCondition(grayapi.ConditionGrayHeld, corev1.ConditionFalse, grayapi.ReasonAborted, abortedMessage, 40*time.Second),
+		withCondition(grayapi.ConditionStalled, corev1.ConditionTrue, grayapi.ReasonAborted, abortedMessage, 40*time.Second),
+	)
+	newRS := replicaSet(d, "2", "7c9d5f8b6", "nginx:nope", 0, 0, time.Minute)
+	newRS.Labels[grayapi.AbortedLabel] = "2"
+	stableRS := replicaSet(d, "1", "5f7d8c6b9", "nginx:1.26", 10, 10, 48*time.Hour)
+	objs := []runtime.Object{d, newRS, stableRS,
+		grayEvent(d, "e1", corev1.EventTypeWarning, grayapi.ReasonGrayDegraded, "Revision 2 at 30%: "+failedMessage, 1, 50*time.Second),
+		grayEvent(d, "e2", corev1.EventTypeWarning, grayapi.ReasonGrayAborted, "Revision 2 aborted (kubegray.io/on-failure: abort): "+failedMessage, 1, 40*time.Second),
+	}
+	for _, s := range []string{"s0", "s1", "s2"} {
+		objs = append(objs, pod(stableRS, s, true, 0, 47*time.Hour))
+	}
+	return objs
+}
+
+// abortedByHandWeb is heldWeb aborted by a person before it failed
+// ("2:abort"), with the default policy.
+func abortedByHandWeb(t *testing.T) []runtime.Object {
+	objs := heldWeb(t)
+	d := objs[0].(*appsv1.Deployment)
+	withGray(t, "10,30,60", &grayapi.Status{
+		Mode: grayapi.ModeInstead, Revision: 2, StableRevision: 1, Step: 0, Percent: 10, Target: 1,
+		Phase: grayapi.PhaseAborted, Message: "revision 2 aborted by 2:abort", ObservedGeneration: 4,
+		Failure: &grayapi.Failure{Reason: grayapi.ReasonAborted, Message: "aborted by 2:abort while held at 10%"},
+	})(d)
+	return objs
+}
+
 // timedHoldWeb is heldWeb with kubegray.io/hold-for and on-failure rollback,
 // its hold first settled settled ago (before HeldAt, as after a scale while
 // held): settled 5m50s ago, a 10m hold has 4m10s left.
