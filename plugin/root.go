@@ -28,7 +28,7 @@ var rootLong = templates.LongDesc(`
 	Exit codes:
 
 	* 0: success, or the phase awaited by 'status --until' was reached
-	* 1: error, or the rollout is Degraded, Invalid or rolled back by kubegray.io/on-failure
+	* 1: error, or the rollout is Degraded, Aborted or Invalid, or failed and was rolled back
 	* 2: 'status --until' timed out`)
 
 // NewCmdGray returns the root command, "gray", shown as `kubectl gray` in
