@@ -400,6 +400,21 @@ func TestStatusUntilFailed(t *testing.T) {
 	}
 }
 
+// TestStatusUntilWaitsAfterRetry checks that an Aborted status does not end
+// the wait while a retry request is pending: the rollout it starts is the one
+// awaited.
+func TestStatusUntilWaitsAfterRetry(t *testing.T) {
+	objs := abortedWeb(t)
+	objs[0].(*appsv1.Deployment).Annotations[grayapi.ResumeAnnotation] = "2:retry"
+	cs := fake.NewClientset(objs...)
+	_, _, err := statusRun(context.Background(), cs, []string{"web"}, func(o *StatusOptions) {
+		o.Until, o.Timeout = "held", 50*time.Millisecond
+	})
+	if ExitCode(err) != ExitTimeout {
+		t.Fatalf("err = %v (exit %d), want a timeout (exit 2)", err, ExitCode(err))
+	}
+}
+
 // TestStatusUntilWaitsForNewRollout checks that the Failure of the last
 // rollout, kept in the status, does not end the wait for the next one
 // before gray-controller has seen it.
