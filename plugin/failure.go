@@ -116,7 +116,9 @@ func rolledBackText(f *FailureView) string {
 func abortedText(v StatusView) string {
 	f := v.Failure
 	switch {
-	case f == nil || f.Reason == grayapi.ReasonAborted:
+	case f == nil:
+		return fmt.Sprintf("aborted revision %d", v.Revision)
+	case f.Reason == grayapi.ReasonAborted:
 		return fmt.Sprintf("aborted revision %d on request before it failed", v.Revision)
 	case v.Policy != nil && v.Policy.OnFailure == string(grayapi.OnFailureAbort):
 		return fmt.Sprintf("aborted revision %d automatically (%s: %s)", v.Revision, grayapi.OnFailureAnnotation, grayapi.OnFailureAbort)
@@ -159,7 +161,7 @@ func failureError(v StatusView) error {
 	obj := fmt.Sprintf("deployment %s/%s", v.Namespace, v.Name)
 	if v.Phase == grayapi.PhaseAborted {
 		// The canary's pods are gone; the failure is in the controller's record.
-		return fmt.Errorf("%s is Aborted (%s): %s; %s", obj, abortedText(v), orPlaceholder(failureMessage(v), "(no message)"), againHint(v.Name))
+		return fmt.Errorf("%s is Aborted: %s; %s; %s", obj, orPlaceholder(failureMessage(v), "(no message)"), abortedText(v), againHint(v.Name))
 	}
 	if v.Failure != nil && v.Failure.RolledBackFrom > 0 && v.Failure.Reason != grayapi.ReasonRolledBack {
 		// The pods now shown are those of the stable revision; the failed

@@ -345,11 +345,17 @@ func TestFailureError(t *testing.T) {
 		{name: "a failed canary undone by hand", view: undone(grayapi.ReasonProgressDeadlineExceeded),
 			want: "deployment default/web rolled back revision 2 to the stable revision after it failed: 0 of 3 available"},
 		{name: "aborted by on-failure", view: aborted("abort", grayapi.ReasonProgressDeadlineExceeded),
-			want: "deployment default/web is Aborted (aborted revision 2 automatically (kubegray.io/on-failure: abort)): 0 of 3 available; " + again},
+			want: "deployment default/web is Aborted: 0 of 3 available; aborted revision 2 automatically (kubegray.io/on-failure: abort); " + again},
 		{name: "a failed canary aborted by hand", view: aborted("hold", grayapi.ReasonProgressDeadlineExceeded),
-			want: "deployment default/web is Aborted (aborted revision 2 on request after it failed): 0 of 3 available; " + again},
+			want: "deployment default/web is Aborted: 0 of 3 available; aborted revision 2 on request after it failed; " + again},
 		{name: "a healthy canary aborted by hand still ends the wait", view: aborted("abort", grayapi.ReasonAborted),
-			want: "deployment default/web is Aborted (aborted revision 2 on request before it failed): 0 of 3 available; " + again},
+			want: "deployment default/web is Aborted: 0 of 3 available; aborted revision 2 on request before it failed; " + again},
+		{name: "aborted without a recorded failure", view: func() StatusView {
+			v := aborted("hold", "")
+			v.Failure = nil
+			return v
+		}(),
+			want: "deployment default/web is Aborted: phase message; aborted revision 2; " + again},
 		{name: "a healthy canary undone by hand is no failure", view: undone(grayapi.ReasonRolledBack)},
 		{name: "failure kept, nothing rolled back, not degraded", view: StatusView{Phase: grayapi.PhaseHeld, Failure: &FailureView{Message: "old"}}},
 		{name: "progressing", view: StatusView{Phase: grayapi.PhaseProgressing, NotReady: &NotReadyView{Top: "1 pod Pending"}}},
@@ -380,10 +386,10 @@ func TestStatusUntilFailed(t *testing.T) {
 		{name: "rolled back, complete on the stable revision", objects: autoRolledBackWeb, until: "complete",
 			want: "deployment default/web rolled back revision 2 to the stable revision after it failed: " + failedMessage},
 		{name: "aborted, waiting for the hold", objects: abortedWeb, until: "held",
-			want: "deployment default/web is Aborted (aborted revision 2 automatically (kubegray.io/on-failure: abort)): " + failedMessage +
+			want: "deployment default/web is Aborted: " + failedMessage + "; aborted revision 2 automatically (kubegray.io/on-failure: abort)" +
 				"; 'kubectl gray retry web', or a new template, starts again; 'kubectl gray undo web' writes the stable template back"},
 		{name: "aborted by hand, waiting for the end", objects: abortedByHandWeb, until: "complete",
-			want: "deployment default/web is Aborted (aborted revision 2 on request before it failed): aborted by 2:abort while held at 10%" +
+			want: "deployment default/web is Aborted: aborted by 2:abort while held at 10%; aborted revision 2 on request before it failed" +
 				"; 'kubectl gray retry web', or a new template, starts again; 'kubectl gray undo web' writes the stable template back"},
 	}
 	for _, tt := range tests {
