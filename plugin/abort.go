@@ -147,7 +147,7 @@ func abortRequest(d *appsv1.Deployment, templateRevision func() (int64, bool, er
 			obj, st.StableRevision, d.Name, d.Name)
 	}
 	if st.StableRevision < 1 {
-		return grayapi.Resume{}, 0, fmt.Errorf("%s has no stable revision to go back to (revision %d is its first rollout), so an abort would leave no pods; roll back to another revision with 'kubectl gray undo %s --to-revision N' instead",
+		return grayapi.Resume{}, 0, fmt.Errorf("%s has no stable revision to go back to (gray-controller reports none for revision %d), so an abort would leave no pods; roll back to another revision with 'kubectl gray undo %s --to-revision N' instead",
 			obj, st.Revision, d.Name)
 	}
 	rev, err := statusRevision(d, st, "abort")

@@ -66,7 +66,7 @@ func TestAbortRequest(t *testing.T) {
 		{name: "stable ReplicaSet gone", d: deployment("web", testutil.WithGeneration(4, 4), withGray(t, "20", stableGone)),
 			wantErr: `deployment default/web cannot be aborted: the replica set of its stable revision 1 is gone, so the canary is all there is; finish the rollout with 'kubectl gray resume web --full', or roll back to another revision with 'kubectl gray undo web --to-revision N'`},
 		{name: "no stable revision", d: deployment("web", testutil.WithGeneration(4, 4), withGray(t, "20", firstRollout)),
-			wantErr: `deployment default/web has no stable revision to go back to (revision 2 is its first rollout), so an abort would leave no pods`},
+			wantErr: `deployment default/web has no stable revision to go back to (gray-controller reports none for revision 2), so an abort would leave no pods`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
