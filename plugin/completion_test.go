@@ -66,6 +66,8 @@ func TestCompleteVerbsAndFlags(t *testing.T) {
 		{name: "dry-run-flag", args: []string{"__complete", "undo", "web", "--dry"}},
 		{name: "dry-run-values", args: []string{"__complete", "set", "web", "20", "--dry-run", ""}},
 		{name: "output-values", args: []string{"__complete", "resume", "web", "-o", ""}},
+		{name: "abort-dry-run-values", args: []string{"__complete", "abort", "web", "--dry-run", ""}},
+		{name: "retry-output-values", args: []string{"__complete", "retry", "web", "-o", ""}},
 		{name: "on-failure-values", args: []string{"__complete", "set", "web", "20", "--on-failure", ""}},
 		{name: "hold-for-values", args: []string{"__complete", "set", "web", "20", "--hold-for", ""}},
 	}

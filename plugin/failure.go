@@ -13,7 +13,7 @@ import (
 )
 
 // The failure view of `kubectl gray status`: why a rollout failed, what
-// kubegray.io/on-failure did about it, and why the new ReplicaSet's pods are
+// kubegray.io/on-failure (or a person) did about it, and why the new ReplicaSet's pods are
 // not ready. The same facts end `status --until` with exit code 1, so a CI
 // log says what a person would otherwise look up with kubectl describe.
 
@@ -24,9 +24,10 @@ type FailureView struct {
 	// Message names the ReplicaSet, its target, how many of its replicas
 	// were available and the most common reason its pods were not ready.
 	Message string `json:"message"`
-	// RolledBackFrom is the revision that was rolled back to the stable one
-	// (by kubegray.io/on-failure: rollback, or by hand)
-	// rolled back; 0 when nothing was rolled back.
+	// RolledBackFrom is the revision whose template was replaced by the
+	// stable one's (kubectl gray undo, a revert, or an older gray-controller's
+	// kubegray.io/on-failure: rollback); 0 when nothing was rolled back. An
+	// abort keeps the template, so it leaves this 0.
 	RolledBackFrom int64 `json:"rolledBackFrom,omitempty"`
 }
 
@@ -98,13 +99,40 @@ func failureText(v StatusView) string {
 	return text
 }
 
-// rolledBackText says how revision f.RolledBackFrom was rolled back: by kubegray.io/on-failure
-// when the policy asks for it and the revision failed, by hand (an undo, a revert) otherwise.
-func rolledBackText(f *FailureView, policy *PolicyView) string {
-	if f.Reason != grayapi.ReasonRolledBack && policy != nil && policy.OnFailure == string(grayapi.OnFailureAbort) {
-		return fmt.Sprintf("rolled back revision %d automatically (%s: %s)", f.RolledBackFrom, grayapi.OnFailureAnnotation, grayapi.OnFailureAbort)
+// rolledBackText says that revision f.RolledBackFrom was rolled back. It
+// does not say by whom: kubegray.io/on-failure aborts now, keeping the
+// template, so a template rolled back after a failure was most likely undone
+// by hand, but an older gray-controller rolled back by itself.
+func rolledBackText(f *FailureView) string {
+	if f.Reason != grayapi.ReasonRolledBack {
+		return fmt.Sprintf("rolled back revision %d to the stable revision after it failed", f.RolledBackFrom)
 	}
 	return fmt.Sprintf("rolled back revision %d to the stable revision", f.RolledBackFrom)
+}
+
+// abortedText says how revision v.Revision came to be Aborted: by
+// kubegray.io/on-failure when it failed under that policy, by a request
+// (kubectl gray abort) otherwise, before or after it failed.
+func abortedText(v StatusView) string {
+	f := v.Failure
+	switch {
+	case f == nil:
+		return fmt.Sprintf("aborted revision %d", v.Revision)
+	case f.Reason == grayapi.ReasonAborted:
+		return fmt.Sprintf("aborted revision %d on request before it failed", v.Revision)
+	case v.Policy != nil && v.Policy.OnFailure == string(grayapi.OnFailureAbort):
+		return fmt.Sprintf("aborted revision %d automatically (%s: %s)", v.Revision, grayapi.OnFailureAnnotation, grayapi.OnFailureAbort)
+	}
+	return fmt.Sprintf("aborted revision %d on request after it failed", v.Revision)
+}
+
+// abortedPhaseText is what the Phase line adds to Aborted: where the
+// replicas went, and that the template did not change.
+func abortedPhaseText(v StatusView) string {
+	if v.StableRevision > 0 {
+		return fmt.Sprintf("revision %d scaled to 0, stable revision %d back to all replicas, template kept", v.Revision, v.StableRevision)
+	}
+	return fmt.Sprintf("revision %d scaled to 0, template kept", v.Revision)
 }
 
 // renderNotReady writes the table of reasons the new pods are not ready.
@@ -125,16 +153,21 @@ func renderNotReady(b *strings.Builder, n *NotReadyView) {
 }
 
 // failureError ends `status --until` for a rollout that failed: Degraded,
-// or rolled back by kubegray.io/on-failure (also once the rollback is
-// Complete: the rollout that was awaited did not succeed). It is nil for any
-// other rollout.
+// Aborted (by kubegray.io/on-failure or by a person: either way the revision
+// awaited will not hold or complete until it is retried), or failed and then
+// rolled back (also once the rollback is Complete: the rollout that was
+// awaited did not succeed). It is nil for any other rollout.
 func failureError(v StatusView) error {
 	obj := fmt.Sprintf("deployment %s/%s", v.Namespace, v.Name)
+	if v.Phase == grayapi.PhaseAborted {
+		// The canary's pods are gone; the failure is in the controller's record.
+		return fmt.Errorf("%s is Aborted: %s; %s; %s", obj, orPlaceholder(failureMessage(v), "(no message)"), abortedText(v), againHint(v.Name))
+	}
 	if v.Failure != nil && v.Failure.RolledBackFrom > 0 && v.Failure.Reason != grayapi.ReasonRolledBack {
 		// The pods now shown are those of the stable revision; the failed
 		// revision's reason is in the controller's message. A rollout rolled
 		// back before it failed is no failure: the rollback was asked for.
-		return fmt.Errorf("%s %s: %s", obj, rolledBackText(v.Failure, v.Policy), orPlaceholder(failureMessage(v), "(no message)"))
+		return fmt.Errorf("%s %s: %s", obj, rolledBackText(v.Failure), orPlaceholder(failureMessage(v), "(no message)"))
 	}
 	if v.Phase != grayapi.PhaseDegraded {
 		return nil
@@ -143,10 +176,11 @@ func failureError(v StatusView) error {
 	if n := v.NotReady; n != nil && n.Top != "" && !strings.Contains(reason, n.Top) {
 		reason += "; not ready: " + n.Top
 	}
-	advice := fmt.Sprintf("see 'kubectl gray status %s' and roll back with 'kubectl gray undo %s'", v.Name, v.Name)
+	advice := fmt.Sprintf("see 'kubectl gray status %s', then size it back to the stable revision with 'kubectl gray abort %s' (template kept) or roll back with 'kubectl gray undo %s'",
+		v.Name, v.Name, v.Name)
 	if v.Policy != nil && v.Policy.OnFailure == string(grayapi.OnFailureAbort) && v.StableRevision > 0 {
 		// Exit now rather than wait: the rollout awaited has failed either way.
-		advice = fmt.Sprintf("%s: %s rolls it back to stable revision %d; see 'kubectl gray status %s'",
+		advice = fmt.Sprintf("%s: %s aborts it, back to stable revision %d with the template kept; see 'kubectl gray status %s'",
 			grayapi.OnFailureAnnotation, grayapi.OnFailureAbort, v.StableRevision, v.Name)
 	}
 	return fmt.Errorf("%s is Degraded: %s; %s", obj, reason, advice)

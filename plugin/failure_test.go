@@ -89,8 +89,9 @@ func quotaWeb(t *testing.T) []runtime.Object {
 	}
 }
 
-// autoRolledBackWeb is "web" after kubegray.io/on-failure rolled the failed
-// revision 2 back: revision 3 (revision 1's template) is complete.
+// autoRolledBackWeb is "web" after an older gray-controller's
+// kubegray.io/on-failure: rollback wrote the stable template over the failed
+// revision 2: revision 3 (revision 1's template) is complete.
 func autoRolledBackWeb(t *testing.T) []runtime.Object {
 	d := deployment("web", testutil.WithRevision(3), testutil.WithGeneration(6, 6),
 		testutil.WithAnnotation(grayapi.OnFailureAnnotation, "rollback"),
@@ -112,7 +113,68 @@ func autoRolledBackWeb(t *testing.T) []runtime.Object {
 	return objs
 }
 
-// timedHoldWeb is heldWeb with kubegray.io/hold-for and on-failure rollback,
+// abortedMessage is gray-controller's Message for abortedWeb.
+const abortedMessage = "revision 2 aborted: replica set web-7c9d5f8b6 scaled to 0, stable revision 1 back to 10 replicas, template kept"
+
+// abortedWeb is degradedWeb after kubegray.io/on-failure: abort: the
+// canary's ReplicaSet at 0 and labelled aborted, the stable one back at all
+// 10 replicas, the template (nginx:nope, revision 2) as it was written.
+func abortedWeb(t *testing.T) []runtime.Object {
+	d := deployment("web",
+		testutil.WithImage("nginx:nope"), testutil.WithRevision(2), testutil.WithGeneration(4, 4),
+		withCounts(10, 0, 10, 10),
+		testutil.WithAnnotation(grayapi.OnFailureAnnotation, "abort"),
+		withGray(t, "30,60", &grayapi.Status{
+			Mode: grayapi.ModeInstead, Revision: 2, StableRevision: 1, Step: 0, Percent: 30, Target: 3,
+			Phase: grayapi.PhaseAborted, Message: abortedMessage, ObservedGeneration: 4,
+			Failure: &grayapi.Failure{Reason: grayapi.ReasonProgressDeadlineExceeded, Message: failedMessage},
+		}),
+		withCondition(grayapi.ConditionGrayHeld, corev1.ConditionFalse, grayapi.ReasonAborted, abortedMessage, 40*time.Second),
+		withCondition(grayapi.ConditionStalled, corev1.ConditionTrue, grayapi.ReasonAborted, abortedMessage, 40*time.Second),
+	)
+	newRS := replicaSet(d, "2", "7c9d5f8b6", "nginx:nope", 0, 0, time.Minute)
+	newRS.Labels[grayapi.AbortedLabel] = "2"
+	stableRS := replicaSet(d, "1", "5f7d8c6b9", "nginx:1.26", 10, 10, 48*time.Hour)
+	objs := []runtime.Object{d, newRS, stableRS,
+		grayEvent(d, "e1", corev1.EventTypeWarning, grayapi.ReasonGrayDegraded, "Revision 2 at 30%: "+failedMessage, 1, 50*time.Second),
+		grayEvent(d, "e2", corev1.EventTypeWarning, grayapi.ReasonGrayAborted, "Revision 2 aborted (kubegray.io/on-failure: abort): "+failedMessage, 1, 40*time.Second),
+	}
+	for _, s := range []string{"s0", "s1", "s2"} {
+		objs = append(objs, pod(stableRS, s, true, 0, 47*time.Hour))
+	}
+	return objs
+}
+
+// abortedByHandWeb is heldWeb after a person aborted it before it failed
+// ("2:abort") under the default policy: the canary's ReplicaSet at 0 and
+// labelled aborted, the stable one back at all 10 replicas.
+func abortedByHandWeb(t *testing.T) []runtime.Object {
+	const message = "revision 2 aborted by 2:abort: replica set web-7c9d5f8b6 scaled to 0, stable revision 1 back to 10 replicas, template kept"
+	d := deployment("web",
+		testutil.WithImage("nginx:1.27"), testutil.WithRevision(2), testutil.WithGeneration(4, 4),
+		withCounts(10, 0, 10, 10),
+		withGray(t, "10,30,60", &grayapi.Status{
+			Mode: grayapi.ModeInstead, Revision: 2, StableRevision: 1, Step: 0, Percent: 10, Target: 1,
+			Phase: grayapi.PhaseAborted, Message: message, ObservedGeneration: 4,
+			Failure: &grayapi.Failure{Reason: grayapi.ReasonAborted, Message: "aborted by 2:abort while held at 10%"},
+		}),
+		withCondition(grayapi.ConditionGrayHeld, corev1.ConditionFalse, grayapi.ReasonAborted, message, time.Minute),
+		withCondition(grayapi.ConditionStalled, corev1.ConditionTrue, grayapi.ReasonAborted, message, time.Minute),
+	)
+	newRS := replicaSet(d, "2", "7c9d5f8b6", "nginx:1.27", 0, 0, 8*time.Minute)
+	newRS.Labels[grayapi.AbortedLabel] = "2"
+	stableRS := replicaSet(d, "1", "5f7d8c6b9", "nginx:1.26", 10, 10, 48*time.Hour)
+	objs := []runtime.Object{d, newRS, stableRS,
+		grayEvent(d, "e1", corev1.EventTypeNormal, grayapi.ReasonGrayHeld, "held at 10%: 1 of 10 replicas on revision 2", 1, 5*time.Minute),
+		grayEvent(d, "e2", corev1.EventTypeWarning, grayapi.ReasonGrayAborted, "Revision 2 aborted by 2:abort", 1, time.Minute),
+	}
+	for _, s := range []string{"s0", "s1"} {
+		objs = append(objs, pod(stableRS, s, true, 0, 47*time.Hour))
+	}
+	return objs
+}
+
+// timedHoldWeb is heldWeb with kubegray.io/hold-for and on-failure abort,
 // its hold first settled settled ago (before HeldAt, as after a scale while
 // held): settled 5m50s ago, a 10m hold has 4m10s left.
 func timedHoldWeb(holdFor string, settled time.Duration) func(t *testing.T) []runtime.Object {
@@ -126,7 +188,7 @@ func timedHoldWeb(holdFor string, settled time.Duration) func(t *testing.T) []ru
 		st.SettledAt = heldAt(settled)
 		withGray(t, "10,30,60", &st)(d)
 		d.Annotations[grayapi.HoldForAnnotation] = holdFor
-		d.Annotations[grayapi.OnFailureAnnotation] = "rollback"
+		d.Annotations[grayapi.OnFailureAnnotation] = "abort"
 		return objs
 	}
 }
@@ -141,6 +203,9 @@ func TestStatusFailureOutput(t *testing.T) {
 		{name: "degraded-json", objects: degradedWeb, output: "json"},
 		{name: "degraded-quota", objects: quotaWeb},
 		{name: "rolled-back", objects: autoRolledBackWeb},
+		{name: "aborted", objects: abortedWeb},
+		{name: "aborted-json", objects: abortedWeb, output: "json"},
+		{name: "aborted-by-hand", objects: abortedByHandWeb},
 		{name: "timed-hold", objects: timedHoldWeb("10m", 5*time.Minute+50*time.Second)},
 		{name: "timed-hold-json", objects: timedHoldWeb("10m", 5*time.Minute+50*time.Second), output: "json"},
 		{name: "timed-hold-due", objects: timedHoldWeb("5m", 5*time.Minute+50*time.Second)},
@@ -240,7 +305,7 @@ func TestFailureError(t *testing.T) {
 	rolledBack := func(phase grayapi.Phase) StatusView {
 		return StatusView{Namespace: ns, Name: "web", Gray: true, Phase: phase, Revision: 3,
 			Failure:  &FailureView{Reason: grayapi.ReasonProgressDeadlineExceeded, Message: "0 of 3 available", RolledBackFrom: 2},
-			NotReady: &NotReadyView{Top: "1 pod Pending"}, Policy: &PolicyView{OnFailure: string(grayapi.OnFailureRollback)}}
+			NotReady: &NotReadyView{Top: "1 pod Pending"}, Policy: &PolicyView{OnFailure: string(grayapi.OnFailureAbort)}}
 	}
 	undone := func(reason string) StatusView {
 		v := rolledBack(grayapi.PhaseComplete)
@@ -248,31 +313,49 @@ func TestFailureError(t *testing.T) {
 		v.Failure.Reason = reason
 		return v
 	}
+	aborted := func(onFailure, reason string) StatusView {
+		return StatusView{Namespace: ns, Name: "web", Gray: true, Phase: grayapi.PhaseAborted, Revision: 2, StableRevision: 1,
+			Message: "phase message", Policy: &PolicyView{OnFailure: onFailure},
+			Failure: &FailureView{Reason: reason, Message: "0 of 3 available"}}
+	}
+	const again = "'kubectl gray retry web', or a new template, starts again; 'kubectl gray undo web' writes the stable template back"
 	tests := []struct {
 		name string
 		view StatusView
 		want string
 	}{
 		{name: "degraded, hold", view: degraded("hold", "2 pods ImagePullBackOff"),
-			want: "deployment default/web is Degraded: 0 of 3 available: 2 pods ImagePullBackOff; see 'kubectl gray status web' and roll back with 'kubectl gray undo web'"},
+			want: "deployment default/web is Degraded: 0 of 3 available: 2 pods ImagePullBackOff; see 'kubectl gray status web', then size it back to the stable revision with 'kubectl gray abort web' (template kept) or roll back with 'kubectl gray undo web'"},
 		{name: "degraded, pods changed since the controller's message", view: degraded("hold", "3 pods ImagePullBackOff"),
-			want: "deployment default/web is Degraded: 0 of 3 available: 2 pods ImagePullBackOff; not ready: 3 pods ImagePullBackOff; see 'kubectl gray status web' and roll back with 'kubectl gray undo web'"},
-		{name: "degraded, rollback", view: degraded("rollback", ""),
-			want: "deployment default/web is Degraded: 0 of 3 available: 2 pods ImagePullBackOff; kubegray.io/on-failure: rollback rolls it back to stable revision 1; see 'kubectl gray status web'"},
-		{name: "degraded, rollback, but no stable revision to go back to", view: func() StatusView {
-			v := degraded("rollback", "")
+			want: "deployment default/web is Degraded: 0 of 3 available: 2 pods ImagePullBackOff; not ready: 3 pods ImagePullBackOff; see 'kubectl gray status web', then size it back to the stable revision with 'kubectl gray abort web' (template kept) or roll back with 'kubectl gray undo web'"},
+		{name: "degraded, abort", view: degraded("abort", ""),
+			want: "deployment default/web is Degraded: 0 of 3 available: 2 pods ImagePullBackOff; kubegray.io/on-failure: abort aborts it, back to stable revision 1 with the template kept; see 'kubectl gray status web'"},
+		{name: "degraded, abort, but no stable revision to go back to", view: func() StatusView {
+			v := degraded("abort", "")
 			v.StableRevision = 0
 			return v
 		}(),
-			want: "deployment default/web is Degraded: 0 of 3 available: 2 pods ImagePullBackOff; see 'kubectl gray status web' and roll back with 'kubectl gray undo web'"},
+			want: "deployment default/web is Degraded: 0 of 3 available: 2 pods ImagePullBackOff; see 'kubectl gray status web', then size it back to the stable revision with 'kubectl gray abort web' (template kept) or roll back with 'kubectl gray undo web'"},
 		{name: "degraded without a failure", view: StatusView{Namespace: ns, Name: "web", Phase: grayapi.PhaseDegraded},
-			want: "deployment default/web is Degraded: (no message); see 'kubectl gray status web' and roll back with 'kubectl gray undo web'"},
+			want: "deployment default/web is Degraded: (no message); see 'kubectl gray status web', then size it back to the stable revision with 'kubectl gray abort web' (template kept) or roll back with 'kubectl gray undo web'"},
 		{name: "rolling back", view: rolledBack(grayapi.PhaseRolledBack),
-			want: "deployment default/web rolled back revision 2 automatically (kubegray.io/on-failure: rollback): 0 of 3 available"},
+			want: "deployment default/web rolled back revision 2 to the stable revision after it failed: 0 of 3 available"},
 		{name: "rolled back and complete", view: rolledBack(grayapi.PhaseComplete),
-			want: "deployment default/web rolled back revision 2 automatically (kubegray.io/on-failure: rollback): 0 of 3 available"},
+			want: "deployment default/web rolled back revision 2 to the stable revision after it failed: 0 of 3 available"},
 		{name: "a failed canary undone by hand", view: undone(grayapi.ReasonProgressDeadlineExceeded),
-			want: "deployment default/web rolled back revision 2 to the stable revision: 0 of 3 available"},
+			want: "deployment default/web rolled back revision 2 to the stable revision after it failed: 0 of 3 available"},
+		{name: "aborted by on-failure", view: aborted("abort", grayapi.ReasonProgressDeadlineExceeded),
+			want: "deployment default/web is Aborted: 0 of 3 available; aborted revision 2 automatically (kubegray.io/on-failure: abort); " + again},
+		{name: "a failed canary aborted by hand", view: aborted("hold", grayapi.ReasonProgressDeadlineExceeded),
+			want: "deployment default/web is Aborted: 0 of 3 available; aborted revision 2 on request after it failed; " + again},
+		{name: "a healthy canary aborted by hand still ends the wait", view: aborted("abort", grayapi.ReasonAborted),
+			want: "deployment default/web is Aborted: 0 of 3 available; aborted revision 2 on request before it failed; " + again},
+		{name: "aborted without a recorded failure", view: func() StatusView {
+			v := aborted("hold", "")
+			v.Failure = nil
+			return v
+		}(),
+			want: "deployment default/web is Aborted: phase message; aborted revision 2; " + again},
 		{name: "a healthy canary undone by hand is no failure", view: undone(grayapi.ReasonRolledBack)},
 		{name: "failure kept, nothing rolled back, not degraded", view: StatusView{Phase: grayapi.PhaseHeld, Failure: &FailureView{Message: "old"}}},
 		{name: "progressing", view: StatusView{Phase: grayapi.PhaseProgressing, NotReady: &NotReadyView{Top: "1 pod Pending"}}},
@@ -299,9 +382,15 @@ func TestStatusUntilFailed(t *testing.T) {
 	}{
 		{name: "degraded", objects: degradedWeb, until: "held",
 			// The controller's message names the top reason already: it is said once.
-			want: "deployment default/web is Degraded: " + failedMessage + "; see 'kubectl gray status web' and roll back with 'kubectl gray undo web'"},
+			want: "deployment default/web is Degraded: " + failedMessage + "; see 'kubectl gray status web', then size it back to the stable revision with 'kubectl gray abort web' (template kept) or roll back with 'kubectl gray undo web'"},
 		{name: "rolled back, complete on the stable revision", objects: autoRolledBackWeb, until: "complete",
-			want: "deployment default/web rolled back revision 2 automatically (kubegray.io/on-failure: rollback): " + failedMessage},
+			want: "deployment default/web rolled back revision 2 to the stable revision after it failed: " + failedMessage},
+		{name: "aborted, waiting for the hold", objects: abortedWeb, until: "held",
+			want: "deployment default/web is Aborted: " + failedMessage + "; aborted revision 2 automatically (kubegray.io/on-failure: abort)" +
+				"; 'kubectl gray retry web', or a new template, starts again; 'kubectl gray undo web' writes the stable template back"},
+		{name: "aborted by hand, waiting for the end", objects: abortedByHandWeb, until: "complete",
+			want: "deployment default/web is Aborted: aborted by 2:abort while held at 10%; aborted revision 2 on request before it failed" +
+				"; 'kubectl gray retry web', or a new template, starts again; 'kubectl gray undo web' writes the stable template back"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -314,6 +403,21 @@ func TestStatusUntilFailed(t *testing.T) {
 				t.Errorf("printed %q; the reason is the error", out)
 			}
 		})
+	}
+}
+
+// TestStatusUntilWaitsAfterRetry checks that an Aborted status does not end
+// the wait while a retry request is pending: the rollout it starts is the one
+// awaited.
+func TestStatusUntilWaitsAfterRetry(t *testing.T) {
+	objs := abortedWeb(t)
+	objs[0].(*appsv1.Deployment).Annotations[grayapi.ResumeAnnotation] = "2:retry"
+	cs := fake.NewClientset(objs...)
+	_, _, err := statusRun(context.Background(), cs, []string{"web"}, func(o *StatusOptions) {
+		o.Until, o.Timeout = "held", 50*time.Millisecond
+	})
+	if ExitCode(err) != ExitTimeout {
+		t.Fatalf("err = %v (exit %d), want a timeout (exit 2)", err, ExitCode(err))
 	}
 }
 

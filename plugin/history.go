@@ -24,8 +24,8 @@ var (
 	historyLong = templates.LongDesc(`
 		List the revisions of a Deployment with their ReplicaSets and images, and
 		what each was to the gray rollouts: the current one and its phase, the
-		stable one, the ones rolled back, and the ones abandoned for a newer
-		template before they completed.`)
+		stable one, the ones rolled back, the ones aborted, and the ones
+		abandoned for a newer template before they completed.`)
 
 	historyExample = templates.Examples(`
 		# Show the revisions of web
@@ -43,6 +43,7 @@ const (
 	markStable     = "stable"
 	markRolledBack = "rolled back"
 	markAbandoned  = "abandoned"
+	markAborted    = "aborted"
 )
 
 // HistoryView is what `kubectl gray history -o json|yaml` prints.
@@ -72,7 +73,8 @@ type HistoryRevision struct {
 	// Images of the revision's pod template.
 	Images []ContainerImage `json:"images"`
 	// Marks say what the revision was to gray rollouts: "current" (with the
-	// phase, e.g. "held at 10%"), "stable", "rolled back", "abandoned".
+	// phase, e.g. "held at 10%"), "stable", "rolled back", "aborted",
+	// "abandoned".
 	Marks []string `json:"marks"`
 	// ChangeCause is the kubernetes.io/change-cause annotation.
 	ChangeCause string `json:"changeCause,omitempty"`
@@ -157,8 +159,9 @@ func (o *HistoryOptions) Run(ctx context.Context) error {
 // newHistoryView lists d's revisions and marks them. "rolled back": the
 // current template was live before under an older revision (the
 // ReplicaSet's revision-history), so the revisions in between were left by
-// going back to it. "abandoned": newer than the stable revision, never
-// completed, and replaced by a newer template.
+// going back to it. "aborted": its rollout was aborted (gray-controller's
+// kubegray.io/aborted label), which says more than "abandoned": newer than
+// the stable revision, never completed, and replaced by a newer template.
 func newHistoryView(d *appsv1.Deployment, rss []*appsv1.ReplicaSet) HistoryView {
 	view := HistoryView{Kind: historyViewKind, APIVersion: viewAPIVersion, Namespace: d.Namespace, Name: d.Name, Revisions: []HistoryRevision{}}
 	var st *grayapi.Status
@@ -189,6 +192,8 @@ func newHistoryView(d *appsv1.Deployment, rss []*appsv1.ReplicaSet) HistoryView 
 			if st != nil && st.Revision == rev {
 				marks = append(marks, phaseMark(*st))
 			}
+		case abortedReplicaSet(rs, rev):
+			marks = append(marks, markAborted)
 		case previous > 0 && rev > previous && rev < current:
 			marks = append(marks, markRolledBack)
 		case stable > 0 && rev > stable && rev < current:
@@ -224,6 +229,8 @@ func phaseMark(st grayapi.Status) string {
 		return fmt.Sprintf("progressing to %d%%", st.Percent)
 	case grayapi.PhaseRolledBack:
 		return "rolled back to"
+	case grayapi.PhaseAborted:
+		return "aborted, template kept"
 	}
 	return strings.ToLower(string(st.Phase))
 }

@@ -37,6 +37,21 @@ func supersededWeb(t *testing.T) []runtime.Object {
 	}
 }
 
+// abortedThenSupersededWeb: revision 2 was aborted (its ReplicaSet keeps the
+// kubegray.io/aborted record), revision 3 is aborted now, and the stable
+// revision 1's ReplicaSet carries a label that names no revision of its own.
+func abortedThenSupersededWeb(t *testing.T) []runtime.Object {
+	d := deployment("web", testutil.WithImage("nginx:1.28"), testutil.WithRevision(3), testutil.WithGeneration(8, 8),
+		withGray(t, "10,50", &grayapi.Status{Revision: 3, StableRevision: 1, Percent: 10, Target: 1, Phase: grayapi.PhaseAborted, ObservedGeneration: 8}))
+	stable := replicaSet(d, "1", "5f7d8c6b9", "nginx:1.26", 10, 10, 72*time.Hour)
+	stable.Labels[grayapi.AbortedLabel] = "0"
+	first := replicaSet(d, "2", "7c9d5f8b6", "nginx:1.27", 0, 0, 2*time.Hour)
+	first.Labels[grayapi.AbortedLabel] = "2"
+	current := replicaSet(d, "3", "6b8f7d9c5", "nginx:1.28", 0, 0, 10*time.Minute)
+	current.Labels[grayapi.AbortedLabel] = "3"
+	return []runtime.Object{d, stable, first, current}
+}
+
 func historyRun(cs *fake.Clientset, args []string, output string) (string, error) {
 	streams, out, _ := testStreams()
 	o := NewHistoryOptions(streams)
@@ -58,6 +73,7 @@ func TestHistory(t *testing.T) {
 		output  string
 	}{
 		{name: "rolled-back", objects: rolledBackWeb},
+		{name: "aborted", objects: abortedThenSupersededWeb},
 		{name: "superseded", objects: supersededWeb},
 		{name: "superseded-json", objects: supersededWeb, output: "json"},
 		{name: "no-gray", objects: func(t *testing.T) []runtime.Object {

@@ -15,8 +15,9 @@ import (
 type PolicyView struct {
 	// OnFailure is what gray-controller does when the rollout becomes
 	// Degraded: "hold" (also when kubegray.io/on-failure is absent) reports
-	// it and changes nothing, "rollback" goes back to the stable revision.
-	// "" when the annotation is invalid.
+	// it and changes nothing, "abort" (also for the earlier "rollback") sizes
+	// the rollout back to the stable revision, keeping the template. "" when
+	// the annotation is invalid.
 	OnFailure string `json:"onFailure"`
 	// OnFailureError quotes an invalid kubegray.io/on-failure and its rule.
 	OnFailureError string `json:"onFailureError,omitempty"`
@@ -73,7 +74,7 @@ func onFailureText(p *PolicyView, message string) string {
 	case p.OnFailureError != "":
 		return invalidText(p.OnFailureError, message)
 	case p.OnFailure == string(grayapi.OnFailureAbort):
-		return "rollback (back to the stable revision when Degraded)"
+		return "abort (canary to 0, stable back to all replicas, template kept)"
 	}
 	return "hold (report Degraded, change nothing)"
 }

@@ -18,9 +18,12 @@ func TestPolicyView(t *testing.T) {
 		wantResume  time.Duration // from now; 0 for none
 	}{
 		{name: "defaults", want: PolicyView{OnFailure: "hold"}},
-		{name: "rollback, timed, not held",
-			annotations: map[string]string{grayapi.OnFailureAnnotation: "rollback", grayapi.HoldForAnnotation: "600s"},
-			want:        PolicyView{OnFailure: "rollback", HoldFor: "10m0s"}},
+		{name: "abort, timed, not held",
+			annotations: map[string]string{grayapi.OnFailureAnnotation: "abort", grayapi.HoldForAnnotation: "600s"},
+			want:        PolicyView{OnFailure: "abort", HoldFor: "10m0s"}},
+		{name: "rollback is read as abort",
+			annotations: map[string]string{grayapi.OnFailureAnnotation: "rollback"},
+			want:        PolicyView{OnFailure: "abort"}},
 		{name: "timed and held", annotations: map[string]string{grayapi.HoldForAnnotation: "10m"}, settledAt: true,
 			want: PolicyView{OnFailure: "hold", HoldFor: "10m0s"}, wantResume: 4 * time.Minute},
 		{name: "timed, held, paused by its user while taken over",
@@ -32,7 +35,7 @@ func TestPolicyView(t *testing.T) {
 		{name: "both invalid: each is reported",
 			annotations: map[string]string{grayapi.OnFailureAnnotation: "", grayapi.HoldForAnnotation: "-5m"}, settledAt: true,
 			want: PolicyView{
-				OnFailureError: `invalid kubegray.io/on-failure "": must be "hold" or "rollback"`,
+				OnFailureError: `invalid kubegray.io/on-failure "": must be "hold" or "abort" ("rollback" is read as "abort")`,
 				HoldForError:   `invalid kubegray.io/hold-for "-5m": must be a Go duration from 1s to 744h, e.g. "10m" or "1h30m"; -5m0s is shorter than 1s`,
 			}},
 	}

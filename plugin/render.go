@@ -38,11 +38,13 @@ func (p palette) bold(s string) string { return p.paint("1", s) }
 func (p palette) dim(s string) string  { return p.paint("2", s) }
 
 // phase colours a phase by what it asks of the reader: red needs action,
-// yellow waits for a decision, green is done.
+// yellow waits for a decision, green is done. Aborted is red although the
+// stable revision serves again: the failure stays until somebody retries,
+// changes the template or undoes.
 func (p palette) phase(ph grayapi.Phase) string {
 	s := string(ph)
 	switch ph {
-	case grayapi.PhaseDegraded, grayapi.PhaseInvalid:
+	case grayapi.PhaseDegraded, grayapi.PhaseInvalid, grayapi.PhaseAborted:
 		return p.paint("31", s)
 	case grayapi.PhaseHeld:
 		return p.paint("33", s)
@@ -138,6 +140,10 @@ func renderStatus(w io.Writer, v StatusView, now time.Time, color bool) error {
 		line("Hold points", "%s", formatHoldPoints(v.HoldPoints))
 	case v.Phase == grayapi.PhaseComplete:
 		line("Hold points", "%s (rollout complete)", formatHoldPoints(v.HoldPoints))
+	case v.Phase == grayapi.PhaseAborted && v.Step < v.Steps:
+		line("Hold points", "%s (aborted at step %d of %d)", formatHoldPoints(v.HoldPoints), v.Step+1, v.Steps)
+	case v.Phase == grayapi.PhaseAborted:
+		line("Hold points", "%s (aborted past the last one)", formatHoldPoints(v.HoldPoints))
 	case v.Step >= v.Steps:
 		line("Hold points", "%s (past the last one, rolling to 100%%)", formatHoldPoints(v.HoldPoints))
 	default:
@@ -154,6 +160,8 @@ func renderStatus(w io.Writer, v StatusView, now time.Time, color bool) error {
 		line("Phase", "-")
 	case v.HeldAt != nil && v.Phase == grayapi.PhaseHeld:
 		line("Phase", "%s at %d%% for %s (since %s)", p.phase(v.Phase), v.Percent, age(now, *v.HeldAt), v.HeldAt.UTC().Format(time.RFC3339))
+	case v.Phase == grayapi.PhaseAborted:
+		line("Phase", "%s (%s)", p.phase(v.Phase), abortedPhaseText(v))
 	default:
 		line("Phase", "%s", p.phase(v.Phase))
 	}
@@ -162,12 +170,19 @@ func renderStatus(w io.Writer, v StatusView, now time.Time, color bool) error {
 	}
 	if v.Failure != nil {
 		line("Failure", "%s", failureText(v))
-		if v.Failure.RolledBackFrom > 0 {
-			fmt.Fprintf(&b, "%13s%s\n", "", rolledBackText(v.Failure, v.Policy))
+		switch {
+		case v.Phase == grayapi.PhaseAborted:
+			fmt.Fprintf(&b, "%13s%s\n", "", abortedText(v))
+		case v.Failure.RolledBackFrom > 0:
+			fmt.Fprintf(&b, "%13s%s\n", "", rolledBackText(v.Failure))
 		}
 	}
-	// An Invalid rollout has no target: it is frozen where it is.
-	if v.Phase != "" && v.Phase != grayapi.PhaseInvalid && v.NewAvailableReplicas != nil {
+	if v.Phase == grayapi.PhaseAborted {
+		line("Next step", "%s", againHint(v.Name))
+	}
+	// An Invalid rollout has no target: it is frozen where it is. Nor has an
+	// Aborted one: its canary is at 0 whatever the hold point says.
+	if v.Phase != "" && v.Phase != grayapi.PhaseInvalid && v.Phase != grayapi.PhaseAborted && v.NewAvailableReplicas != nil {
 		available := *v.NewAvailableReplicas
 		line("Target", "%s %d/%d new replicas available (%d%% of %d)",
 			progressBar(available, v.Target, progressWidth), available, v.Target, v.Percent, v.Replicas)
@@ -248,6 +263,9 @@ func renderTree(b *strings.Builder, v StatusView, now time.Time, p palette) {
 		if r.Stable {
 			roles = append(roles, "stable")
 		}
+		if r.Aborted {
+			roles = append(roles, "aborted")
+		}
 		label := fmt.Sprintf("revision %d", r.Revision)
 		if len(roles) > 0 {
 			label += " (" + strings.Join(roles, ", ") + ")"
@@ -303,9 +321,10 @@ func renderStatusTable(w io.Writer, views []StatusView, allNamespaces bool, now 
 	return tw.Flush()
 }
 
-// targetText is the TARGET cell: "-" until gray-controller reported one.
+// targetText is the TARGET cell: "-" until gray-controller reported one, and
+// while the rollout has none (Invalid, Aborted).
 func targetText(v StatusView) string {
-	if v.Phase == "" || v.Phase == grayapi.PhaseInvalid {
+	if v.Phase == "" || v.Phase == grayapi.PhaseInvalid || v.Phase == grayapi.PhaseAborted {
 		return "-"
 	}
 	return fmt.Sprint(v.Target)

@@ -135,6 +135,9 @@ func resumeRequest(d *appsv1.Deployment, templateRevision func() (int64, bool, e
 	switch {
 	case st.Phase == grayapi.PhaseInvalid:
 		return grayapi.Resume{}, 0, fmt.Errorf("%s is Invalid: %s; fix it with 'kubectl gray set %s PERCENT'", obj, st.Message, d.Name)
+	case st.Phase == grayapi.PhaseAborted:
+		// gray-controller would drop the request: an aborted rollout has no hold to leave.
+		return grayapi.Resume{}, 0, fmt.Errorf("%s is Aborted (revision %d), so there is no hold to resume; %s", obj, st.Revision, againHint(d.Name))
 	case st.Phase != grayapi.PhaseHeld && st.HeldAt == nil:
 		return grayapi.Resume{}, 0, fmt.Errorf("%s is not held (phase %s); only a rollout that has reached its hold point can be resumed, wait for the hold with 'kubectl gray status %s --until held'", obj, st.Phase, d.Name)
 	}

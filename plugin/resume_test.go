@@ -25,6 +25,8 @@ func TestResumeRequest(t *testing.T) {
 	progressing.HeldAt = nil
 	absorbing := heldStatus(0, 20)
 	absorbing.Phase = grayapi.PhaseProgressing
+	aborted := heldStatus(0, 20)
+	aborted.Phase, aborted.HeldAt = grayapi.PhaseAborted, nil
 	invalid := heldStatus(0, 20)
 	invalid.Phase, invalid.Message = grayapi.PhaseInvalid, `invalid kubegray.io/percent "abc"`
 	noRevision := heldStatus(0, 10)
@@ -63,6 +65,8 @@ func TestResumeRequest(t *testing.T) {
 			wantErr: `deployment default/web has a new template since gray-controller reported the hold of revision 2`},
 		{name: "invalid", d: deployment("web", testutil.WithGeneration(4, 4), withGray(t, "20", invalid)),
 			wantErr: `deployment default/web is Invalid: invalid kubegray.io/percent "abc"; fix it with 'kubectl gray set web PERCENT'`},
+		{name: "aborted", d: deployment("web", testutil.WithGeneration(4, 4), withGray(t, "20", aborted)),
+			wantErr: `deployment default/web is Aborted (revision 2), so there is no hold to resume; 'kubectl gray retry web', or a new template, starts again; 'kubectl gray undo web' writes the stable template back`},
 		{name: "unreadable status", d: deployment("web", testutil.WithAnnotation(grayapi.PercentAnnotation, "20"), testutil.WithAnnotation(grayapi.StatusAnnotation, "held")),
 			wantErr: `deployment default/web: cannot tell whether it is held: invalid kubegray.io/status "held"`},
 	}

@@ -1,6 +1,6 @@
 // Package plugin implements kubectl gray, the kubectl plugin of kubectl-gray:
-// one file per verb (set, status, resume, undo, release, history, version,
-// completion), the status view model and its rendering.
+// one file per verb (set, status, resume, undo, abort, retry, release, history,
+// version, completion), the status view model and its rendering.
 package plugin
 
 import (
@@ -22,13 +22,13 @@ const fieldManager = "kubectl-gray"
 
 var rootLong = templates.LongDesc(`
 	Hold Deployment rollouts at a share of their replicas (gray release, canary),
-	look at them, then resume or roll back. Everything lives in kubegray.io/*
+	look at them, then resume, abort or roll back. Everything lives in kubegray.io/*
 	annotations on the Deployment; gray-controller does the rolling.
 
 	Exit codes:
 
 	* 0: success, or the phase awaited by 'status --until' was reached
-	* 1: error, or the rollout is Degraded, Invalid or rolled back by kubegray.io/on-failure
+	* 1: error, or the rollout is Degraded, Aborted or Invalid, or failed and was rolled back
 	* 2: 'status --until' timed out`)
 
 // NewCmdGray returns the root command, "gray", shown as `kubectl gray` in
@@ -68,6 +68,8 @@ func NewCmdGray(streams genericiooptions.IOStreams) *cobra.Command {
 		NewCmdStatus(f, streams),
 		NewCmdResume(f, streams),
 		NewCmdUndo(f, streams),
+		NewCmdAbort(f, streams),
+		NewCmdRetry(f, streams),
 		NewCmdRelease(f, streams),
 		NewCmdHistory(f, streams),
 		NewCmdVersion(streams),

@@ -19,6 +19,8 @@ func TestHelp(t *testing.T) {
 		{name: "root", args: []string{"--help"}},
 		{name: "set", args: []string{"set", "--help"}},
 		{name: "status", args: []string{"status", "--help"}},
+		{name: "abort", args: []string{"abort", "--help"}},
+		{name: "retry", args: []string{"retry", "--help"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			out, _, err := runRoot(tt.args...)

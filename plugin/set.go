@@ -33,7 +33,9 @@ var (
 		--on-failure and --hold-for write the policy annotations in the same patch:
 		kubegray.io/on-failure says whether a rollout that misses its progress
 		deadline (Degraded) is left as it is for a person to look at (hold, the
-		default) or rolled back to the stable revision (rollback), and
+		default) or aborted (abort: the canary goes to 0 and the stable revision
+		back to all replicas, the template kept as written; the earlier name
+		rollback is accepted and written as abort), and
 		kubegray.io/hold-for makes each settled hold resume by itself after that
 		long. Together they make a hands-off canary. Their values are
 		checked before anything is sent, too.`)
@@ -48,8 +50,8 @@ var (
 		# Set hold points on every Deployment labelled tier=frontend, asking the server first
 		kubectl gray set -l tier=frontend 25 --dry-run=server
 
-		# A canary that goes on by itself after 10 minutes at each hold point, and rolls back if it fails
-		kubectl gray set web 10,50 --image app=registry.example.com/web:1.28 --hold-for 10m --on-failure rollback
+		# A canary that goes on by itself after 10 minutes at each hold point, and is aborted if it fails
+		kubectl gray set web 10,50 --image app=registry.example.com/web:1.28 --hold-for 10m --on-failure abort
 
 		# Holds wait for 'kubectl gray resume' again
 		kubectl gray set web 10,50 --hold-for 0`)
@@ -99,7 +101,7 @@ const (
 func NewCmdSet(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	o := NewSetOptions(streams)
 	cmd := &cobra.Command{
-		Use:                   "set (DEPLOYMENT | -l SELECTOR) PERCENT[,PERCENT...] [--image CONTAINER=IMAGE ...] [--on-failure hold|rollback] [--hold-for DURATION]",
+		Use:                   "set (DEPLOYMENT | -l SELECTOR) PERCENT[,PERCENT...] [--image CONTAINER=IMAGE ...] [--on-failure hold|abort] [--hold-for DURATION]",
 		DisableFlagsInUseLine: true,
 		Short:                 "Set the hold points of a Deployment, optionally with new images",
 		Long:                  setLong,
@@ -112,7 +114,7 @@ func NewCmdSet(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Com
 	cmd.Flags().StringVar(&o.Takeover, "patch-takeover", o.Takeover,
 		`With --image, whether the same patch takes the Deployment over for gray-controller's alongside mode (paused, strategy Recreate, strategy saved in kubegray.io/strategy), so that the built-in deployment controller does not roll the new image out first: "auto" does unless gray-controller runs the Deployment in instead mode (its kubegray.io/status says so, or, without one, gray-controller owns its status.observedGeneration); "always"; "never".`)
 	cmd.Flags().Var(&o.OnFailure, "on-failure",
-		`What gray-controller does when a rollout misses its progress deadline (Degraded), written to kubegray.io/on-failure: "hold" reports it and changes nothing, "rollback" goes back to the stable revision by itself. An empty value removes the annotation (hold then applies).`)
+		`What gray-controller does when a rollout misses its progress deadline (Degraded), written to kubegray.io/on-failure: "hold" reports it and changes nothing, "abort" sizes it back to the stable revision by itself, keeping the template ("rollback", the earlier name, is written as "abort"). An empty value removes the annotation (hold then applies).`)
 	cmd.Flags().Var(&o.HoldFor, "hold-for",
 		`How long each settled hold lasts before gray-controller resumes it to the next hold point by itself, written to kubegray.io/hold-for: a Go duration from 1s to 744h, e.g. 10m or 1h30m. 0 or an empty value removes the annotation, so holds wait for 'kubectl gray resume'.`)
 	o.addWriteFlags(cmd)
@@ -195,6 +197,8 @@ func (o *SetOptions) completePolicy() error {
 			if err != nil {
 				return fmt.Errorf("--on-failure: %w", err)
 			}
+			// Written as parsed, so "rollback" lands as "abort": one word for
+			// one meaning in the cluster, which gray-controller reads either way.
 			u.Value = string(onFailure)
 		}
 		o.PolicyUpdates = append(o.PolicyUpdates, u)
@@ -305,7 +309,7 @@ func (o *SetOptions) setPolicy(d *appsv1.Deployment) error {
 }
 
 // policyText describes the policy updates for the result line, e.g.
-// ", on-failure rollback, hold-for removed".
+// ", on-failure abort, hold-for removed".
 func (o *SetOptions) policyText() string {
 	var b strings.Builder
 	for _, u := range o.PolicyUpdates {

@@ -29,9 +29,15 @@ func TestSetPolicy(t *testing.T) {
 	}{
 		{
 			name: "both", existing: deployment("web"),
-			onFailure: ptr(given("rollback")), holdFor: ptr(given(" 10m ")),
-			wantOut:       "deployment.apps/web gray set to 20, on-failure rollback, hold-for 10m\n",
-			wantOnFailure: "rollback", wantHoldFor: "10m",
+			onFailure: ptr(given("abort")), holdFor: ptr(given(" 10m ")),
+			wantOut:       "deployment.apps/web gray set to 20, on-failure abort, hold-for 10m\n",
+			wantOnFailure: "abort", wantHoldFor: "10m",
+		},
+		{
+			name: "rollback, the earlier name, is written as abort", existing: deployment("web"),
+			onFailure:     ptr(given("rollback")),
+			wantOut:       "deployment.apps/web gray set to 20, on-failure abort\n",
+			wantOnFailure: "abort", wantHoldFor: "-",
 		},
 		{
 			name:      "hold is written, not left to the default",
@@ -102,7 +108,7 @@ func TestSetPolicyInTheImagePatch(t *testing.T) {
 	cs := fake.NewClientset(deployment("web"))
 	_, _, err := setRun(cs, []string{"web", "10,50"}, func(o *SetOptions) {
 		o.Images = []string{"app=nginx:1.27"}
-		_ = o.OnFailure.Set("rollback")
+		_ = o.OnFailure.Set("abort")
 		_ = o.HoldFor.Set("10m")
 	})
 	if err != nil {
@@ -112,7 +118,7 @@ func TestSetPolicyInTheImagePatch(t *testing.T) {
 	if len(ps) != 1 {
 		t.Fatalf("sent %d patches, want 1", len(ps))
 	}
-	for _, want := range []string{`"kubegray.io/on-failure":"rollback"`, `"kubegray.io/hold-for":"10m"`, `"kubegray.io/percent":"10,50"`, `"nginx:1.27"`} {
+	for _, want := range []string{`"kubegray.io/on-failure":"abort"`, `"kubegray.io/hold-for":"10m"`, `"kubegray.io/percent":"10,50"`, `"nginx:1.27"`} {
 		if !strings.Contains(string(ps[0].Patch), want) {
 			t.Errorf("patch %s lacks %s", ps[0].Patch, want)
 		}
@@ -126,7 +132,7 @@ func TestSetPolicyErrors(t *testing.T) {
 		wantErr string
 	}{
 		{name: "on-failure", flags: func(o *SetOptions) { _ = o.OnFailure.Set("Rollback") },
-			wantErr: `--on-failure: invalid kubegray.io/on-failure "Rollback": must be "hold" or "rollback"`},
+			wantErr: `--on-failure: invalid kubegray.io/on-failure "Rollback": must be "hold" or "abort" ("rollback" is read as "abort")`},
 		{name: "hold-for without a unit", flags: func(o *SetOptions) { _ = o.HoldFor.Set("10") },
 			wantErr: `--hold-for: invalid kubegray.io/hold-for "10": must be a Go duration from 1s to 744h, e.g. "10m" or "1h30m"; missing unit in duration "10"`},
 		{name: "hold-for 0s is not 0", flags: func(o *SetOptions) { _ = o.HoldFor.Set("0s") },

@@ -32,15 +32,15 @@ var (
 
 		Why pods of the new ReplicaSet are not ready (ImagePullBackOff,
 		CrashLoopBackOff, unschedulable, quota, ...) is listed grouped and counted,
-		and a failed rollout shows gray-controller's reason, and whether
-		kubegray.io/on-failure rolled it back. The policy lines show
+		and a failed rollout shows gray-controller's reason, and whether it was
+		aborted (by kubegray.io/on-failure or by a person) or rolled back. The policy lines show
 		kubegray.io/on-failure and kubegray.io/hold-for, and how long a timed
 		hold has left.
 
 		-w redraws on every change (the API server's watch, not polling). --until
 		waits for a phase: it exits 0 when the phase is reached, 1 as soon as the
-		rollout is Degraded or Invalid or was rolled back by
-		kubegray.io/on-failure (printing why), 2 when --timeout passes first.
+		rollout is Degraded, Aborted or Invalid, or failed and was rolled back
+		(printing why), 2 when --timeout passes first.
 
 		-o json|yaml prints a GrayStatus object (apiVersion kubectl-gray/v1) whose
 		fields are documented with the StatusView type of the plugin package.
@@ -110,7 +110,7 @@ func NewCmdStatus(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.
 	}
 	cmd.Flags().BoolVarP(&o.AllNamespaces, "all-namespaces", "A", o.AllNamespaces, "List gray Deployments of all namespaces.")
 	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", o.Watch, "Redraw on every change until interrupted (or until --until is reached).")
-	cmd.Flags().StringVar(&o.Until, "until", o.Until, "Wait until the rollout is held or complete; exit 1 if it is Degraded or Invalid, or kubegray.io/on-failure rolled it back.")
+	cmd.Flags().StringVar(&o.Until, "until", o.Until, "Wait until the rollout is held or complete; exit 1 if it is Degraded, Aborted or Invalid, or it failed and was rolled back.")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "Give up after this long (e.g. 5m); with --until the exit code is then 2. 0 waits forever.")
 	addViewOutputFlag(cmd, &o.Output, "Output format: json or yaml (a GrayStatus object). Default: text.")
 	_ = cmd.RegisterFlagCompletionFunc("until", cobra.FixedCompletions([]string{untilHeld, untilComplete}, cobra.ShellCompDirectiveNoFileComp))

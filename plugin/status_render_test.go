@@ -16,6 +16,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
 func TestStatusColour(t *testing.T) {
@@ -28,6 +30,18 @@ func TestStatusColour(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("coloured output lacks %q", want)
 		}
+	}
+}
+
+// TestAbortedReadsAsAFailure pins that an Aborted rollout is painted like a
+// failure and shows no target in the table: its canary is at 0 whatever the
+// hold point says.
+func TestAbortedReadsAsAFailure(t *testing.T) {
+	if got := palette(true).phase(grayapi.PhaseAborted); got != "\x1b[31mAborted\x1b[0m" {
+		t.Errorf("phase colour %q, want red", got)
+	}
+	if got := targetText(StatusView{Phase: grayapi.PhaseAborted, Target: 3}); got != "-" {
+		t.Errorf("TARGET %q, want -", got)
 	}
 }
 
@@ -59,7 +73,7 @@ func TestWantColor(t *testing.T) {
 func TestStatusJSONSchema(t *testing.T) {
 	// degradedWeb fills the failure view, timedHoldWeb the policy.
 	for name, objects := range map[string]func(*testing.T) []runtime.Object{
-		"held": heldWeb, "degraded": degradedWeb, "timed hold": timedHoldWeb("10m", time.Minute),
+		"held": heldWeb, "degraded": degradedWeb, "timed hold": timedHoldWeb("10m", time.Minute), "aborted": abortedWeb,
 	} {
 		t.Run(name, func(t *testing.T) {
 			cs := fake.NewClientset(objects(t)...)

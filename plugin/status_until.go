@@ -12,9 +12,8 @@ import (
 )
 
 // untilReached says whether the wait for a phase is over: true when reached,
-// an error when it cannot be reached (Degraded, rolled back by
-// kubegray.io/on-failure, Invalid, or a rollout that completed without
-// holding).
+// an error when it cannot be reached (Degraded, Aborted, failed and rolled
+// back, Invalid, or a rollout that completed without holding).
 func untilReached(v StatusView, until string) (bool, error) {
 	obj := fmt.Sprintf("deployment %s/%s", v.Namespace, v.Name)
 	if !v.Gray {
@@ -49,7 +48,7 @@ func untilReached(v StatusView, until string) (bool, error) {
 func fixCommand(v StatusView) string {
 	cmd := "kubectl gray set " + v.Name + " PERCENT"
 	if v.Policy != nil && v.Policy.OnFailureError != "" {
-		cmd += " --on-failure hold|rollback"
+		cmd += " --on-failure hold|abort"
 	}
 	if v.Policy != nil && v.Policy.HoldForError != "" {
 		cmd += " --hold-for DURATION"

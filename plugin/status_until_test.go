@@ -41,7 +41,7 @@ func TestUntilReached(t *testing.T) {
 		{name: "complete while waiting for held", view: gray(grayapi.PhaseComplete, false), until: "held",
 			wantErr: "deployment default/web is Complete: revision 2 rolled out without a hold; start a gray rollout with 'kubectl gray set web PERCENT --image CONTAINER=IMAGE'"},
 		{name: "degraded", view: gray(grayapi.PhaseDegraded, false), until: "complete",
-			wantErr: "deployment default/web is Degraded: the message; see 'kubectl gray status web' and roll back with 'kubectl gray undo web'"},
+			wantErr: "deployment default/web is Degraded: the message; see 'kubectl gray status web', then size it back to the stable revision with 'kubectl gray abort web' (template kept) or roll back with 'kubectl gray undo web'"},
 		{name: "invalid", view: gray(grayapi.PhaseInvalid, false), until: "held",
 			wantErr: "deployment default/web is Invalid: the message; fix it with 'kubectl gray set web PERCENT'"},
 		{name: "invalid but stale", view: gray(grayapi.PhaseInvalid, true), until: "held"},
@@ -152,7 +152,7 @@ func TestStatusUntilDegradedExitsOne(t *testing.T) {
 		d.Annotations[grayapi.StatusAnnotation] = s
 	})
 	err := waitFor(t, done, "status to return")
-	want := `deployment default/web is Degraded: ReplicaSet "web-7c9d5f8b6" has timed out progressing.; not ready: 1 pod NotReady (container app is running but not ready), 2 restarts; see 'kubectl gray status web' and roll back with 'kubectl gray undo web'`
+	want := `deployment default/web is Degraded: ReplicaSet "web-7c9d5f8b6" has timed out progressing.; not ready: 1 pod NotReady (container app is running but not ready), 2 restarts; see 'kubectl gray status web', then size it back to the stable revision with 'kubectl gray abort web' (template kept) or roll back with 'kubectl gray undo web'`
 	if err == nil || err.Error() != want || ExitCode(err) != ExitFailure {
 		t.Fatalf("err = %v (exit %d), want %q (exit 1)", err, ExitCode(err), want)
 	}

@@ -42,7 +42,8 @@ type StatusView struct {
 	// HoldPoints are the parsed hold points; empty when absent or invalid.
 	HoldPoints []int32 `json:"holdPoints"`
 	// Phase is the gray-controller's phase: Progressing, Held, Complete,
-	// RolledBack, Degraded or Invalid; "" before the controller reported.
+	// RolledBack, Degraded, Invalid or Aborted; "" before the controller
+	// reported.
 	Phase grayapi.Phase `json:"phase"`
 	// Message is the gray-controller's explanation of the phase.
 	Message string `json:"message"`
@@ -60,8 +61,9 @@ type StatusView struct {
 	// Policy is what the Deployment's kubegray.io/on-failure and
 	// kubegray.io/hold-for ask of gray-controller; absent unless Gray.
 	Policy *PolicyView `json:"policy,omitempty"`
-	// Failure is why the rollout failed: set while Degraded and, after
-	// kubegray.io/on-failure rolled it back, until the next rollout begins.
+	// Failure is why the rollout failed: set while Degraded, kept while
+	// Aborted (reason Aborted when a person aborted a rollout that had not
+	// failed) and after a rollback, until the next rollout begins.
 	Failure *FailureView `json:"failure,omitempty"`
 	// Revision is the Deployment's current revision
 	// (deployment.kubernetes.io/revision).
@@ -157,6 +159,9 @@ type RevisionView struct {
 	New bool `json:"new"`
 	// Stable is true for the stable revision.
 	Stable bool `json:"stable"`
+	// Aborted is true for the ReplicaSet of an aborted rollout of its
+	// revision (gray-controller's kubegray.io/aborted label names it).
+	Aborted bool `json:"aborted,omitempty"`
 	// Replicas is the ReplicaSet's spec.replicas.
 	Replicas int32 `json:"replicas"`
 	// ReadyReplicas is the ReplicaSet's status.readyReplicas.

@@ -5,6 +5,7 @@ package plugin
 
 import (
 	"sort"
+	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -43,6 +44,7 @@ func revisionViews(rss []*appsv1.ReplicaSet, newRS *appsv1.ReplicaSet, pods []*c
 			ReplicaSet:        rs.Name,
 			New:               rs == newRS,
 			Stable:            stable > 0 && rev == stable,
+			Aborted:           abortedReplicaSet(rs, rev),
 			Replicas:          replicas,
 			ReadyReplicas:     rs.Status.ReadyReplicas,
 			AvailableReplicas: rs.Status.AvailableReplicas,
@@ -51,6 +53,14 @@ func revisionViews(rss []*appsv1.ReplicaSet, newRS *appsv1.ReplicaSet, pods []*c
 		})
 	}
 	return views
+}
+
+// abortedReplicaSet reports whether rs carries the record of an aborted
+// rollout of its own revision rev; a label naming another revision is stale
+// (the template came back as a new rollout) and means nothing.
+func abortedReplicaSet(rs *appsv1.ReplicaSet, rev int64) bool {
+	v, ok := rs.Labels[grayapi.AbortedLabel]
+	return ok && rev > 0 && v == strconv.FormatInt(rev, 10)
 }
 
 func podView(p *corev1.Pod) PodView {

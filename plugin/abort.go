@@ -1,0 +1,215 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+	"k8s.io/kubectl/pkg/util/templates"
+
+	"github.com/kubegray/kubectl-gray/pkg/deployutil"
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+)
+
+var (
+	abortLong = templates.LongDesc(`
+		Stop the gray rollout in flight and put every replica back on the stable
+		revision, without touching the pod template.
+
+		gray-controller scales the canary's ReplicaSet to 0 and the stable
+		revision's back to all replicas. spec.template stays as it was written, so
+		Git (or whoever wrote it) stays the source of truth and a GitOps tool's
+		self-heal has nothing to re-apply. The phase becomes Aborted and the
+		Stalled condition True; nothing rolls again until the template changes or
+		'kubectl gray retry' starts the same revision again.
+
+		'kubectl gray undo' is the other way back: it writes the stable revision's
+		template into the Deployment, for Deployments nobody re-applies from Git.
+
+		The request is written to the kubegray.io/resume annotation for the
+		revision being rolled out; gray-controller consumes it. A rollout that is
+		Progressing, Held, Degraded or Invalid can be aborted.`)
+
+	abortExample = templates.Examples(`
+		# Send every replica of web back to its stable revision, keeping the template
+		kubectl gray abort web
+
+		# See the request that would be written, without writing it
+		kubectl gray abort deploy/web --dry-run=client -o yaml`)
+)
+
+// AbortOptions holds what `kubectl gray abort` needs.
+type AbortOptions struct {
+	TargetOptions
+	WriteOptions
+	genericiooptions.IOStreams
+}
+
+// NewAbortOptions returns AbortOptions with defaults.
+func NewAbortOptions(streams genericiooptions.IOStreams) *AbortOptions {
+	return &AbortOptions{WriteOptions: newWriteOptions(), IOStreams: streams}
+}
+
+// NewCmdAbort returns `kubectl gray abort`.
+func NewCmdAbort(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
+	o := NewAbortOptions(streams)
+	cmd := &cobra.Command{
+		Use:                   "abort DEPLOYMENT",
+		DisableFlagsInUseLine: true,
+		Short:                 "Size a gray rollout back to its stable revision, keeping the template",
+		Long:                  abortLong,
+		Example:               abortExample,
+		ValidArgsFunction:     completeDeploymentNames(f),
+		RunE:                  runE(f, o),
+	}
+	o.addWriteFlags(cmd)
+	return cmd
+}
+
+// Complete reads the arguments, then the namespace and client from f.
+func (o *AbortOptions) Complete(f cmdutil.Factory, args []string) error {
+	if err := o.complete(args); err != nil {
+		return err
+	}
+	return o.completeClient(f)
+}
+
+func (o *AbortOptions) complete(args []string) error {
+	if err := o.completeName("abort", args); err != nil {
+		return err
+	}
+	return o.completeDryRun()
+}
+
+// Validate checks the output format.
+func (o *AbortOptions) Validate() error {
+	return o.validatePrinter()
+}
+
+// Run writes the abort request.
+func (o *AbortOptions) Run(ctx context.Context) error {
+	var req grayapi.Resume
+	var stable int64
+	res, err := writeDeployment(ctx, o.Client, o.Namespace, o.Name, o.DryRunStrategy, strategicPatch, func(d *appsv1.Deployment) error {
+		var err error
+		templateRevision := func() (int64, bool, error) { return newReplicaSetRevision(ctx, o.Client, d) }
+		if req, stable, err = abortRequest(d, templateRevision); err != nil {
+			return err
+		}
+		metav1.SetMetaDataAnnotation(&d.ObjectMeta, grayapi.ResumeAnnotation, grayapi.FormatResume(req))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	operation := fmt.Sprintf("gray abort requested (revision %d back to stable revision %d, template kept)", req.Revision, stable)
+	if !res.Changed {
+		operation = fmt.Sprintf("gray abort already requested (revision %d)", req.Revision)
+	}
+	return o.printResult(operation, res.After, o.Out)
+}
+
+// abortRequest is the request that aborts d's rollout in flight, and the
+// stable revision it goes back to. It refuses when gray-controller reports no
+// rollout in flight, when there is nothing to go back to (scaling the canary
+// to 0 would then leave no pods at all), and when d has a template that
+// gray-controller has not reported on yet: the request would name the old
+// revision, and gray-controller drops a request for any other revision.
+func abortRequest(d *appsv1.Deployment, templateRevision func() (int64, bool, error)) (grayapi.Resume, int64, error) {
+	obj := fmt.Sprintf("deployment %s/%s", d.Namespace, d.Name)
+	st, err := reportedStatus(d, "abort")
+	if err != nil {
+		return grayapi.Resume{}, 0, err
+	}
+	if changed, err := templateChanged(d, st, templateRevision); err != nil || changed {
+		if err == nil {
+			err = fmt.Errorf("%s has a new template since gray-controller reported on revision %d (phase %s); wait until it reports on the new rollout ('kubectl gray status %s'), then abort it",
+				obj, st.Revision, st.Phase, d.Name)
+		}
+		return grayapi.Resume{}, 0, err
+	}
+	switch st.Phase {
+	case grayapi.PhaseProgressing, grayapi.PhaseHeld, grayapi.PhaseDegraded, grayapi.PhaseInvalid:
+	case grayapi.PhaseAborted:
+		return grayapi.Resume{}, 0, fmt.Errorf("%s is already Aborted (revision %d); %s", obj, st.Revision, againHint(d.Name))
+	case grayapi.PhaseRolledBack:
+		return grayapi.Resume{}, 0, fmt.Errorf("%s has no rollout in flight to abort (phase RolledBack): it is already going back to stable revision %d", obj, st.StableRevision)
+	default:
+		return grayapi.Resume{}, 0, fmt.Errorf("%s has no rollout in flight to abort (phase %s): revision %d is rolled out; 'kubectl gray undo %s' rolls it back",
+			obj, st.Phase, st.Revision, d.Name)
+	}
+	if st.Failure != nil && st.Failure.Reason == grayapi.ReasonStableReplicaSetGone {
+		return grayapi.Resume{}, 0, fmt.Errorf("%s cannot be aborted: the replica set of its stable revision %d is gone, so the canary is all there is; finish the rollout with 'kubectl gray resume %s --full', or roll back to another revision with 'kubectl gray undo %s --to-revision N'",
+			obj, st.StableRevision, d.Name, d.Name)
+	}
+	if st.StableRevision < 1 {
+		return grayapi.Resume{}, 0, fmt.Errorf("%s has no stable revision to go back to (gray-controller reports none for revision %d), so an abort would leave no pods; roll back to another revision with 'kubectl gray undo %s --to-revision N' instead",
+			obj, st.Revision, d.Name)
+	}
+	rev, err := statusRevision(d, st, "abort")
+	if err != nil {
+		return grayapi.Resume{}, 0, err
+	}
+	return grayapi.Resume{Revision: rev, Abort: true}, st.StableRevision, nil
+}
+
+// againHint says how an Aborted rollout goes on, so that the verbs and the
+// status view say it in the same words.
+func againHint(name string) string {
+	return fmt.Sprintf("'kubectl gray retry %s', or a new template, starts again; 'kubectl gray undo %s' writes the stable template back", name, name)
+}
+
+// reportedStatus is gray-controller's status of d, for a verb that acts on
+// the rollout it reports. It refuses a Deployment that is not gray or has no
+// readable status yet, naming the verb.
+func reportedStatus(d *appsv1.Deployment, verb string) (grayapi.Status, error) {
+	obj := fmt.Sprintf("deployment %s/%s", d.Namespace, d.Name)
+	if _, ok := d.Annotations[grayapi.PercentAnnotation]; !ok {
+		return grayapi.Status{}, fmt.Errorf("%s is not a gray Deployment (no %s annotation), so there is no gray rollout to %s; make it one with 'kubectl gray set %s PERCENT'",
+			obj, grayapi.PercentAnnotation, verb, d.Name)
+	}
+	raw, ok := d.Annotations[grayapi.StatusAnnotation]
+	if !ok {
+		return grayapi.Status{}, fmt.Errorf("%s has no rollout to %s: gray-controller has not reported on it yet; check that gray-controller is running, then 'kubectl gray status %s'",
+			obj, verb, d.Name)
+	}
+	st, err := grayapi.ParseStatus(raw)
+	if err != nil {
+		return grayapi.Status{}, fmt.Errorf("%s: cannot tell which rollout to %s: %w", obj, verb, err)
+	}
+	return st, nil
+}
+
+// templateChanged reports whether d's template changed since gray-controller
+// wrote st. A newer generation alone (a scale) is no change: templateRevision,
+// the revision of the ReplicaSet running d's template, then still is st's.
+func templateChanged(d *appsv1.Deployment, st grayapi.Status, templateRevision func() (int64, bool, error)) (bool, error) {
+	if st.ObservedGeneration >= d.Generation {
+		return false, nil
+	}
+	rev, found, err := templateRevision()
+	if err != nil {
+		return false, fmt.Errorf("deployment %s/%s: %w", d.Namespace, d.Name, err)
+	}
+	return !found || rev != st.Revision, nil
+}
+
+// statusRevision is the revision a request names: the one gray-controller
+// reports, or the Deployment's own when an older status has none.
+func statusRevision(d *appsv1.Deployment, st grayapi.Status, verb string) (int64, error) {
+	rev := st.Revision
+	if rev == 0 {
+		var err error
+		if rev, err = deployutil.Revision(d); err != nil {
+			return 0, fmt.Errorf("deployment %s/%s: %w", d.Namespace, d.Name, err)
+		}
+	}
+	if rev < 1 {
+		return 0, fmt.Errorf("deployment %s/%s has no revision yet, so there is nothing to %s", d.Namespace, d.Name, verb)
+	}
+	return rev, nil
+}

@@ -1,0 +1,142 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+	"k8s.io/kubectl/pkg/util/templates"
+
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+)
+
+var (
+	retryLong = templates.LongDesc(`
+		Start an Aborted gray rollout again, from its first hold point, with the
+		template the Deployment already has.
+
+		An aborted revision stays aborted until its template changes or it is
+		retried, so that nothing re-applied from Git rolls a failed canary out
+		again by itself. Retry is for when the cause was outside the template: a
+		missing image that has since been pushed, a quota raised, a node added.
+		To go back to the stable template instead, use 'kubectl gray undo'.
+
+		The request is written to the kubegray.io/resume annotation for the
+		aborted revision; gray-controller consumes it.`)
+
+	retryExample = templates.Examples(`
+		# Roll the aborted revision of web out again, holding at the first hold point
+		kubectl gray retry web
+
+		# See the request that would be written, without writing it
+		kubectl gray retry deploy/web --dry-run=client -o yaml`)
+)
+
+// RetryOptions holds what `kubectl gray retry` needs.
+type RetryOptions struct {
+	TargetOptions
+	WriteOptions
+	genericiooptions.IOStreams
+}
+
+// NewRetryOptions returns RetryOptions with defaults.
+func NewRetryOptions(streams genericiooptions.IOStreams) *RetryOptions {
+	return &RetryOptions{WriteOptions: newWriteOptions(), IOStreams: streams}
+}
+
+// NewCmdRetry returns `kubectl gray retry`.
+func NewCmdRetry(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
+	o := NewRetryOptions(streams)
+	cmd := &cobra.Command{
+		Use:                   "retry DEPLOYMENT",
+		DisableFlagsInUseLine: true,
+		Short:                 "Start an aborted gray rollout again at its first hold point",
+		Long:                  retryLong,
+		Example:               retryExample,
+		ValidArgsFunction:     completeDeploymentNames(f),
+		RunE:                  runE(f, o),
+	}
+	o.addWriteFlags(cmd)
+	return cmd
+}
+
+// Complete reads the arguments, then the namespace and client from f.
+func (o *RetryOptions) Complete(f cmdutil.Factory, args []string) error {
+	if err := o.complete(args); err != nil {
+		return err
+	}
+	return o.completeClient(f)
+}
+
+func (o *RetryOptions) complete(args []string) error {
+	if err := o.completeName("retry", args); err != nil {
+		return err
+	}
+	return o.completeDryRun()
+}
+
+// Validate checks the output format.
+func (o *RetryOptions) Validate() error {
+	return o.validatePrinter()
+}
+
+// Run writes the retry request.
+func (o *RetryOptions) Run(ctx context.Context) error {
+	var req grayapi.Resume
+	var first int32
+	res, err := writeDeployment(ctx, o.Client, o.Namespace, o.Name, o.DryRunStrategy, strategicPatch, func(d *appsv1.Deployment) error {
+		var err error
+		templateRevision := func() (int64, bool, error) { return newReplicaSetRevision(ctx, o.Client, d) }
+		if req, first, err = retryRequest(d, templateRevision); err != nil {
+			return err
+		}
+		metav1.SetMetaDataAnnotation(&d.ObjectMeta, grayapi.ResumeAnnotation, grayapi.FormatResume(req))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	operation := fmt.Sprintf("gray retry requested (revision %d starts again at %d%%)", req.Revision, first)
+	if !res.Changed {
+		operation = fmt.Sprintf("gray retry already requested (revision %d)", req.Revision)
+	}
+	return o.printResult(operation, res.After, o.Out)
+}
+
+// retryRequest is the request that starts d's aborted rollout again, and the
+// first hold point it goes to. gray-controller retries only an Aborted
+// rollout of the revision named, so anything else is refused here with the
+// reason rather than dropped there with a Warning event.
+func retryRequest(d *appsv1.Deployment, templateRevision func() (int64, bool, error)) (grayapi.Resume, int32, error) {
+	obj := fmt.Sprintf("deployment %s/%s", d.Namespace, d.Name)
+	st, err := reportedStatus(d, "retry")
+	if err != nil {
+		return grayapi.Resume{}, 0, err
+	}
+	if changed, err := templateChanged(d, st, templateRevision); err != nil || changed {
+		if err == nil {
+			// The new template is a new rollout: it starts at the first hold point by itself.
+			err = fmt.Errorf("%s has a new template since gray-controller reported on revision %d (phase %s); its rollout starts by itself, follow it with 'kubectl gray status %s'",
+				obj, st.Revision, st.Phase, d.Name)
+		}
+		return grayapi.Resume{}, 0, err
+	}
+	if st.Phase != grayapi.PhaseAborted {
+		return grayapi.Resume{}, 0, fmt.Errorf("%s is not Aborted (phase %s, revision %d); only an aborted rollout can be retried, see 'kubectl gray status %s'",
+			obj, st.Phase, st.Revision, d.Name)
+	}
+	points, err := grayapi.ParsePercent(d.Annotations[grayapi.PercentAnnotation])
+	if err != nil {
+		// The retried rollout would only be frozen as Invalid.
+		return grayapi.Resume{}, 0, fmt.Errorf("%s: %w; fix it with 'kubectl gray set %s PERCENT' first", obj, err, d.Name)
+	}
+	rev, err := statusRevision(d, st, "retry")
+	if err != nil {
+		return grayapi.Resume{}, 0, err
+	}
+	return grayapi.Resume{Revision: rev, Retry: true}, grayapi.StepPercent(points, 0), nil
+}
