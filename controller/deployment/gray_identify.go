@@ -155,9 +155,9 @@ func (g *graySync) identify(ctx context.Context) rolloutIdentity {
 
 	last := int32(len(g.in.points))
 	switch {
-	case !oldActive:
-		st.Step = last
 	case g.isStableComingBack(st.StableRevision):
+		// Before the no-old-replicas case: an undo of an aborted rollout finds the stable
+		// revision at every replica already, and still records what it abandoned.
 		st.Step = last
 		// Said from the first write of the rollback on (prepare writes before any resize).
 		st.Phase = grayapi.PhaseRolledBack
@@ -168,6 +168,8 @@ func (g *graySync) identify(ctx context.Context) rolloutIdentity {
 		}
 		id.rollingBack = fmt.Sprintf("Rolling back to stable revision %d (replica set %s): hold points skipped%s",
 			st.StableRevision, g.cur.newRS.Name, why)
+	case !oldActive:
+		st.Step = last
 	case !g.in.hasPrev && g.cur.newRS != nil:
 		// Annotated in the middle of a rollout, or the status was lost: hold at the first
 		// point not yet passed rather than shrink the new ReplicaSet; a Deployment paused with
