@@ -1,6 +1,13 @@
 # kubectl-gray: build, test and run everything from this one file.
 SHELL := /usr/bin/env bash
 .SHELLFLAGS := -euo pipefail -c
+# Under `make test` (KUBEGRAY_TIMINGS set) every recipe runs through test/hack/timed.sh, which
+# runs it with the shell above and records the target's wall and CPU time, so that the log
+# ends with where the time went (docs/development.md, Where the time goes).
+ifneq ($(KUBEGRAY_TIMINGS),)
+SHELL := $(CURDIR)/test/hack/timed.sh
+.SHELLFLAGS = $@ -- /usr/bin/env bash -euo pipefail -c
+endif
 .DEFAULT_GOAL := help
 
 PKG      := github.com/kubegray/kubectl-gray
@@ -206,17 +213,24 @@ krew-check: release-snapshot ## krew's validator accepts the manifest; krew inst
 	$(GOTOOLS) validate-krew-manifest -manifest krew/gray.yaml -skip-install
 	GOTOOLS='$(GOTOOLS)' test/hack/krew-check.sh $(DIST) "$$($(DIST_VERSION))"
 
+# Where `make test` records each step's times (test/hack/timed.sh).
+TIMINGS := $(BIN)/timings.tsv
+# Both control planes, one after the other, each timed as a step of its own.
+CONTROLPLANE_BUILDS = test/hack/timed.sh controlplane -- test/hack/build-controlplane.sh && \
+	KUBEGRAY_K8S=$(K8S_PREVIOUS) test/hack/timed.sh controlplane-k8s135 -- test/hack/build-controlplane.sh
+
 .PHONY: test
 test: ## Every test: vet, lint, unit, fuzz, release plumbing, the image and chart, real-cluster and upstream's Deployment e2e on 1.37 and 1.35.
 	@# On a fresh machine both control planes are built from source (10-13 minutes each).
 	@# They build niced in the background from the start, in the gaps the other targets leave
 	@# (module downloads, fuzzing for a fixed time, e2e waits); the targets that need one
 	@# wait for it on the build script's lock. Warm, the builds are seconds.
+	@# Every step's times go to $(TIMINGS), printed as a table when make test ends, pass or fail.
 	@mkdir -p $(BIN); \
-	setsid nice -n 19 sh -c 'test/hack/build-controlplane.sh && KUBEGRAY_K8S=$(K8S_PREVIOUS) test/hack/build-controlplane.sh' \
-		>$(BIN)/controlplanes.log 2>&1 & builds=$$!; \
-	trap 'kill -- -$$builds 2>/dev/null || true' EXIT; \
-	$(MAKE) --no-print-directory test-steps
+	export KUBEGRAY_TIMINGS=$(TIMINGS); : >$(TIMINGS); \
+	setsid nice -n 19 sh -c '$(CONTROLPLANE_BUILDS)' >$(BIN)/controlplanes.log 2>&1 & builds=$$!; \
+	trap 'kill -- -$$builds 2>/dev/null || true; test/hack/timings.sh $(TIMINGS) || true' EXIT; \
+	test/hack/timed.sh test -- $(MAKE) --no-print-directory test-steps
 
 # The release checks build goreleaser, then cross-compile seven binaries: 18 minutes of
 # compiling on a fresh machine, two of the targets' packages shared with `make build`. They
