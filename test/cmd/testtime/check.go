@@ -21,7 +21,7 @@ func runCheck(args []string, out io.Writer) error {
 		return err
 	}
 	if *budgetFile == "" || fs.NArg() == 0 {
-		return fmt.Errorf("usage: testtime check -budgets BUDGETS FILE...")
+		return errors.New("usage: testtime check -budgets BUDGETS FILE [FILE...]")
 	}
 	b, err := readBudgetFile(*budgetFile)
 	if err != nil {

@@ -10,6 +10,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -31,5 +32,5 @@ func run(args []string, in io.Reader, out io.Writer) error {
 			return runCheck(args[1:], out)
 		}
 	}
-	return fmt.Errorf("usage: testtime record -o FILE [-v] < go-test-json, or testtime check -budgets BUDGETS FILE...")
+	return errors.New("usage: testtime record -o FILE [-v] < go-test-json, or testtime check -budgets BUDGETS FILE [FILE...]")
 }

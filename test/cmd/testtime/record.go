@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -20,7 +19,7 @@ func runRecord(args []string, in io.Reader, out io.Writer) error {
 		return err
 	}
 	if *file == "" || fs.NArg() != 0 {
-		return fmt.Errorf("usage: testtime record -o FILE [-v] < go-test-json")
+		return errors.New("usage: testtime record -o FILE [-v] < go-test-json")
 	}
 	if err := os.MkdirAll(filepath.Dir(*file), 0o755); err != nil {
 		return err
