@@ -97,6 +97,7 @@ test-unit: ## Unit tests, plus a short run of every fuzz target.
 	go test -count=1 ./...
 	cd test/gitops && go test -count=1 ./...
 	cd test && go test -count=1 ./cmd/testtime
+	test/hack/timings-check.sh
 	go test -run '^$$' -fuzz '^FuzzParsePercent$$' -fuzztime $(FUZZTIME) ./pkg/grayapi
 	go test -run '^$$' -fuzz '^FuzzGrayRollout$$' -fuzztime $(FUZZTIME) ./pkg/rollout
 
