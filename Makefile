@@ -260,6 +260,8 @@ RELEASE_CHECKS := goreleaser-check krew-check
 # image and the suite binary are built once, before either starts.
 CLUSTER_STEPS  := test-e2e conformance test-e2e-k8s135 conformance-k8s135
 SIDE_NICE      ?=
+# Once the lanes pass, each of their top-level tests is held to its budget (testtime check),
+# after the release checks have ended, so that one run reports both verdicts.
 
 .PHONY: test-steps
 test-steps: vet lint version-check test-unit helm-lint render-check
