@@ -1,6 +1,13 @@
 # kubectl-gray: build, test and run everything from this one file.
 SHELL := /usr/bin/env bash
 .SHELLFLAGS := -euo pipefail -c
+# Under `make test` (KUBEGRAY_TIMINGS set) every recipe runs through test/hack/timed.sh, which
+# runs it with the shell above and records the target's wall and CPU time, so that the log
+# ends with where the time went (docs/development.md, Where the time goes).
+ifneq ($(KUBEGRAY_TIMINGS),)
+SHELL := $(CURDIR)/test/hack/timed.sh
+.SHELLFLAGS = $@ -- /usr/bin/env bash -euo pipefail -c
+endif
 .DEFAULT_GOAL := help
 
 PKG      := github.com/kubegray/kubectl-gray
@@ -89,6 +96,8 @@ controlplane: ## Build (or reuse) etcd, kube-apiserver, kube-controller-manager,
 test-unit: ## Unit tests, plus a short run of every fuzz target.
 	go test -count=1 ./...
 	cd test/gitops && go test -count=1 ./...
+	cd test && go test -count=1 ./cmd/testtime
+	test/hack/timings-check.sh
 	go test -run '^$$' -fuzz '^FuzzParsePercent$$' -fuzztime $(FUZZTIME) ./pkg/grayapi
 	go test -run '^$$' -fuzz '^FuzzGrayRollout$$' -fuzztime $(FUZZTIME) ./pkg/rollout
 
@@ -137,12 +146,25 @@ deploy: ## Apply manifests/$(MODE) to the current kubectl context with the image
 render-check: ## `make render IMG=...` sets the image in every overlay, by tag and by digest.
 	@test/hack/render-check.sh
 
+# The real-cluster steps run `go test -json` into testtime record (test/cmd/testtime), which keeps
+# the events in $(TEST_JSON)/<target>.json and prints what go test prints without -json (every
+# line with -v); `make test` then holds each top-level test to its budget in $(TEST_BUDGETS).
+TESTTIME     := $(BIN)/testtime
+TEST_JSON    := $(BIN)/test-json
+TEST_LOG      = $(TESTTIME) record -o $(TEST_JSON)/$@.json
+TEST_BUDGETS := test/hack/test-budgets.tsv
+
+.PHONY: testtime
+testtime:
+	go build -C test -o $(TESTTIME) ./cmd/testtime
+
 .PHONY: test-e2e
-test-e2e: image ## Real-cluster tests; the controller under test is the binary taken out of the image.
+test-e2e: image testtime ## Real-cluster tests; the controller under test is the binary taken out of the image.
 	$(CONTROLPLANE_ENV); \
 	export KUBEGRAY_BIN="$(IMAGE_DIR)/bin" KUBEGRAY_IMAGE="$(IMAGE_DIR)/oci"; \
 	export KUBEGRAY_HELM="$$(go tool -modfile=$(CURDIR)/test/tools/helm/go.mod -n helm)"; \
-	cd test && go test -count=1 -timeout $(E2E_TIMEOUT) -parallel $(E2E_PARALLEL) $(E2E_FLAGS) ./...
+	cd test && go test -json -count=1 -timeout $(E2E_TIMEOUT) -parallel $(E2E_PARALLEL) $(E2E_FLAGS) ./... \
+		| $(TEST_LOG) $(filter -v,$(E2E_FLAGS))
 
 # The Kubernetes 1.35 leg: a cluster without MutatingAdmissionPolicy v1, where
 # alongside mode runs as manifests/alongside-eager installs it, and the plugin
@@ -151,11 +173,12 @@ test-e2e: image ## Real-cluster tests; the controller under test is the binary t
 K8S_PREVIOUS ?= 1.35.4
 
 .PHONY: test-e2e-k8s135
-test-e2e-k8s135: image ## The e2e leg on Kubernetes 1.35: eager alongside scenarios, TestPlugin.
+test-e2e-k8s135: image testtime ## The e2e leg on Kubernetes 1.35: eager alongside scenarios, TestPlugin.
 	export KUBEGRAY_K8S=$(K8S_PREVIOUS); \
 	$(CONTROLPLANE_ENV); \
 	export KUBEGRAY_BIN="$(IMAGE_DIR)/bin"; \
-	cd test && $(SIDE_NICE) go test -count=1 -timeout 20m -parallel $(E2E_PARALLEL) -run '^(TestAlongsideEagerGrayScenarios|TestAlongsideEager|TestAlongsideEagerByConstruction|TestAlongsideAdmissionRefusesWithoutPolicy|TestPlugin)$$' ./e2e/
+	cd test && $(SIDE_NICE) go test -json -count=1 -timeout 20m -parallel $(E2E_PARALLEL) -run '^(TestAlongsideEagerGrayScenarios|TestAlongsideEager|TestAlongsideEagerByConstruction|TestAlongsideAdmissionRefusesWithoutPolicy|TestPlugin)$$' ./e2e/ \
+		| $(TEST_LOG)
 
 # Upstream's own Deployment e2e tests, built from k8s.io/kubernetes at the
 # version test/go.mod pins (test/conformance carries the conformance build tag,
@@ -178,14 +201,14 @@ conformance-suite:
 CONFORMANCE_RUN = $(CONTROLPLANE_ENV); \
 	export KUBEGRAY_BIN="$(IMAGE_DIR)/bin" KUBEGRAY_UPSTREAM_E2E="$(CONFORMANCE_BIN)"; \
 	export KUBEGRAY_UPSTREAM_E2E_REPORT="$(CONFORMANCE_REPORT)" KUBEGRAY_UPSTREAM_E2E_SKIP='$(CONFORMANCE_SKIP)'; \
-	cd test && $(SIDE_NICE) go test -count=1 -timeout 45m -run '^TestUpstreamDeploymentE2E$$' -v ./e2e/
+	cd test && $(SIDE_NICE) go test -json -count=1 -timeout 45m -run '^TestUpstreamDeploymentE2E$$' ./e2e/ | $(TEST_LOG) -v
 
 .PHONY: conformance
-conformance: image conformance-suite ## Upstream's Deployment e2e (test/e2e/apps) against gray-controller (from the image) in instead mode.
+conformance: image conformance-suite testtime ## Upstream's Deployment e2e (test/e2e/apps) against gray-controller (from the image) in instead mode.
 	$(CONFORMANCE_RUN)
 
 .PHONY: conformance-k8s135
-conformance-k8s135: image conformance-suite ## The same suite (1.37's) against the Kubernetes 1.35 control plane.
+conformance-k8s135: image conformance-suite testtime ## The same suite (1.37's) against the Kubernetes 1.35 control plane.
 	export KUBEGRAY_K8S=$(K8S_PREVIOUS); $(CONFORMANCE_RUN)
 
 .PHONY: goreleaser-check
@@ -206,17 +229,24 @@ krew-check: release-snapshot ## krew's validator accepts the manifest; krew inst
 	$(GOTOOLS) validate-krew-manifest -manifest krew/gray.yaml -skip-install
 	GOTOOLS='$(GOTOOLS)' test/hack/krew-check.sh $(DIST) "$$($(DIST_VERSION))"
 
+# Where `make test` records each step's times (test/hack/timed.sh).
+TIMINGS := $(BIN)/timings.tsv
+# Both control planes, one after the other, each timed as a step of its own.
+CONTROLPLANE_BUILDS = test/hack/timed.sh controlplane -- test/hack/build-controlplane.sh && \
+	KUBEGRAY_K8S=$(K8S_PREVIOUS) test/hack/timed.sh controlplane-k8s135 -- test/hack/build-controlplane.sh
+
 .PHONY: test
 test: ## Every test: vet, lint, unit, fuzz, release plumbing, the image and chart, real-cluster and upstream's Deployment e2e on 1.37 and 1.35.
 	@# On a fresh machine both control planes are built from source (10-13 minutes each).
 	@# They build niced in the background from the start, in the gaps the other targets leave
 	@# (module downloads, fuzzing for a fixed time, e2e waits); the targets that need one
 	@# wait for it on the build script's lock. Warm, the builds are seconds.
+	@# Every step's times go to $(TIMINGS), printed as a table when make test ends, pass or fail.
 	@mkdir -p $(BIN); \
-	setsid nice -n 19 sh -c 'test/hack/build-controlplane.sh && KUBEGRAY_K8S=$(K8S_PREVIOUS) test/hack/build-controlplane.sh' \
-		>$(BIN)/controlplanes.log 2>&1 & builds=$$!; \
-	trap 'kill -- -$$builds 2>/dev/null || true' EXIT; \
-	$(MAKE) --no-print-directory test-steps
+	export KUBEGRAY_TIMINGS=$(TIMINGS); : >$(TIMINGS); \
+	setsid nice -n 19 sh -c '$(CONTROLPLANE_BUILDS)' >$(BIN)/controlplanes.log 2>&1 & builds=$$!; \
+	trap 'kill -- -$$builds 2>/dev/null || true; test/hack/timings.sh $(TIMINGS) || true' EXIT; \
+	test/hack/timed.sh test -- $(MAKE) --no-print-directory test-steps
 
 # The release checks build goreleaser, then cross-compile seven binaries: 18 minutes of
 # compiling on a fresh machine, two of the targets' packages shared with `make build`. They
@@ -230,16 +260,20 @@ RELEASE_CHECKS := goreleaser-check krew-check
 # image and the suite binary are built once, before either starts.
 CLUSTER_STEPS  := test-e2e conformance test-e2e-k8s135 conformance-k8s135
 SIDE_NICE      ?=
+# Once the lanes pass, each of their top-level tests is held to its budget (testtime check),
+# after the release checks have ended, so that one run reports both verdicts.
 
 .PHONY: test-steps
 test-steps: vet lint version-check test-unit helm-lint render-check
-	@log=$(BIN)/release-checks.log; \
+	@log=$(BIN)/release-checks.log; rm -rf $(TEST_JSON); \
 	setsid nice -n 19 ionice -c 3 $(MAKE) --no-print-directory $(RELEASE_CHECKS) >$$log 2>&1 & checks=$$!; \
 	trap 'kill -- -$$checks 2>/dev/null || true' EXIT; \
 	echo "$(RELEASE_CHECKS) run in the background beside $(CLUSTER_STEPS): $$log"; \
 	$(MAKE) --no-print-directory --jobs=2 --keep-going --output-sync=target SIDE_NICE='nice -n 5' $(CLUSTER_STEPS); \
 	echo "waiting for $(RELEASE_CHECKS)"; status=0; wait $$checks || status=$$?; \
-	cat $$log; if ((status != 0)); then echo "$(RELEASE_CHECKS) failed (exit $$status)" >&2; exit 1; fi
+	cat $$log; if ((status != 0)); then echo "$(RELEASE_CHECKS) failed (exit $$status)" >&2; fi; \
+	$(TESTTIME) check -budgets $(TEST_BUDGETS) $(CLUSTER_STEPS:%=$(TEST_JSON)/%.json); \
+	if ((status != 0)); then exit 1; fi
 
 .PHONY: bench-rollout
 bench-rollout: build ## Benchmark: 100 Deployments x 10 replicas rolled by the built-in controller vs ours.
