@@ -9,8 +9,8 @@ package deployment
 // whose new ReplicaSet is still short of its target progressDeadlineSeconds after its last
 // progress is Degraded. A settled hold runs no clock: holding is intentional.
 //
-// Degraded changes no ReplicaSet. With kubegray.io/on-failure: rollback the stable revision's
-// template is put back (gray_failure.go).
+// Degraded changes no ReplicaSet. With kubegray.io/on-failure: abort a later sync aborts the
+// rollout (gray_abort.go).
 
 import (
 	"context"
