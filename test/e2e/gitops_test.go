@@ -94,6 +94,7 @@ type gitopsManifest struct {
 	gray                bool
 	neverReady          bool
 	progressDeadlineSec int32
+	onFailure           string
 }
 
 func runGitOps(t *testing.T, m gitopsMode) []gitopsRow {
@@ -143,6 +144,26 @@ func runGitOps(t *testing.T, m gitopsMode) []gitopsRow {
 	g.apply("server-side", gitopsManifest{image: "nginx:1.31", maxSurge: 4, gray: true})
 	g.heldOn("nginx:1.31")
 	g.record("Held, after a failed canary is fixed in Git")
+	g.u.must("gray", "resume", "web", "--full")
+	e.expect("web", complete)
+
+	// A canary that never becomes ready with on-failure abort: aborted with Git's template kept,
+	// so the self-heal's applies change nothing; retried; then undone by a person.
+	bad := gitopsManifest{image: "nginx:1.32", maxSurge: 4, gray: true, neverReady: true, progressDeadlineSec: 10, onFailure: "abort"}
+	g.apply("client-side", bad)
+	aborted := grayState{phase: grayapi.PhaseAborted, newSpec: 0, oldTotal: 10, paused: m.name != "instead"}
+	e.expect("web", aborted)
+	g.record("Aborted")
+	g.apply("server-side", bad)
+	g.apply("flux", bad)
+	e.stays("web", aborted, 5*time.Second)
+	g.u.must("gray", "retry", "web")
+	e.expect("web", grayState{phase: grayapi.PhaseProgressing, newSpec: 2, oldTotal: 8, paused: true})
+	g.record("Progressing (retried)")
+	e.expect("web", aborted)
+	g.u.must("gray", "undo", "web")
+	e.expect("web", complete)
+	g.record("Complete (aborted canary undone)")
 	return g.rows
 }
 
@@ -161,6 +182,9 @@ func (g *gitopsRun) apply(how string, m gitopsManifest) {
 	}
 	if m.progressDeadlineSec > 0 {
 		opts = append(opts, testutil.WithProgressDeadline(m.progressDeadlineSec))
+	}
+	if m.onFailure != "" {
+		opts = append(opts, testutil.WithAnnotation(grayapi.OnFailureAnnotation, m.onFailure))
 	}
 	data, err := json.Marshal(testutil.Deployment("web", opts...))
 	if err != nil {
