@@ -35,9 +35,11 @@ func (e *grayEnv) abortedToStable(name string, replicas int32, canaryImg, stable
 	if st.Revision != 2 || st.StableRevision != 1 || st.Failure == nil || st.Failure.Reason != reason {
 		e.t.Errorf("status after the abort %+v, want revision 2, stable revision 1, failure %s", st, reason)
 	}
-	if c := deployutil.GetDeploymentCondition(d.Status, grayapi.ConditionStalled); c == nil || c.Status != corev1.ConditionTrue || c.Reason != grayapi.ReasonAborted {
-		e.t.Errorf("Stalled = %+v after the abort, want True/%s", c, grayapi.ReasonAborted)
-	}
+	// The status subresource's write (the conditions) follows the annotation's and the sizes.
+	eventually(e.t, 30*time.Second, "Stalled True/Aborted", func() (bool, string) {
+		c := deployutil.GetDeploymentCondition(e.get(name).Status, grayapi.ConditionStalled)
+		return c != nil && c.Status == corev1.ConditionTrue && c.Reason == grayapi.ReasonAborted, fmt.Sprintf("Stalled = %+v", c)
+	})
 	if rs := e.replicaSetOf(name, 2); rs.Labels[grayapi.AbortedLabel] != "2" {
 		e.t.Errorf("canary replica set %s labels %v, want %s=2", rs.Name, rs.Labels, grayapi.AbortedLabel)
 	}

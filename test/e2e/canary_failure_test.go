@@ -223,9 +223,9 @@ func runCanaryFailure(t *testing.T, c *cluster.Cluster, m canaryMode) {
 		k.startStable("20")
 		sizes := func(newSpec, oldTotal int32) {
 			t.Helper()
-			eventually(t, 60*time.Second, fmt.Sprintf("web at %d new and %d old replicas", newSpec, oldTotal), func() (bool, string) {
-				got, _, msg := k.observed("web")
-				return got.newSpec == newSpec && got.oldTotal == oldTotal, msg
+			eventually(t, 60*time.Second, fmt.Sprintf("web at %d new and %d old replicas, all available", newSpec, oldTotal), func() (bool, string) {
+				got, d, msg := k.observed("web")
+				return got.newSpec == newSpec && got.oldTotal == oldTotal && d.Status.AvailableReplicas == newSpec+oldTotal, msg
 			})
 		}
 		// Complete: every replica stays on the one ReplicaSet, as upstream scales it.
