@@ -53,6 +53,15 @@ func counts(replicas, updated, available int64) func(map[string]any) {
 
 func generationAhead(d map[string]any) { field(d, "metadata")["generation"] = int64(4) }
 
+// observedByBuiltin is web after a new template (generation 4) that only the built-in
+// controller has seen (alongside mode): it observed the generation and found no ReplicaSet of
+// the template, while kubegray.io/status still reports generation 3.
+func observedByBuiltin(d map[string]any) {
+	field(d, "metadata")["generation"] = int64(4)
+	field(d, "status")["observedGeneration"] = int64(4)
+	counts(10, 0, 10)(d)
+}
+
 func condition(kind, status, reason, message string) func(map[string]any) {
 	return func(d map[string]any) {
 		s := field(d, "status")
@@ -152,6 +161,33 @@ func TestHealth(t *testing.T) {
 			argo: Health{Status: "Degraded", Message: `Invalid: invalid kubegray.io/percent "20,x"`}, kstatus: "Failed", fluxIs: "Failed"},
 		{name: "progressing to a hold", opts: []func(map[string]any){gray, counts(11, 1, 10), condition("GrayHeld", "False", "Progressing", "rolling revision 2 to 2 of 10 replicas (20%)")},
 			argo: Health{Status: "Progressing", Message: "rolling revision 2 to 2 of 10 replicas (20%)"}, kstatus: "InProgress", fluxIs: "InProgress"},
+		{name: "aborted", opts: aborted, argo: Health{Status: "Degraded", Message: "Aborted: " + abortMsg}, kstatus: "Failed", fluxIs: "Failed"},
+		{name: "aborted, GrayHeld alone", opts: phases(gray, paused, counts(10, 0, 10), condition("GrayHeld", "False", "Aborted", abortMsg)),
+			argo: Health{Status: "Degraded", Message: "Aborted: " + abortMsg}, kstatus: "InProgress", fluxIs: "Failed"},
+		// A condition's reason and message are optional in the API.
+		{name: "stalled without a message", opts: phases(gray, paused, counts(10, 2, 8), condition("GrayHeld", "False", "ProgressDeadlineExceeded", ""),
+			condition("Stalled", "True", "ProgressDeadlineExceeded", "")),
+			argo: Health{Status: "Degraded", Message: "ProgressDeadlineExceeded"}, kstatus: "Failed", fluxIs: "Failed"},
+		{name: "stalled without a reason or message", opts: phases(gray, paused, counts(10, 2, 8), condition("GrayHeld", "False", "", ""),
+			condition("Stalled", "True", "", ""), withoutFields("GrayHeld", "reason", "message"), withoutFields("Stalled", "reason", "message")),
+			argo: Health{Status: "Degraded"}, kstatus: "Failed", fluxIs: "Failed"},
+		{name: "held without a message", opts: append(phases(held...), withoutFields("GrayHeld", "message")),
+			argo: Health{Status: "Suspended"}, kstatus: "InProgress", fluxIs: "Current"},
+		{name: "progressing without a reason or message", opts: append(phases(progressing...), withoutFields("GrayHeld", "reason", "message")),
+			argo: Health{Status: "Progressing"}, kstatus: "InProgress", fluxIs: "InProgress"},
+		// Flux reads every optional field as optional: no status annotation, no annotations.
+		{name: "held, no status annotation", opts: append(phases(held...), withoutAnnotation("kubegray.io/status")),
+			argo: Health{Status: "Suspended", Message: heldMsg}, kstatus: "InProgress", fluxIs: "Current"},
+		{name: "held condition, no annotations at all", opts: phases(paused, counts(10, 2, 10), condition("GrayHeld", "True", "HoldPointReached", heldMsg),
+			func(d map[string]any) { delete(field(d, "metadata"), "annotations") }),
+			argo: Health{Status: "Suspended", Message: "Deployment is paused"}, kstatus: "InProgress", fluxIs: "InProgress"},
+		{name: "created, no status yet", opts: phases(gray, func(d map[string]any) { d["status"] = map[string]any{} }),
+			argo:    Health{Status: "Progressing", Message: "Waiting for rollout to finish: observed deployment generation less than desired generation"},
+			kstatus: "InProgress", fluxIs: "InProgress"},
+		// Alongside mode: the built-in controller observed a new template before gray-controller
+		// took it over; the hold it carried over is the previous template's.
+		{name: "held, a new template observed by the built-in controller only", opts: append(phases(held...), observedByBuiltin),
+			argo: Health{Status: "Suspended", Message: heldMsg}, kstatus: "InProgress", fluxIs: "InProgress"},
 		{name: "complete, kept paused by eager takeover", opts: []func(map[string]any){gray, paused, condition("GrayHeld", "False", "Complete", "all 10 replicas run revision 2")},
 			argo: Health{Status: "Healthy"}, kstatus: "Current", fluxIs: "Current"},
 	}
