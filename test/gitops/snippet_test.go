@@ -142,6 +142,12 @@ func TestArgoCDKeepsBuiltinActions(t *testing.T) {
 	if !argo.mergeBuiltin {
 		t.Fatalf("%s does not set mergeBuiltinActions: true; Argo CD would drop its built-in Deployment actions", filepath.Join(argoDir, "actions.yaml"))
 	}
+	known := []string{"restart", "pause", "resume", "scale"}
+	for _, name := range argo.ActionNames() {
+		if slices.Contains(known, name) {
+			t.Errorf("action %s of the snippet takes the place of Argo CD's built-in %s", name, name)
+		}
+	}
 	dir := argoCDBuiltinActions(t)
 	if err := argo.LoadBuiltinActions(dir); err != nil {
 		t.Fatal(err)
@@ -156,7 +162,7 @@ func TestArgoCDKeepsBuiltinActions(t *testing.T) {
 			builtin = append(builtin, e.Name())
 		}
 	}
-	for _, name := range []string{"restart", "pause", "resume", "scale"} {
+	for _, name := range known {
 		if !slices.Contains(builtin, name) {
 			t.Errorf("%s has no built-in action %s (found %v)", argoCDModule, name, builtin)
 		}
