@@ -1,13 +1,15 @@
 -- Argo CD health of an apps/v1 Deployment that knows gray rollouts (kubectl-gray).
 --
 -- gray-controller reports a gray rollout in two Deployment conditions: GrayHeld (True while
--- held, else False with the phase as reason) and the standard Stalled (True while Degraded or
--- Invalid). They are read before spec.paused, which a gray rollout sets for its own reasons
--- (the hold, the takeover of alongside mode). A Deployment without kubegray.io/percent, or one
--- gray-controller has not reported on yet, gets exactly Argo CD's built-in Deployment check.
+-- held, else False with the phase as reason) and the standard Stalled (True while Degraded,
+-- Invalid or Aborted). They are read before spec.paused, which a gray rollout sets for its own
+-- reasons (the hold, the takeover of alongside mode). A Deployment without kubegray.io/percent,
+-- or one gray-controller has not reported on yet, gets exactly Argo CD's built-in Deployment
+-- check.
 --
 -- Argo CD runs health scripts without Lua's string library: only conditions and numbers are
--- read, no text is parsed.
+-- read, no text is parsed. A condition's reason and message are optional in the API, so neither
+-- is concatenated unless it is there.
 
 local function condition(kind)
   if obj.status == nil or obj.status.conditions == nil then
@@ -19,6 +21,17 @@ local function condition(kind)
     end
   end
   return nil
+end
+
+-- explain is "<reason>: <message>" of a condition, or whichever of the two it has.
+local function explain(c)
+  if c.reason == nil or c.reason == "" then
+    return c.message
+  end
+  if c.message == nil or c.message == "" then
+    return c.reason
+  end
+  return c.reason .. ": " .. c.message
 end
 
 local function behindGeneration()
@@ -42,7 +55,7 @@ local function builtin(ignorePaused)
   local available = status.availableReplicas or 0
   local progressing = condition("Progressing")
   if progressing ~= nil and progressing.reason == "ProgressDeadlineExceeded" then
-    return { status = "Degraded", message = "Deployment \"" .. obj.metadata.name .. "\" exceeded its progress deadline" }
+    return { status = "Degraded", message = "Deployment \"" .. (obj.metadata.name or "") .. "\" exceeded its progress deadline" }
   end
   if spec.replicas ~= nil and updated < spec.replicas then
     return { status = "Progressing", message = "Waiting for rollout to finish: " .. updated .. " out of " .. spec.replicas .. " new replicas have been updated..." }
@@ -64,9 +77,14 @@ end
 if behindGeneration() then
   return { status = "Progressing", message = "Waiting for rollout to finish: observed deployment generation less than desired generation" }
 end
+-- Degraded, Invalid and Aborted set Stalled; an aborted rollout stays Degraded, with the
+-- failure and the way back in its message, until a retry or a new template.
 local stalled = condition("Stalled")
 if stalled ~= nil and stalled.status == "True" then
-  return { status = "Degraded", message = stalled.reason .. ": " .. stalled.message }
+  return { status = "Degraded", message = explain(stalled) }
+end
+if held.status ~= "True" and held.reason == "Aborted" then
+  return { status = "Degraded", message = explain(held) }
 end
 if held.status == "True" then
   return { status = "Suspended", message = held.message }

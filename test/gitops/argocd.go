@@ -26,12 +26,17 @@ type ArgoCD struct {
 	health    string
 	discovery string
 	actions   map[string]string
+	// mergeBuiltin is the snippet's mergeBuiltinActions, and builtinDiscovery the discovery
+	// script of Argo CD's own actions of the kind, when loaded (LoadBuiltinActions).
+	mergeBuiltin     bool
+	builtinDiscovery string
 }
 
 // argoActions is the format of Argo CD's resource.customizations.actions.<group>_<kind> value.
 type argoActions struct {
-	Discovery   string `json:"discovery.lua"`
-	Definitions []struct {
+	MergeBuiltinActions bool   `json:"mergeBuiltinActions"`
+	Discovery           string `json:"discovery.lua"`
+	Definitions         []struct {
 		Name   string `json:"name"`
 		Action string `json:"action.lua"`
 	} `json:"definitions"`
@@ -51,11 +56,32 @@ func LoadArgoCD(dir string) (*ArgoCD, error) {
 	if err := yaml.UnmarshalStrict(raw, &actions); err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "actions.yaml"), err)
 	}
-	a := &ArgoCD{health: string(health), discovery: actions.Discovery, actions: map[string]string{}}
+	a := &ArgoCD{health: string(health), discovery: actions.Discovery, actions: map[string]string{}, mergeBuiltin: actions.MergeBuiltinActions}
 	for _, d := range actions.Definitions {
 		a.actions[d.Name] = d.Action
 	}
 	return a, nil
+}
+
+// LoadBuiltinActions reads the discovery script of Argo CD's built-in actions of the kind from
+// dir, their folder in Argo CD's source (resource_customizations/apps/Deployment/actions), so
+// that Actions offers what Argo CD offers with both sets configured.
+func (a *ArgoCD) LoadBuiltinActions(dir string) error {
+	discovery, err := os.ReadFile(filepath.Join(dir, "discovery.lua"))
+	if err != nil {
+		return fmt.Errorf("argo cd built-in actions: %w", err)
+	}
+	a.builtinDiscovery = string(discovery)
+	return nil
+}
+
+// ActionNames is the names of the snippet's actions.
+func (a *ArgoCD) ActionNames() []string {
+	names := make([]string, 0, len(a.actions))
+	for name := range a.actions {
+		names = append(names, name)
+	}
+	return names
 }
 
 // Health runs the health script on obj, as Argo CD's controller does.
@@ -77,17 +103,30 @@ func (a *ArgoCD) Health(obj map[string]any) (Health, error) {
 	return Health{}, fmt.Errorf("the health script returned status %q, which Argo CD takes for Unknown", status)
 }
 
-// Actions runs the discovery script and returns each action's name and whether it is enabled.
+// Actions runs the discovery scripts and returns each action's name and whether it is enabled,
+// as Argo CD does (util/lua: GetResourceActionDiscovery, ExecuteResourceActionDiscovery): the
+// snippet's script alone unless it sets mergeBuiltinActions, else it and then the built-in one
+// (when loaded), an action named by both taken from the first.
 func (a *ArgoCD) Actions(obj map[string]any) (map[string]bool, error) {
-	out, err := runLua(obj, a.discovery)
-	if err != nil {
-		return nil, err
+	scripts := []string{a.discovery}
+	if a.mergeBuiltin && a.builtinDiscovery != "" {
+		scripts = append(scripts, a.builtinDiscovery)
 	}
 	enabled := map[string]bool{}
-	m, _ := out.(map[string]any) // an empty table comes back as a list: no action
-	for name, v := range m {
-		disabled, _ := v.(map[string]any)["disabled"].(bool)
-		enabled[name] = !disabled
+	for i, script := range scripts {
+		out, err := runLua(obj, script)
+		if err != nil {
+			return nil, fmt.Errorf("discovery script %d of %d: %w", i+1, len(scripts), err)
+		}
+		m, _ := out.(map[string]any) // an empty table comes back as a list: no action
+		for name, v := range m {
+			if _, taken := enabled[name]; taken {
+				continue
+			}
+			fields, _ := v.(map[string]any) // {} comes back as a list: an enabled action
+			disabled, _ := fields["disabled"].(bool)
+			enabled[name] = !disabled
+		}
 	}
 	return enabled, nil
 }

@@ -2,7 +2,6 @@ package gitops
 
 import (
 	"context"
-	"strings"
 	"testing"
 )
 
@@ -12,6 +11,8 @@ const (
 	fluxFile  = "../../manifests/flux/healthcheckexprs.yaml"
 	heldMsg   = "held at 20% (step 1/2): 2 of 10 replicas on revision 2; run kubectl gray resume"
 	failedMsg = "revision 2 missed its progress deadline: replica set web-2 has 0 of 2 replicas available"
+	abortMsg  = "revision 2 aborted at 20%: " + failedMsg + "; stable revision 1 runs 10 of 10 replicas; kubectl gray retry web or a new template starts again"
+	invalid   = `invalid kubegray.io/percent "20,x"`
 )
 
 // deployment builds web as the API server serves it: 10 replicas, generation 3 observed, all
@@ -52,6 +53,15 @@ func counts(replicas, updated, available int64) func(map[string]any) {
 
 func generationAhead(d map[string]any) { field(d, "metadata")["generation"] = int64(4) }
 
+// observedByBuiltin is web after a new template (generation 4) that only the built-in
+// controller has seen (alongside mode): it observed the generation and found no ReplicaSet of
+// the template, while kubegray.io/status still reports generation 3.
+func observedByBuiltin(d map[string]any) {
+	field(d, "metadata")["generation"] = int64(4)
+	field(d, "status")["observedGeneration"] = int64(4)
+	counts(10, 0, 10)(d)
+}
+
 func condition(kind, status, reason, message string) func(map[string]any) {
 	return func(d map[string]any) {
 		s := field(d, "status")
@@ -65,6 +75,19 @@ func condition(kind, status, reason, message string) func(map[string]any) {
 	}
 }
 
+// withoutFields removes fields of the condition of type kind.
+func withoutFields(kind string, fields ...string) func(map[string]any) {
+	return func(d map[string]any) {
+		for _, c := range field(d, "status")["conditions"].([]any) {
+			if c := c.(map[string]any); c["type"] == kind {
+				for _, f := range fields {
+					delete(c, f)
+				}
+			}
+		}
+	}
+}
+
 // gray annotates web with hold points 20,50 and the status gray-controller wrote for generation 3.
 func gray(d map[string]any) {
 	a := field(d, "metadata", "annotations")
@@ -72,10 +95,23 @@ func gray(d map[string]any) {
 	a["kubegray.io/status"] = `{"mode":"instead","revision":2,"stableRevision":1,"step":0,"percent":20,"target":2,"phase":"Held","message":"x","observedGeneration":3,"heldAt":"2026-12-02T00:00:00Z"}`
 }
 
+// withoutAnnotation removes an annotation of web.
+func withoutAnnotation(key string) func(map[string]any) {
+	return func(d map[string]any) { delete(field(d, "metadata", "annotations"), key) }
+}
+
+// phases builds web in each phase gray-controller reports, as the conditions and counts show it.
+func phases(opts ...func(map[string]any)) []func(map[string]any) { return opts }
+
 var (
-	held     = []func(map[string]any){gray, paused, counts(10, 2, 10), condition("GrayHeld", "True", "HoldPointReached", heldMsg)}
-	degraded = []func(map[string]any){gray, paused, counts(10, 2, 8), condition("GrayHeld", "False", "ProgressDeadlineExceeded", failedMsg),
-		condition("Stalled", "True", "ProgressDeadlineExceeded", failedMsg)}
+	held     = phases(gray, paused, counts(10, 2, 10), condition("GrayHeld", "True", "HoldPointReached", heldMsg))
+	degraded = phases(gray, paused, counts(10, 2, 8), condition("GrayHeld", "False", "ProgressDeadlineExceeded", failedMsg),
+		condition("Stalled", "True", "ProgressDeadlineExceeded", failedMsg))
+	// aborted: the canary's ReplicaSet at 0, the template left as Git wrote it.
+	aborted = phases(gray, paused, counts(10, 0, 10), condition("GrayHeld", "False", "Aborted", abortMsg),
+		condition("Stalled", "True", "Aborted", abortMsg))
+	progressing = phases(gray, counts(11, 1, 10), condition("GrayHeld", "False", "Progressing", "rolling revision 2 to 2 of 10 replicas (20%)"))
+	complete    = phases(gray, condition("GrayHeld", "False", "Complete", "all 10 replicas run revision 2"))
 )
 
 func TestHealth(t *testing.T) {
@@ -125,6 +161,33 @@ func TestHealth(t *testing.T) {
 			argo: Health{Status: "Degraded", Message: `Invalid: invalid kubegray.io/percent "20,x"`}, kstatus: "Failed", fluxIs: "Failed"},
 		{name: "progressing to a hold", opts: []func(map[string]any){gray, counts(11, 1, 10), condition("GrayHeld", "False", "Progressing", "rolling revision 2 to 2 of 10 replicas (20%)")},
 			argo: Health{Status: "Progressing", Message: "rolling revision 2 to 2 of 10 replicas (20%)"}, kstatus: "InProgress", fluxIs: "InProgress"},
+		{name: "aborted", opts: aborted, argo: Health{Status: "Degraded", Message: "Aborted: " + abortMsg}, kstatus: "Failed", fluxIs: "Failed"},
+		{name: "aborted, GrayHeld alone", opts: phases(gray, paused, counts(10, 0, 10), condition("GrayHeld", "False", "Aborted", abortMsg)),
+			argo: Health{Status: "Degraded", Message: "Aborted: " + abortMsg}, kstatus: "InProgress", fluxIs: "Failed"},
+		// A condition's reason and message are optional in the API.
+		{name: "stalled without a message", opts: phases(gray, paused, counts(10, 2, 8), condition("GrayHeld", "False", "ProgressDeadlineExceeded", ""),
+			condition("Stalled", "True", "ProgressDeadlineExceeded", "")),
+			argo: Health{Status: "Degraded", Message: "ProgressDeadlineExceeded"}, kstatus: "Failed", fluxIs: "Failed"},
+		{name: "stalled without a reason or message", opts: phases(gray, paused, counts(10, 2, 8), condition("GrayHeld", "False", "", ""),
+			condition("Stalled", "True", "", ""), withoutFields("GrayHeld", "reason", "message"), withoutFields("Stalled", "reason", "message")),
+			argo: Health{Status: "Degraded"}, kstatus: "Failed", fluxIs: "Failed"},
+		{name: "held without a message", opts: append(phases(held...), withoutFields("GrayHeld", "message")),
+			argo: Health{Status: "Suspended"}, kstatus: "InProgress", fluxIs: "Current"},
+		{name: "progressing without a reason or message", opts: append(phases(progressing...), withoutFields("GrayHeld", "reason", "message")),
+			argo: Health{Status: "Progressing"}, kstatus: "InProgress", fluxIs: "InProgress"},
+		// Flux reads every optional field as optional: no status annotation, no annotations.
+		{name: "held, no status annotation", opts: append(phases(held...), withoutAnnotation("kubegray.io/status")),
+			argo: Health{Status: "Suspended", Message: heldMsg}, kstatus: "InProgress", fluxIs: "Current"},
+		{name: "held condition, no annotations at all", opts: phases(paused, counts(10, 2, 10), condition("GrayHeld", "True", "HoldPointReached", heldMsg),
+			func(d map[string]any) { delete(field(d, "metadata"), "annotations") }),
+			argo: Health{Status: "Suspended", Message: "Deployment is paused"}, kstatus: "InProgress", fluxIs: "InProgress"},
+		{name: "created, no status yet", opts: phases(gray, func(d map[string]any) { d["status"] = map[string]any{} }),
+			argo:    Health{Status: "Progressing", Message: "Waiting for rollout to finish: observed deployment generation less than desired generation"},
+			kstatus: "InProgress", fluxIs: "InProgress"},
+		// Alongside mode: the built-in controller observed a new template before gray-controller
+		// took it over; the hold it carried over is the previous template's.
+		{name: "held, a new template observed by the built-in controller only", opts: append(phases(held...), observedByBuiltin),
+			argo: Health{Status: "Suspended", Message: heldMsg}, kstatus: "InProgress", fluxIs: "InProgress"},
 		{name: "complete, kept paused by eager takeover", opts: []func(map[string]any){gray, paused, condition("GrayHeld", "False", "Complete", "all 10 replicas run revision 2")},
 			argo: Health{Status: "Healthy"}, kstatus: "Current", fluxIs: "Current"},
 	}
@@ -144,51 +207,5 @@ func TestHealth(t *testing.T) {
 				t.Errorf("Flux healthCheckExprs = %+v, %v; want %s", fl, err, tt.fluxIs)
 			}
 		})
-	}
-}
-
-func TestArgoCDActions(t *testing.T) {
-	argo, err := LoadArgoCD(argoDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		name string
-		opts []func(map[string]any)
-		want map[string]bool
-	}{
-		{name: "plain", want: map[string]bool{}},
-		{name: "held", opts: held, want: map[string]bool{"gray-resume": true, "gray-resume-full": true, "gray-undo": true}},
-		{name: "degraded", opts: degraded, want: map[string]bool{"gray-resume": false, "gray-resume-full": false, "gray-undo": true}},
-		{name: "complete", opts: []func(map[string]any){gray, condition("GrayHeld", "False", "Complete", "")},
-			want: map[string]bool{"gray-resume": false, "gray-resume-full": false, "gray-undo": false}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := argo.Actions(deployment(tt.opts...))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(got) != len(tt.want) {
-				t.Fatalf("actions %v, want %v", got, tt.want)
-			}
-			for name, enabled := range tt.want {
-				if got[name] != enabled {
-					t.Errorf("action %s enabled %t, want %t (all: %v)", name, got[name], enabled, got)
-				}
-			}
-		})
-	}
-	for action, want := range map[string]string{"gray-resume": "2:next", "gray-resume-full": "2:full", "gray-undo": "2:undo"} {
-		out, err := argo.RunAction(deployment(held...), action)
-		if err != nil {
-			t.Fatalf("%s: %v", action, err)
-		}
-		if got := field(out, "metadata", "annotations")["kubegray.io/resume"]; got != want {
-			t.Errorf("%s wrote kubegray.io/resume=%v, want %q", action, got, want)
-		}
-		if !strings.Contains(field(out, "metadata", "annotations")["kubegray.io/percent"].(string), "20") {
-			t.Errorf("%s lost the other annotations", action)
-		}
 	}
 }

@@ -1,10 +1,12 @@
 package gitops
 
 import (
+	"encoding/json"
 	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,10 +18,11 @@ var update = flag.Bool("update", false, "rewrite manifests/argocd/argocd-cm.yaml
 
 // snippetHeader opens argocd-cm.yaml.
 const snippetHeader = `# The keys kubectl-gray adds to Argo CD's argocd-cm: the Deployment health check and the
-# gray-resume, gray-resume-full and gray-undo resource actions. Generated from health.lua and
-# actions.yaml by "cd test/gitops && go test ./... -update"; do not edit by hand. Merge it into
-# argocd-cm, e.g. kubectl -n argocd patch configmap argocd-cm --patch-file argocd-cm.yaml, or
-# use this directory as a kustomize component.
+# gray-resume, gray-resume-full, gray-abort, gray-retry and gray-undo resource actions, next to
+# Argo CD's built-in ones. Generated from health.lua and actions.yaml by "cd test/gitops && go
+# test ./... -update"; do not edit by hand. Merge it into argocd-cm, e.g. kubectl -n argocd
+# patch configmap argocd-cm --patch-file argocd-cm.yaml, or use this directory as a kustomize
+# component.
 `
 
 // TestArgoCDConfigMapSnippet keeps argocd-cm.yaml the verbatim packaging of the two scripts.
@@ -104,5 +107,98 @@ func TestArgoCDComponentMerges(t *testing.T) {
 	if cm.Data["url"] != "https://argocd.example.com" || cm.Data["resource.customizations.health.apps_Deployment"] != string(health) ||
 		cm.Data["resource.customizations.actions.apps_Deployment"] != string(actions) {
 		t.Fatalf("merged argocd-cm:\n%s", out)
+	}
+}
+
+// argoCDModule is the Argo CD release whose built-in Deployment actions the snippet is tested
+// next to: the newest whose module this repository's Go can download (v3.6 asks for Go 1.27).
+const argoCDModule = "github.com/argoproj/argo-cd/v3@v3.5.7"
+
+// argoCDBuiltinActions downloads argoCDModule into the module cache (a module zip carries the
+// Lua scripts too) and returns the folder of its built-in Deployment actions. Argo CD's scripts
+// are read where Go keeps them, never copied into this repository.
+func argoCDBuiltinActions(t *testing.T) string {
+	t.Helper()
+	cmd := exec.Command("go", "mod", "download", "-json", argoCDModule)
+	cmd.Dir = t.TempDir() // outside this module, whose go.mod and go.sum it must not touch
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod")
+	out, err := cmd.Output()
+	var m struct{ Dir, Error string }
+	if jerr := json.Unmarshal(out, &m); jerr != nil || m.Error != "" || m.Dir == "" {
+		t.Fatalf("go mod download %s: %v %s %s", argoCDModule, err, m.Error, out)
+	}
+	return filepath.Join(m.Dir, "resource_customizations", "apps", "Deployment", "actions")
+}
+
+// TestArgoCDKeepsBuiltinActions loads Argo CD's built-in Deployment actions next to the
+// snippet's, as Argo CD merges them, and wants both offered: the snippet asks for the merge
+// (without it Argo CD drops restart, pause, resume and scale) and no name of ours hides one of
+// theirs.
+func TestArgoCDKeepsBuiltinActions(t *testing.T) {
+	argo, err := LoadArgoCD(argoDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !argo.mergeBuiltin {
+		t.Fatalf("%s does not set mergeBuiltinActions: true; Argo CD would drop its built-in Deployment actions", filepath.Join(argoDir, "actions.yaml"))
+	}
+	known := []string{"restart", "pause", "resume", "scale"}
+	for _, name := range argo.ActionNames() {
+		if slices.Contains(known, name) {
+			t.Errorf("action %s of the snippet takes the place of Argo CD's built-in %s", name, name)
+		}
+	}
+	dir := argoCDBuiltinActions(t)
+	if err := argo.LoadBuiltinActions(dir); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var builtin []string
+	for _, e := range entries {
+		if _, err := os.Stat(filepath.Join(dir, e.Name(), "action.lua")); e.IsDir() && err == nil {
+			builtin = append(builtin, e.Name())
+		}
+	}
+	for _, name := range known {
+		if !slices.Contains(builtin, name) {
+			t.Errorf("%s has no built-in action %s (found %v)", argoCDModule, name, builtin)
+		}
+	}
+	for _, name := range argo.ActionNames() {
+		if slices.Contains(builtin, name) {
+			t.Errorf("action %s of the snippet takes the place of Argo CD's built-in %s", name, name)
+		}
+	}
+
+	tests := []struct {
+		name string
+		opts []func(map[string]any)
+		want map[string]bool
+	}{
+		// Argo CD's own rules: pause while not paused, resume while paused.
+		{name: "plain", want: map[string]bool{"restart": true, "pause": true, "resume": false, "scale": true}},
+		{name: "held (instead mode: our hold is spec.paused)", opts: held, want: map[string]bool{"restart": true, "pause": false,
+			"resume": true, "scale": true, "gray-resume": true, "gray-resume-full": true, "gray-undo": true, "gray-abort": true, "gray-retry": false}},
+		{name: "aborted", opts: aborted, want: map[string]bool{"restart": true, "pause": false, "resume": true, "scale": true,
+			"gray-resume": false, "gray-resume-full": false, "gray-undo": false, "gray-abort": false, "gray-retry": true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := argo.Actions(deployment(tt.opts...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("actions %v, want %v", got, tt.want)
+			}
+			for name, enabled := range tt.want {
+				if e, ok := got[name]; !ok || e != enabled {
+					t.Errorf("action %s enabled %t (offered %t), want %t (all: %v)", name, e, ok, enabled, got)
+				}
+			}
+		})
 	}
 }
