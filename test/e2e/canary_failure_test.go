@@ -262,6 +262,43 @@ func runCanaryFailure(t *testing.T, c *cluster.Cluster, m canaryMode) {
 		k.released()
 	})
 
+	t.Run("a status written by someone else is not trusted", func(t *testing.T) {
+		t.Parallel()
+		k := newCanary(t, c, m, "forged")
+		k.startStable("10,30,60")
+		k.u.must("gray", "set", "web", "10,30,60", "--image", "app="+goodImage)
+		held := grayState{phase: grayapi.PhaseHeld, newSpec: 1, oldTotal: 9, paused: true}
+		k.expect("web", held)
+		// Held at 10%, forged to the third hold point: 6 of 10, two holds nobody resumed.
+		forged := k.grayStatus(k.get("web"))
+		forged.Step, forged.Percent, forged.Target = 2, 60, 6
+		value, err := grayapi.FormatStatus(forged)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := k.u.kubectl("annotate", "deployment/web", "--overwrite", grayapi.StatusAnnotation+"="+value)
+		if m.alongside {
+			// The guard refuses it at admission.
+			if r.code == 0 || !strings.Contains(r.stderr, grayapi.StatusAnnotation) {
+				t.Errorf("the forged status was not refused with a message naming %s: %s", grayapi.StatusAnnotation, r)
+			}
+		} else {
+			if r.code != 0 {
+				t.Fatalf("kubectl annotate: %s", r)
+			}
+			if ev := k.waitEvent("web", grayapi.ReasonGrayStatusDistrusted); !strings.Contains(ev.Message, "kubectl-annotate") {
+				t.Errorf("%s event %q does not name the writer kubectl-annotate", grayapi.ReasonGrayStatusDistrusted, ev.Message)
+			}
+		}
+		k.stays("web", held, 5*time.Second)
+		if st := k.grayStatus(k.get("web")); st.Step != 0 || st.Percent != 10 {
+			t.Errorf("status after the forgery: step %d at %d%%, want step 0 at 10%%", st.Step, st.Percent)
+		}
+		k.u.must("gray", "resume", "web", "--full")
+		k.expect("web", completeAt10)
+		k.released()
+	})
+
 	t.Run("hold-for resumes settled holds by itself", func(t *testing.T) {
 		t.Parallel()
 		k := newCanary(t, c, m, "holdfor")
