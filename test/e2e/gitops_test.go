@@ -158,7 +158,8 @@ func runGitOps(t *testing.T, m gitopsMode) []gitopsRow {
 	g.apply("flux", bad)
 	e.stays("web", aborted, 5*time.Second)
 	g.u.must("gray", "retry", "web")
-	e.expect("web", grayState{phase: grayapi.PhaseProgressing, newSpec: 2, oldTotal: 8, paused: true})
+	// maxUnavailable 0: the stable side waits at 10 for canary pods that never become ready.
+	e.expect("web", grayState{phase: grayapi.PhaseProgressing, newSpec: 2, oldTotal: 10, paused: true})
 	g.record("Progressing (retried)")
 	e.expect("web", aborted)
 	g.u.must("gray", "undo", "web")
@@ -327,6 +328,9 @@ func (g *gitopsRun) recordObject(phase string, d *appsv1.Deployment) {
 		"Complete":              {"Healthy", "Current", "Current"},
 		"Degraded":              {"Degraded", "Failed", "Failed"},
 		"Held, after a failed canary is fixed in Git": {"Suspended", "InProgress", "Current"},
+		"Aborted":                          {"Degraded", "Failed", "Failed"},
+		"Progressing (retried)":            {"Progressing", "InProgress", "InProgress"},
+		"Complete (aborted canary undone)": {"Healthy", "Current", "Current"},
 	}[phase]
 	if strings.HasPrefix(phase, "Complete") && g.m.name == "alongside-eager" {
 		// kstatus reads the eager takeover's pause as a rollout that is not done.
