@@ -157,10 +157,13 @@ func runGitOps(t *testing.T, m gitopsMode) []gitopsRow {
 	g.apply("server-side", bad)
 	g.apply("flux", bad)
 	e.stays("web", aborted, 5*time.Second)
+	retried := len(e.history("web"))
 	g.u.must("gray", "retry", "web")
 	// maxUnavailable 0: the stable side waits at 10 for canary pods that never become ready.
 	e.expect("web", grayState{phase: grayapi.PhaseProgressing, newSpec: 2, oldTotal: 10, paused: true})
-	g.record("Progressing (retried)")
+	// Read from the watch: the retried canary fails again after 10 s, sooner than the built-in
+	// controller, refused by the freeze while it holds, may get to write its observedGeneration.
+	g.recordRetried(retried, bad.image)
 	e.expect("web", aborted)
 	g.u.must("gray", "undo", "web")
 	e.expect("web", complete)
@@ -292,6 +295,24 @@ func (g *gitopsRun) recordProgressing(image string) {
 		g.t.Fatalf("the watch saw no Progressing status of the rollout of %s: %v", image, phases(h, 0))
 	}
 	g.recordObject("Progressing", h[i].d)
+}
+
+// recordRetried records the first Progressing status of image the watch saw from history entry
+// since on whose conditions report it.
+func (g *gitopsRun) recordRetried(since int, image string) {
+	g.t.Helper()
+	h := g.e.history("web")
+	i := first(h, since, func(s seenStatus) bool {
+		if !s.ok || s.st.Phase != grayapi.PhaseProgressing || imageOf(&s.d.Spec.Template) != image {
+			return false
+		}
+		reported, _ := conditionsReportPhase(s.d)
+		return reported
+	})
+	if i < 0 {
+		g.t.Fatalf("the watch saw no Progressing status of the retried rollout of %s: %v", image, phases(h, since))
+	}
+	g.recordObject("Progressing (retried)", h[i].d)
 }
 
 func (g *gitopsRun) recordObject(phase string, d *appsv1.Deployment) {
