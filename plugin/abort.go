@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 	"k8s.io/kubectl/pkg/util/templates"
@@ -92,25 +91,12 @@ func (o *AbortOptions) Validate() error {
 
 // Run writes the abort request.
 func (o *AbortOptions) Run(ctx context.Context) error {
-	var req grayapi.Resume
-	var stable int64
-	res, err := writeDeployment(ctx, o.Client, o.Namespace, o.Name, o.DryRunStrategy, strategicPatch, func(d *appsv1.Deployment) error {
-		var err error
-		templateRevision := func() (int64, bool, error) { return newReplicaSetRevision(ctx, o.Client, d) }
-		if req, stable, err = abortRequest(d, templateRevision); err != nil {
-			return err
-		}
-		metav1.SetMetaDataAnnotation(&d.ObjectMeta, grayapi.ResumeAnnotation, grayapi.FormatResume(req))
-		return nil
+	return writeRequest(ctx, &o.TargetOptions, &o.WriteOptions, o.Out, func(d *appsv1.Deployment, templateRevision func() (int64, bool, error)) (requestOutcome, error) {
+		req, stable, err := abortRequest(d, templateRevision)
+		return requestOutcome{req: req,
+			done:  fmt.Sprintf("gray abort requested (revision %d back to stable revision %d, template kept)", req.Revision, stable),
+			again: fmt.Sprintf("gray abort already requested (revision %d)", req.Revision)}, err
 	})
-	if err != nil {
-		return err
-	}
-	operation := fmt.Sprintf("gray abort requested (revision %d back to stable revision %d, template kept)", req.Revision, stable)
-	if !res.Changed {
-		operation = fmt.Sprintf("gray abort already requested (revision %d)", req.Revision)
-	}
-	return o.printResult(operation, res.After, o.Out)
 }
 
 // abortRequest is the request that aborts d's rollout in flight, and the

@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
@@ -90,25 +89,12 @@ func (o *ResumeOptions) Validate() error {
 
 // Run writes the resume request.
 func (o *ResumeOptions) Run(ctx context.Context) error {
-	var req grayapi.Resume
-	var next int32
-	res, err := writeDeployment(ctx, o.Client, o.Namespace, o.Name, o.DryRunStrategy, strategicPatch, func(d *appsv1.Deployment) error {
-		var err error
-		templateRevision := func() (int64, bool, error) { return newReplicaSetRevision(ctx, o.Client, d) }
-		if req, next, err = resumeRequest(d, templateRevision, o.Full); err != nil {
-			return err
-		}
-		metav1.SetMetaDataAnnotation(&d.ObjectMeta, grayapi.ResumeAnnotation, grayapi.FormatResume(req))
-		return nil
+	return writeRequest(ctx, &o.TargetOptions, &o.WriteOptions, o.Out, func(d *appsv1.Deployment, templateRevision func() (int64, bool, error)) (requestOutcome, error) {
+		req, next, err := resumeRequest(d, templateRevision, o.Full)
+		return requestOutcome{req: req,
+			done:  fmt.Sprintf("gray resumed to %d%% (revision %d)", next, req.Revision),
+			again: fmt.Sprintf("gray resume to %d%% already requested (revision %d)", next, req.Revision)}, err
 	})
-	if err != nil {
-		return err
-	}
-	operation := fmt.Sprintf("gray resumed to %d%% (revision %d)", next, req.Revision)
-	if !res.Changed {
-		operation = fmt.Sprintf("gray resume to %d%% already requested (revision %d)", next, req.Revision)
-	}
-	return o.printResult(operation, res.After, o.Out)
 }
 
 // resumeRequest is the request that lets d's held rollout go on, and the

@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 	"k8s.io/kubectl/pkg/util/templates"
@@ -86,25 +85,12 @@ func (o *RetryOptions) Validate() error {
 
 // Run writes the retry request.
 func (o *RetryOptions) Run(ctx context.Context) error {
-	var req grayapi.Resume
-	var first int32
-	res, err := writeDeployment(ctx, o.Client, o.Namespace, o.Name, o.DryRunStrategy, strategicPatch, func(d *appsv1.Deployment) error {
-		var err error
-		templateRevision := func() (int64, bool, error) { return newReplicaSetRevision(ctx, o.Client, d) }
-		if req, first, err = retryRequest(d, templateRevision); err != nil {
-			return err
-		}
-		metav1.SetMetaDataAnnotation(&d.ObjectMeta, grayapi.ResumeAnnotation, grayapi.FormatResume(req))
-		return nil
+	return writeRequest(ctx, &o.TargetOptions, &o.WriteOptions, o.Out, func(d *appsv1.Deployment, templateRevision func() (int64, bool, error)) (requestOutcome, error) {
+		req, first, err := retryRequest(d, templateRevision)
+		return requestOutcome{req: req,
+			done:  fmt.Sprintf("gray retry requested (revision %d starts again at %d%%)", req.Revision, first),
+			again: fmt.Sprintf("gray retry already requested (revision %d)", req.Revision)}, err
 	})
-	if err != nil {
-		return err
-	}
-	operation := fmt.Sprintf("gray retry requested (revision %d starts again at %d%%)", req.Revision, first)
-	if !res.Changed {
-		operation = fmt.Sprintf("gray retry already requested (revision %d)", req.Revision)
-	}
-	return o.printResult(operation, res.After, o.Out)
 }
 
 // retryRequest is the request that starts d's aborted rollout again, and the

@@ -1,0 +1,45 @@
+package plugin
+
+import (
+	"context"
+	"io"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+)
+
+// requestOutcome is the kubegray.io/resume request a verb writes (resume, abort, retry), and
+// what it prints: done when it wrote it, again when the same request stood already.
+type requestOutcome struct {
+	req         grayapi.Resume
+	done, again string
+}
+
+// decideRequest decides the request for d as read; templateRevision is the revision of the
+// ReplicaSet running d's template, if any, read only when needed.
+type decideRequest func(d *appsv1.Deployment, templateRevision func() (int64, bool, error)) (requestOutcome, error)
+
+// writeRequest writes the request decide returns for the target Deployment, in one
+// conflict-checked write, and prints the outcome.
+func writeRequest(ctx context.Context, t *TargetOptions, w *WriteOptions, out io.Writer, decide decideRequest) error {
+	var outcome requestOutcome
+	res, err := writeDeployment(ctx, t.Client, t.Namespace, t.Name, w.DryRunStrategy, strategicPatch, func(d *appsv1.Deployment) error {
+		templateRevision := func() (int64, bool, error) { return newReplicaSetRevision(ctx, t.Client, d) }
+		var err error
+		if outcome, err = decide(d, templateRevision); err != nil {
+			return err
+		}
+		metav1.SetMetaDataAnnotation(&d.ObjectMeta, grayapi.ResumeAnnotation, grayapi.FormatResume(outcome.req))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	operation := outcome.done
+	if !res.Changed {
+		operation = outcome.again
+	}
+	return w.printResult(operation, res.After, out)
+}
