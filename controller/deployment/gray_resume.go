@@ -66,12 +66,13 @@ func decideResume(f resumeFacts) resumeDecision {
 	}
 	ignore := func(format string, args ...any) resumeDecision {
 		why := fmt.Sprintf(format, args...)
-		return resumeDecision{consume: true, ignored: fmt.Sprintf("Ignored %s=%q: %s", grayapi.ResumeAnnotation, value, why)}
+		return resumeDecision{consume: true, ignored: fmt.Sprintf("Ignored %s=%s: %s", grayapi.ResumeAnnotation, grayapi.QuoteValue(value), why)}
 	}
 	req, err := grayapi.ParseResume(value)
 	switch {
 	case err != nil:
-		return ignore("%v", err)
+		// The parse error quotes the value already; quoting it twice would double the event.
+		return resumeDecision{consume: true, ignored: fmt.Sprintf("Ignored %s: %v", grayapi.ResumeAnnotation, err)}
 	case req.Undo:
 		// One that takeUndo could not serve, and has said why.
 		return resumeDecision{consume: true}

@@ -213,17 +213,13 @@ type InvalidValueError struct {
 	Detail string
 }
 
-// maxQuoted keeps a pasted-by-mistake blob from flooding events and terminals.
-const maxQuoted = 120
-
+// Error quotes Value with QuoteValue and caps Detail, so that the whole
+// message stays a few hundred bytes whatever the value's size: Key and Rule
+// are this package's constants.
 func (e *InvalidValueError) Error() string {
-	v := e.Value
-	if len(v) > maxQuoted {
-		v = v[:maxQuoted] + "..."
-	}
-	msg := fmt.Sprintf("invalid %s %q: %s", e.Key, v, e.Rule)
+	msg := fmt.Sprintf("invalid %s %s: %s", e.Key, QuoteValue(e.Value), e.Rule)
 	if e.Detail != "" {
-		msg += "; " + e.Detail
+		msg += "; " + capText(e.Detail, maxDetail)
 	}
 	return msg
 }

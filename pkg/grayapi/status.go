@@ -164,11 +164,11 @@ const statusRule = `must be the JSON object gray-controller writes, with a known
 func (s Status) Validate() error {
 	switch {
 	case !s.Phase.Valid():
-		return fmt.Errorf("phase %q is not one of Progressing, Held, Complete, RolledBack, Degraded, Invalid, Aborted", s.Phase)
+		return fmt.Errorf("phase %s is not one of Progressing, Held, Complete, RolledBack, Degraded, Invalid, Aborted", quoteToken(string(s.Phase)))
 	case s.Mode != "" && !s.Mode.Valid():
-		return fmt.Errorf("mode %q is neither %q nor %q", s.Mode, ModeInstead, ModeAlongside)
+		return fmt.Errorf("mode %s is neither %q nor %q", quoteToken(string(s.Mode)), ModeInstead, ModeAlongside)
 	case s.Takeover != "" && !s.Takeover.Valid():
-		return fmt.Errorf("takeover %q is neither %q nor %q", s.Takeover, TakeoverAdmission, TakeoverEager)
+		return fmt.Errorf("takeover %s is neither %q nor %q", quoteToken(string(s.Takeover)), TakeoverAdmission, TakeoverEager)
 	case s.Revision < 0, s.StableRevision < 0, s.Step < 0, s.Target < 0, s.ObservedGeneration < 0,
 		s.Progress != nil && s.Progress.Available < 0, s.Failure != nil && s.Failure.RolledBackFrom < 0:
 		return fmt.Errorf("revision, stableRevision, step, target, observedGeneration, progress.available and failure.rolledBackFrom must not be negative")
