@@ -21,8 +21,11 @@
 // tools that rewrite a Deployment's annotations never touch):
 //
 //	kubegray.io/stable=true  label, controller only: the stable ReplicaSet
-//	kubegray.io/frozen=true  label, controller only: sized by gray-controller
+//	kubegray.io/frozen=true  label, controller only (the freeze policy refuses
+//	                         anyone else adding or removing it): sized by gray-controller
 //	                         alone while the Deployment is taken over
+//	kubegray.io/aborted=3    label, controller only (likewise): the ReplicaSet
+//	                         of an aborted rollout, with its revision
 //	kubegray.io/percent      the Deployment's current hold points, so that a
 //	                         rollback to any revision keeps the opt-in
 //	kubegray.io/on-failure   likewise, the Deployment's current values
