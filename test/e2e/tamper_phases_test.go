@@ -138,6 +138,9 @@ func tamperScenariosB() []tamperScenario {
 				}
 			}
 			copies = append(copies, stale{"the first rollout's status", earlier})
+			// Instead mode takes each copy, and the controller must distrust it. In alongside
+			// mode the guard refuses them: a stale copy comes back there only with a template,
+			// by kubectl rollout undo (scenarios 1, 6 and 7).
 			for i, c := range copies {
 				e.t.Logf("writing %s back onto web: %s", c.from, c.value)
 				e.tamperStatus(grayapi.StatusAnnotation + "=" + c.value)

@@ -108,6 +108,8 @@ func tamperScenariosA() []tamperScenario {
 			e.want("held at 20%", held, map[string]int32{tpImg1: 8, tpImg2: 2}, true)
 			stable := e.status().StableRevision
 
+			// Instead mode has no guard: the controller re-derives the status each write
+			// removed or garbled. In alongside mode the guard refuses every one of them.
 			e.tamperStatus(grayapi.StatusAnnotation + "-")
 			e.restartAfterTamper("right after the status annotation was deleted")
 			e.want("held at 20% again after the status was deleted", held, map[string]int32{tpImg1: 8, tpImg2: 2}, true)
