@@ -311,7 +311,7 @@ func runConstructionCases(t *testing.T, c *cluster.Cluster, eager bool) {
 				"label", "replicaset", canary, grayapi.AbortedLabel+"=2")
 		})
 
-		run("status forged while held and after the rollout", func(k *constructionCase) {
+		run("forged status while held and after the rollout", func(k *constructionCase) {
 			k.held()
 			ns := k.e.ns
 			refusal := []string{"kubegray-guard",
