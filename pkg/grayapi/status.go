@@ -178,9 +178,26 @@ func (s Status) Validate() error {
 	return nil
 }
 
+// MaxStatusMessage bounds Message and Failure.Message as ParseStatus returns
+// them and FormatStatus writes them: the controller repeats them in events
+// and later messages, and in instead mode (no guard policy) anyone may write
+// the annotation, so a forged status must not carry 250 KB into them.
+const MaxStatusMessage = 1024
+
+// capMessages cuts Message and Failure.Message to MaxStatusMessage.
+func (s *Status) capMessages() {
+	s.Message = capText(s.Message, MaxStatusMessage)
+	if s.Failure != nil && len(s.Failure.Message) > MaxStatusMessage {
+		f := *s.Failure
+		f.Message = capText(f.Message, MaxStatusMessage)
+		s.Failure = &f
+	}
+}
+
 // ParseStatus parses a kubegray.io/status value. Unknown JSON fields are
 // ignored, so a plugin keeps reading the status of a newer controller; the
-// fields it knows must be well typed and pass Validate.
+// fields it knows must be well typed and pass Validate. Messages longer than
+// MaxStatusMessage are cut.
 func ParseStatus(value string) (Status, error) {
 	var s Status
 	fail := func(detail string) (Status, error) {
@@ -192,16 +209,18 @@ func ParseStatus(value string) (Status, error) {
 	if err := s.Validate(); err != nil {
 		return fail(err.Error())
 	}
+	s.capMessages()
 	return s, nil
 }
 
-// FormatStatus renders s as the compact JSON that ParseStatus reads. It
-// refuses a status that ParseStatus would reject, so the controller cannot
-// write one.
+// FormatStatus renders s as the compact JSON that ParseStatus reads, its
+// messages cut to MaxStatusMessage. It refuses a status that ParseStatus
+// would reject, so the controller cannot write one.
 func FormatStatus(s Status) (string, error) {
 	if err := s.Validate(); err != nil {
 		return "", fmt.Errorf("%s: %w", StatusAnnotation, err)
 	}
+	s.capMessages()
 	b, err := json.Marshal(s)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", StatusAnnotation, err)
