@@ -28,9 +28,9 @@ const (
 // bytes; otherwise it quotes the longest prefix that fits, whole runes and
 // escapes only, and says how long s is:
 //
-//	"10,30"                   → "10,30"
-//	"x" × 500                 → "xxx…x..." (500 bytes)   (about 90 x's)
-//	"\x00" × 500              → "\x00\x00…..." (500 bytes)
+//	"10,30"         → "10,30"
+//	"x" × 500       → "xx…x..." (500 bytes)          (103 x's: 120 bytes in all)
+//	"\x00" × 500    → "\x00\x00…\x00..." (500 bytes)  (25 escapes, never half of one)
 func QuoteValue(s string) string {
 	return quoteCapped(s, MaxQuotedValue)
 }
