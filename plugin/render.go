@@ -135,7 +135,7 @@ func renderStatus(w io.Writer, v StatusView, now time.Time, color bool) error {
 	case !v.Gray:
 		line("Hold points", "none: not a gray Deployment (start with 'kubectl gray set %s PERCENT')", v.Name)
 	case len(v.HoldPoints) == 0:
-		line("Hold points", "invalid %q", v.PercentAnnotation)
+		line("Hold points", "invalid %s", grayapi.QuoteValue(v.PercentAnnotation))
 	case v.Phase == "":
 		line("Hold points", "%s", formatHoldPoints(v.HoldPoints))
 	case v.Phase == grayapi.PhaseComplete:

@@ -138,8 +138,8 @@ func (g *graySync) serveAbort(ctx context.Context) (bool, error) {
 		g.removeResume = true
 	}
 	if dec.ignored != "" {
-		g.dc.eventRecorder.Eventf(g.cur.d, corev1.EventTypeWarning, grayapi.ReasonGrayResumeIgnored, "Ignored %s=%q: %s",
-			grayapi.ResumeAnnotation, value, dec.ignored)
+		g.dc.eventRecorder.Eventf(g.cur.d, corev1.EventTypeWarning, grayapi.ReasonGrayResumeIgnored, "Ignored %s=%s: %s",
+			grayapi.ResumeAnnotation, grayapi.QuoteValue(value), dec.ignored)
 	}
 	switch dec.what {
 	case abortRetry:

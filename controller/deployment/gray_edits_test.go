@@ -158,6 +158,39 @@ func TestGrayInvalidPercent(t *testing.T) {
 	}
 }
 
+// TestGrayInvalidPercentHuge pins the size of what a huge bad kubegray.io/percent turns into: the
+// status message and the GrayInvalid event stay a few hundred bytes that still name the key, the
+// rule and the value's length, and nothing is resized.
+func TestGrayInvalidPercentHuge(t *testing.T) {
+	w := startGray(t, grayDeployment(10, "20"))
+	w.cap = 0
+	w.edit(func(d *appsv1.Deployment) {
+		d.Annotations[grayapi.PercentAnnotation] = strings.Repeat("5", 250000)
+		d.Spec.Template.Spec.Containers[0].Image = "v2"
+	})
+	w.step()
+	w.wantSizes(sz("v1", 10))
+	w.wantState(grayapi.PhaseInvalid, false)
+	wants := []string{`invalid kubegray.io/percent "555`, "(250000 bytes)", "strictly increasing integers 0-99"}
+	check := func(what, msg string, limit int) {
+		t.Helper()
+		if len(msg) > limit {
+			t.Errorf("%s is %d bytes, want at most %d: %.200s...", what, len(msg), limit, msg)
+		}
+		for _, want := range wants {
+			if !strings.Contains(msg, want) {
+				t.Errorf("%s lacks %q: %.600s", what, want, msg)
+			}
+		}
+	}
+	check("the status message", w.status().Message, 512)
+	events := w.takeEvents()
+	if len(events) != 1 {
+		t.Fatalf("events %d, want the one GrayInvalid", len(events))
+	}
+	check("the GrayInvalid event", events[0], 600)
+}
+
 func TestGrayInvalidWhileHeld(t *testing.T) {
 	w := startGray(t, grayDeployment(10, "20"))
 	w.cap = 2

@@ -67,12 +67,13 @@ func decideResume(f resumeFacts) resumeDecision {
 	}
 	ignore := func(format string, args ...any) resumeDecision {
 		why := fmt.Sprintf(format, args...)
-		return resumeDecision{consume: true, ignored: fmt.Sprintf("Ignored %s=%q: %s", grayapi.ResumeAnnotation, value, why)}
+		return resumeDecision{consume: true, ignored: fmt.Sprintf("Ignored %s=%s: %s", grayapi.ResumeAnnotation, grayapi.QuoteValue(value), why)}
 	}
 	req, err := grayapi.ParseResume(value)
 	switch {
 	case err != nil:
-		return ignore("%v", err)
+		// The parse error quotes the value already; quoting it twice would double the event.
+		return resumeDecision{consume: true, ignored: fmt.Sprintf("Ignored %s: %v", grayapi.ResumeAnnotation, err)}
 	case req.Undo || req.Abort || req.Retry:
 		// takeUndo's and serveAbort's, which have served it or said why not.
 		return resumeDecision{consume: true}

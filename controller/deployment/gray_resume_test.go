@@ -192,6 +192,8 @@ func TestDecideResume(t *testing.T) {
 		want resumeDecision
 		// ignoredPrefix is checked instead of want.ignored when set (the parse error is grayapi's).
 		ignoredPrefix string
+		// maxIgnored, when set, bounds the length of ignored.
+		maxIgnored int
 	}{{
 		name: "our hold unpaused by the user",
 		f:    facts(false, ""),
@@ -226,7 +228,14 @@ func TestDecideResume(t *testing.T) {
 		name:          "unreadable",
 		f:             facts(true, "next"),
 		want:          resumeDecision{consume: true},
-		ignoredPrefix: `Ignored kubegray.io/resume="next": `,
+		ignoredPrefix: `Ignored kubegray.io/resume: invalid kubegray.io/resume "next": `,
+	}, {
+		// The event quotes the request capped, however much was pasted into it.
+		name:          "unreadable and huge",
+		f:             facts(true, strings.Repeat("9", 250000)+":next"),
+		want:          resumeDecision{consume: true},
+		ignoredPrefix: `Ignored kubegray.io/resume: invalid kubegray.io/resume "999`,
+		maxIgnored:    512,
 	}, {
 		name: "undo is takeUndo's: only consumed here",
 		f:    facts(true, "2:undo"),
@@ -243,6 +252,9 @@ func TestDecideResume(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got := decideResume(tc.f)
+			if tc.maxIgnored > 0 && len(got.ignored) > tc.maxIgnored {
+				t.Errorf("ignored is %d bytes, want at most %d: %s", len(got.ignored), tc.maxIgnored, got.ignored)
+			}
 			if tc.ignoredPrefix != "" {
 				if !strings.HasPrefix(got.ignored, tc.ignoredPrefix) || len(got.ignored) == len(tc.ignoredPrefix) {
 					t.Errorf("ignored = %q, want %q and the reason", got.ignored, tc.ignoredPrefix)

@@ -46,8 +46,8 @@ func (g *graySync) dropRequestWhileInvalid(invalid string) {
 	}
 	g.removeResume = true
 	g.dc.eventRecorder.Eventf(g.cur.d, corev1.EventTypeWarning, grayapi.ReasonGrayResumeIgnored,
-		"Ignored %s=%q: the rollout is Invalid (%s); fix the annotation first (kubectl gray abort works while Invalid)",
-		grayapi.ResumeAnnotation, value, invalid)
+		"Ignored %s=%s: the rollout is Invalid (%s); fix the annotation first (kubectl gray abort works while Invalid)",
+		grayapi.ResumeAnnotation, grayapi.QuoteValue(value), invalid)
 }
 
 // scaleWhileInvalid carries out a change of spec.replicas of an Invalid rollout: with the share of

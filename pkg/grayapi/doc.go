@@ -21,8 +21,11 @@
 // tools that rewrite a Deployment's annotations never touch):
 //
 //	kubegray.io/stable=true  label, controller only: the stable ReplicaSet
-//	kubegray.io/frozen=true  label, controller only: sized by gray-controller
+//	kubegray.io/frozen=true  label, controller only (the freeze policy refuses
+//	                         anyone else adding or removing it): sized by gray-controller
 //	                         alone while the Deployment is taken over
+//	kubegray.io/aborted=3    label, controller only (likewise): the ReplicaSet
+//	                         of an aborted rollout, with its revision
 //	kubegray.io/percent      the Deployment's current hold points, so that a
 //	                         rollback to any revision keeps the opt-in
 //	kubegray.io/on-failure   likewise, the Deployment's current values
@@ -213,17 +216,13 @@ type InvalidValueError struct {
 	Detail string
 }
 
-// maxQuoted keeps a pasted-by-mistake blob from flooding events and terminals.
-const maxQuoted = 120
-
+// Error quotes Value with QuoteValue and caps Detail, so that the whole
+// message stays a few hundred bytes whatever the value's size: Key and Rule
+// are this package's constants.
 func (e *InvalidValueError) Error() string {
-	v := e.Value
-	if len(v) > maxQuoted {
-		v = v[:maxQuoted] + "..."
-	}
-	msg := fmt.Sprintf("invalid %s %q: %s", e.Key, v, e.Rule)
+	msg := fmt.Sprintf("invalid %s %s: %s", e.Key, QuoteValue(e.Value), e.Rule)
 	if e.Detail != "" {
-		msg += "; " + e.Detail
+		msg += "; " + capText(e.Detail, maxDetail)
 	}
 	return msg
 }

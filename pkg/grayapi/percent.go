@@ -57,17 +57,17 @@ func parsePoint(s string) (int32, string) {
 	}
 	digits := strings.TrimSuffix(s, "%")
 	if digits == "" {
-		return 0, fmt.Sprintf("%q has no number", s)
+		return 0, quoteToken(s) + " has no number"
 	}
 	var v int32
 	for _, c := range digits {
 		if c < '0' || c > '9' {
-			return 0, fmt.Sprintf("%q is not an integer", s)
+			return 0, quoteToken(s) + " is not an integer"
 		}
 		// Stop accumulating as soon as the range is left, so that a long run
 		// of digits cannot overflow.
 		if v = v*10 + (c - '0'); v >= FullPercent {
-			return 0, fmt.Sprintf("%q is out of range", s)
+			return 0, quoteToken(s) + " is out of range"
 		}
 	}
 	return v, ""

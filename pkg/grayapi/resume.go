@@ -1,7 +1,6 @@
 package grayapi
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 )
@@ -48,11 +47,11 @@ func ParseResume(value string) (Resume, error) {
 		return fail("the \":\" is missing")
 	}
 	if rev == "" || strings.TrimLeft(rev, "0123456789") != "" {
-		return fail(fmt.Sprintf("revision %q is not a positive integer", rev))
+		return fail("revision " + quoteToken(rev) + " is not a positive integer")
 	}
 	n, err := strconv.ParseInt(rev, 10, 64)
 	if err != nil || n < 1 {
-		return fail(fmt.Sprintf("revision %q is not a positive integer", rev))
+		return fail("revision " + quoteToken(rev) + " is not a positive integer")
 	}
 	switch action {
 	case "next":
@@ -66,7 +65,7 @@ func ParseResume(value string) (Resume, error) {
 	case "retry":
 		return Resume{Revision: n, Retry: true}, nil
 	}
-	return fail(fmt.Sprintf("action %q is not \"next\", \"full\", \"undo\", \"abort\" or \"retry\"", action))
+	return fail("action " + quoteToken(action) + ` is not "next", "full", "undo", "abort" or "retry"`)
 }
 
 // FormatResume renders a request the way ParseResume reads it:

@@ -164,11 +164,11 @@ const statusRule = `must be the JSON object gray-controller writes, with a known
 func (s Status) Validate() error {
 	switch {
 	case !s.Phase.Valid():
-		return fmt.Errorf("phase %q is not one of Progressing, Held, Complete, RolledBack, Degraded, Invalid, Aborted", s.Phase)
+		return fmt.Errorf("phase %s is not one of Progressing, Held, Complete, RolledBack, Degraded, Invalid, Aborted", quoteToken(string(s.Phase)))
 	case s.Mode != "" && !s.Mode.Valid():
-		return fmt.Errorf("mode %q is neither %q nor %q", s.Mode, ModeInstead, ModeAlongside)
+		return fmt.Errorf("mode %s is neither %q nor %q", quoteToken(string(s.Mode)), ModeInstead, ModeAlongside)
 	case s.Takeover != "" && !s.Takeover.Valid():
-		return fmt.Errorf("takeover %q is neither %q nor %q", s.Takeover, TakeoverAdmission, TakeoverEager)
+		return fmt.Errorf("takeover %s is neither %q nor %q", quoteToken(string(s.Takeover)), TakeoverAdmission, TakeoverEager)
 	case s.Revision < 0, s.StableRevision < 0, s.Step < 0, s.Target < 0, s.ObservedGeneration < 0,
 		s.Progress != nil && s.Progress.Available < 0, s.Failure != nil && s.Failure.RolledBackFrom < 0:
 		return fmt.Errorf("revision, stableRevision, step, target, observedGeneration, progress.available and failure.rolledBackFrom must not be negative")
@@ -178,9 +178,26 @@ func (s Status) Validate() error {
 	return nil
 }
 
+// MaxStatusMessage bounds Message and Failure.Message as ParseStatus returns
+// them and FormatStatus writes them: the controller repeats them in events
+// and later messages, and in instead mode (no guard policy) anyone may write
+// the annotation, so a forged status must not carry 250 KB into them.
+const MaxStatusMessage = 1024
+
+// capMessages cuts Message and Failure.Message to MaxStatusMessage.
+func (s *Status) capMessages() {
+	s.Message = capText(s.Message, MaxStatusMessage)
+	if s.Failure != nil && len(s.Failure.Message) > MaxStatusMessage {
+		f := *s.Failure
+		f.Message = capText(f.Message, MaxStatusMessage)
+		s.Failure = &f
+	}
+}
+
 // ParseStatus parses a kubegray.io/status value. Unknown JSON fields are
 // ignored, so a plugin keeps reading the status of a newer controller; the
-// fields it knows must be well typed and pass Validate.
+// fields it knows must be well typed and pass Validate. Messages longer than
+// MaxStatusMessage are cut.
 func ParseStatus(value string) (Status, error) {
 	var s Status
 	fail := func(detail string) (Status, error) {
@@ -192,16 +209,18 @@ func ParseStatus(value string) (Status, error) {
 	if err := s.Validate(); err != nil {
 		return fail(err.Error())
 	}
+	s.capMessages()
 	return s, nil
 }
 
-// FormatStatus renders s as the compact JSON that ParseStatus reads. It
-// refuses a status that ParseStatus would reject, so the controller cannot
-// write one.
+// FormatStatus renders s as the compact JSON that ParseStatus reads, its
+// messages cut to MaxStatusMessage. It refuses a status that ParseStatus
+// would reject, so the controller cannot write one.
 func FormatStatus(s Status) (string, error) {
 	if err := s.Validate(); err != nil {
 		return "", fmt.Errorf("%s: %w", StatusAnnotation, err)
 	}
+	s.capMessages()
 	b, err := json.Marshal(s)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", StatusAnnotation, err)

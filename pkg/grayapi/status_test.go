@@ -117,3 +117,34 @@ func TestPhaseValid(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusMessagesCapped pins the cut of a status's messages, read or written: a forged status
+// (instead mode has no guard) or a long pod message cannot make one of 250,000 bytes.
+func TestStatusMessagesCapped(t *testing.T) {
+	huge := strings.Repeat("m", 250000)
+	s := Status{Phase: PhaseDegraded, Revision: 2, Message: huge, Failure: &Failure{Reason: "ProgressDeadlineExceeded", Message: huge}}
+	raw, err := FormatStatus(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(raw) > 3*MaxStatusMessage {
+		t.Fatalf("FormatStatus wrote %d bytes, want at most %d", len(raw), 3*MaxStatusMessage)
+	}
+	if s.Failure.Message != huge {
+		t.Fatal("FormatStatus changed the caller's Failure")
+	}
+	forged := `{"phase":"Held","revision":2,"message":"` + huge + `","failure":{"reason":"x","message":"` + huge + `"}}`
+	got, err := ParseStatus(forged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, msg := range map[string]string{"message": got.Message, "failure.message": got.Failure.Message} {
+		if len(msg) > MaxStatusMessage || !strings.HasSuffix(msg, "...") || !strings.HasPrefix(msg, "mmm") {
+			t.Errorf("ParseStatus %s is %d bytes (%.20s...%s), want at most %d, cut with ...", what, len(msg), msg, msg[max(0, len(msg)-5):], MaxStatusMessage)
+		}
+	}
+	short := Status{Phase: PhaseHeld, Message: "held at 2 of 10 replicas"}
+	if raw, err := FormatStatus(short); err != nil || !strings.Contains(raw, `"message":"held at 2 of 10 replicas"`) {
+		t.Fatalf("FormatStatus(short) = %s, %v: a short message must stay whole", raw, err)
+	}
+}

@@ -46,16 +46,16 @@ func ParseStrategy(value string) (appsv1.DeploymentStrategy, error) {
 	case appsv1.RollingUpdateDeploymentStrategyType:
 		s.Type = t
 	default:
-		return fail(fmt.Sprintf("strategy type %q is neither Recreate nor RollingUpdate", t))
+		return fail("strategy type " + quoteToken(string(t)) + " is neither Recreate nor RollingUpdate")
 	}
 	for _, field := range fields[1:] {
 		key, raw, ok := strings.Cut(field, "=")
 		if !ok {
-			return fail(fmt.Sprintf("field %q is not key=value", field))
+			return fail("field " + quoteToken(field) + " is not key=value")
 		}
 		v, err := parseIntOrPercent(raw)
 		if err != nil {
-			return fail(fmt.Sprintf("%s: %v", key, err))
+			return fail(fmt.Sprintf("%s: %v", capText(key, maxQuotedToken), err))
 		}
 		if s.RollingUpdate == nil {
 			s.RollingUpdate = &appsv1.RollingUpdateDeployment{}
@@ -66,7 +66,7 @@ func ParseStrategy(value string) (appsv1.DeploymentStrategy, error) {
 		case strategyMaxUnavailable:
 			target = &s.RollingUpdate.MaxUnavailable
 		default:
-			return fail(fmt.Sprintf("unknown field %q", key))
+			return fail("unknown field " + quoteToken(key))
 		}
 		if *target != nil {
 			return fail(fmt.Sprintf("%s is given twice", key))
@@ -100,7 +100,7 @@ func FormatStrategy(s appsv1.DeploymentStrategy) (string, error) {
 		return string(s.Type), nil
 	case appsv1.RollingUpdateDeploymentStrategyType:
 	default:
-		return fail(fmt.Sprintf("strategy type %q is neither Recreate nor RollingUpdate", s.Type))
+		return fail("strategy type " + quoteToken(string(s.Type)) + " is neither Recreate nor RollingUpdate")
 	}
 	if err := validateRollingUpdate(s.RollingUpdate); err != nil {
 		return fail(err.Error())
@@ -125,11 +125,11 @@ func FormatStrategy(s appsv1.DeploymentStrategy) (string, error) {
 func parseIntOrPercent(raw string) (intstr.IntOrString, error) {
 	digits, percent := strings.CutSuffix(raw, "%")
 	if digits == "" || strings.TrimLeft(digits, "0123456789") != "" {
-		return intstr.IntOrString{}, fmt.Errorf("%q is not a non-negative integer or percentage", raw)
+		return intstr.IntOrString{}, fmt.Errorf("%s is not a non-negative integer or percentage", quoteToken(raw))
 	}
 	n, err := strconv.ParseInt(digits, 10, 32)
 	if err != nil {
-		return intstr.IntOrString{}, fmt.Errorf("%q is too large", raw)
+		return intstr.IntOrString{}, fmt.Errorf("%s is too large", quoteToken(raw))
 	}
 	if percent {
 		return intstr.FromString(raw), nil
@@ -152,7 +152,7 @@ func validateRollingUpdate(ru *appsv1.RollingUpdateDeployment) error {
 		return err
 	}
 	if ru.MaxUnavailable != nil && ru.MaxUnavailable.Type == intstr.String && unavailable > 100 {
-		return fmt.Errorf("maxUnavailable %s is above 100%%", ru.MaxUnavailable.String())
+		return fmt.Errorf("maxUnavailable %s is above 100%%", capText(ru.MaxUnavailable.String(), maxQuotedToken))
 	}
 	if ru.MaxSurge != nil && ru.MaxUnavailable != nil && surge == 0 && unavailable == 0 {
 		return fmt.Errorf("maxSurge and maxUnavailable are both 0, so the rollout could never progress")
@@ -175,7 +175,7 @@ func checkIntOrPercent(key string, v *intstr.IntOrString) (int64, error) {
 	digits, ok := strings.CutSuffix(v.StrVal, "%")
 	n, err := strconv.ParseInt(digits, 10, 32)
 	if !ok || digits == "" || strings.TrimLeft(digits, "0123456789") != "" || err != nil {
-		return 0, fmt.Errorf("%s %q is not a non-negative integer or percentage", key, v.StrVal)
+		return 0, fmt.Errorf("%s %s is not a non-negative integer or percentage", key, quoteToken(v.StrVal))
 	}
 	return n, nil
 }

@@ -263,6 +263,75 @@ func runConstructionCases(t *testing.T, c *cluster.Cluster, eager bool) {
 			k.finish(false)
 		})
 
+		run("frozen label removed from a held replica set, then a resize", func(k *constructionCase) {
+			k.held()
+			rs := k.stableReplicaSet()
+			ns := k.e.ns
+			// Removed or changed, by kubectl label or by a patch of the labels alone.
+			for _, args := range [][]string{
+				{"label", "replicaset", rs, grayapi.FrozenLabel + "-"},
+				{"label", "replicaset", rs, "--overwrite", grayapi.FrozenLabel + "=false"},
+				{"patch", "replicaset", rs, "--type=merge", "-p", `{"metadata":{"labels":{"` + grayapi.FrozenLabel + `":null}}}`},
+			} {
+				k.u.fails(1, []string{"kubegray-freeze", "replica set " + ns + "/" + rs + " of deployment web",
+					"only gray-controller adds or removes the kubegray.io/frozen label",
+					`"kubectl gray resume web -n ` + ns + ` --full"`, `"kubectl scale deployment web -n ` + ns + ` --replicas=N"`}, args...)
+			}
+			// Still frozen, so the resize meant to follow is refused (the recorder fails the
+			// test on any resize of a frozen ReplicaSet by anyone but gray-controller).
+			k.u.fails(1, []string{"kubegray-freeze", "only gray-controller sizes its replica sets"},
+				"patch", "replicaset", rs, "--type=merge", "-p", `{"spec":{"replicas":10}}`)
+			// Other labels stay the users'.
+			k.u.must("label", "replicaset", rs, "kubegray.test/touched=yes")
+			for _, r := range ownedReplicaSets(k.t, k.e.client, k.e.get("web")) {
+				if _, frozen := r.Labels[grayapi.FrozenLabel]; !frozen {
+					k.t.Errorf("replica set %s lost %s", r.Name, grayapi.FrozenLabel)
+				}
+			}
+			k.stillHeld(constructionHeld)
+			k.finish(false)
+		})
+
+		run("aborted label set by hand", func(k *constructionCase) {
+			k.held()
+			var canary string
+			for _, rs := range ownedReplicaSets(k.t, k.e.client, k.e.get("web")) {
+				if imageOf(&rs.Spec.Template) == constructionImage {
+					canary = rs.Name
+				}
+			}
+			k.u.fails(1, []string{"kubegray-freeze", "replica set " + k.e.ns + "/" + canary + " of deployment web",
+				"only gray-controller sets or removes the kubegray.io/aborted label",
+				`"kubectl annotate deployment web -n ` + k.e.ns + ` kubegray.io/resume=2:abort"`},
+				"label", "replicaset", canary, grayapi.AbortedLabel+"=2")
+			k.stillHeld(constructionHeld)
+			k.finish(false)
+			// Once released (thawed, with the takeover policy) the label is still gray-controller's.
+			k.u.fails(1, []string{"kubegray-freeze", "only gray-controller sets or removes the kubegray.io/aborted label"},
+				"label", "replicaset", canary, grayapi.AbortedLabel+"=2")
+		})
+
+		run("forged status while held and after the rollout", func(k *constructionCase) {
+			k.held()
+			ns := k.e.ns
+			refusal := []string{"kubegray-guard",
+				"deployment " + ns + "/web: the kubegray.io/status annotation is gray-controller's report of the gray rollout, and only gray-controller writes it",
+				`"kubectl gray resume web -n ` + ns + `"`}
+			before := k.e.grayStatus(k.e.get("web"))
+			forged := `{"phase":"Complete","revision":2,"stableRevision":2,"percent":100}`
+			k.u.fails(1, refusal, "annotate", "deployment/web", "--overwrite", grayapi.StatusAnnotation+"="+forged)
+			k.u.fails(1, refusal, "annotate", "deployment/web", grayapi.StatusAnnotation+"-")
+			k.u.fails(1, refusal, "patch", "deployment/web", "--subresource=status", "--type=merge",
+				"-p", `{"metadata":{"annotations":{"`+grayapi.StatusAnnotation+`":"{}"}}}`)
+			if after := k.e.grayStatus(k.e.get("web")); after.Phase != before.Phase || after.Revision != before.Revision || after.Step != before.Step {
+				k.t.Fatalf("status moved from %+v to %+v", before, after)
+			}
+			k.stillHeld(constructionHeld)
+			k.finish(false)
+			// Between rollouts too, whether or not the Deployment stays taken over.
+			k.u.fails(1, refusal, "annotate", "deployment/web", grayapi.StatusAnnotation+"-")
+		})
+
 		if !eager {
 			// kubectl rollout undo refuses a paused Deployment, and eager keeps every annotated
 			// one paused: this path exists with the takeover policy only.

@@ -138,9 +138,12 @@ func tamperScenariosB() []tamperScenario {
 				}
 			}
 			copies = append(copies, stale{"the first rollout's status", earlier})
+			// Instead mode takes each copy, and the controller must distrust it. In alongside
+			// mode the guard refuses them: a stale copy comes back there only with a template,
+			// by kubectl rollout undo (scenarios 1, 6 and 7).
 			for i, c := range copies {
 				e.t.Logf("writing %s back onto web: %s", c.from, c.value)
-				e.annotate(grayapi.StatusAnnotation + "=" + c.value)
+				e.tamperStatus(grayapi.StatusAnnotation + "=" + c.value)
 				if i == 0 {
 					e.restartAfterTamper("right after " + c.from + " was written back")
 				} else {
@@ -320,9 +323,9 @@ func tamperAnnotation(e *tamperEnv, progressing bool, op string) {
 
 	case "status deleted", "status garbage":
 		if op == "status deleted" {
-			e.annotate(grayapi.StatusAnnotation + "-")
+			e.tamperStatus(grayapi.StatusAnnotation + "-")
 		} else {
-			e.annotate(grayapi.StatusAnnotation + "={")
+			e.tamperStatus(grayapi.StatusAnnotation + "={")
 		}
 		atHold("held at 50% after the " + op)
 		if st := e.status(); st.Step != 0 || st.Percent != 50 || st.StableRevision != 1 || st.Revision != 2 {

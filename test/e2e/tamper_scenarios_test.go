@@ -108,7 +108,9 @@ func tamperScenariosA() []tamperScenario {
 			e.want("held at 20%", held, map[string]int32{tpImg1: 8, tpImg2: 2}, true)
 			stable := e.status().StableRevision
 
-			e.annotate(grayapi.StatusAnnotation + "-")
+			// Instead mode has no guard: the controller re-derives the status each write
+			// removed or garbled. In alongside mode the guard refuses every one of them.
+			e.tamperStatus(grayapi.StatusAnnotation + "-")
 			e.restartAfterTamper("right after the status annotation was deleted")
 			e.want("held at 20% again after the status was deleted", held, map[string]int32{tpImg1: 8, tpImg2: 2}, true)
 			e.until("held")
@@ -116,7 +118,7 @@ func tamperScenariosA() []tamperScenario {
 			e.want("held at 40%", held, map[string]int32{tpImg1: 6, tpImg2: 4}, true)
 			e.until("held")
 
-			e.annotate(grayapi.StatusAnnotation + "={")
+			e.tamperStatus(grayapi.StatusAnnotation + "={")
 			e.stillAfterTamper("after the status became garbage", 3*time.Second)
 			e.want("held at 40% again after the status became garbage", held, map[string]int32{tpImg1: 6, tpImg2: 4}, true)
 			e.until("held")
@@ -129,7 +131,12 @@ func tamperScenariosA() []tamperScenario {
 			e.want("held at 60%", held, map[string]int32{tpImg1: 4, tpImg2: 6}, true)
 			e.until("held")
 
-			// A tool that replaces the object with the annotations it knows.
+			// A tool that replaces the object with the annotations it knows: in alongside mode
+			// the guard refuses the write, which would drop gray-controller's status.
+			var refusal []string
+			if e.alongside() {
+				refusal = e.statusRefusal()
+			}
 			e.replaceEdited(func(obj map[string]any) {
 				meta := obj["metadata"].(map[string]any)
 				ann := meta["annotations"].(map[string]any)
@@ -140,7 +147,7 @@ func tamperScenariosA() []tamperScenario {
 						delete(ann, k)
 					}
 				}
-			})
+			}, refusal...)
 			e.stillAfterTamper("after the replace without the status", 3*time.Second)
 			e.want("held at 60% again after the replace", held, map[string]int32{tpImg1: 4, tpImg2: 6}, true)
 			e.until("held")

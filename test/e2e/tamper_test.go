@@ -507,9 +507,28 @@ func (e *tamperEnv) annotate(args ...string) {
 	e.u.must(append([]string{"annotate", "deploy/web", "--overwrite"}, args...)...)
 }
 
+// tamperStatus writes kubegray.io/status with kubectl annotate (arg as for it: "KEY=VALUE" or
+// "KEY-"). Instead mode lets it through; in alongside mode the guard refuses it, naming the
+// Deployment and whose the status is, so gray-controller's own stands.
+func (e *tamperEnv) tamperStatus(arg string) {
+	e.t.Helper()
+	if !e.alongside() {
+		e.annotate(arg)
+		return
+	}
+	e.u.fails(1, e.statusRefusal(), "annotate", "deploy/web", "--overwrite", arg)
+}
+
+// statusRefusal is what the guard says to a write of kubegray.io/status on web.
+func (e *tamperEnv) statusRefusal() []string {
+	return []string{"kubegray-guard", "deployment " + e.ns + "/web: the " + grayapi.StatusAnnotation +
+		" annotation is gray-controller's report of the gray rollout, and only gray-controller writes it"}
+}
+
 // replaceEdited emulates kubectl edit: kubectl get -o json, edit, kubectl
-// replace -f (retried when the controller wrote in between).
-func (e *tamperEnv) replaceEdited(edit func(obj map[string]any)) {
+// replace -f (retried when the controller wrote in between). With refusal it
+// wants the replace refused with those messages instead.
+func (e *tamperEnv) replaceEdited(edit func(obj map[string]any), refusal ...string) {
 	e.t.Helper()
 	for attempt := 0; ; attempt++ {
 		var obj map[string]any
@@ -525,13 +544,21 @@ func (e *tamperEnv) replaceEdited(edit func(obj map[string]any)) {
 			e.t.Fatal(err)
 		}
 		r := e.u.kubectl("replace", "-f", e.writeFile(string(data)))
-		if r.code == 0 {
-			return
-		}
 		if attempt < 5 && strings.Contains(r.stderr, "the object has been modified") {
 			continue
 		}
-		e.t.Fatalf("kubectl replace: %s", r)
+		if len(refusal) == 0 && r.code == 0 {
+			return
+		}
+		if len(refusal) > 0 && r.code == 1 {
+			for _, m := range refusal {
+				if !strings.Contains(r.stderr, m) {
+					e.t.Errorf("kubectl replace refused without saying %q: %s", m, r)
+				}
+			}
+			return
+		}
+		e.t.Fatalf("kubectl replace (want refused: %t): %s", len(refusal) > 0, r)
 	}
 }
 
