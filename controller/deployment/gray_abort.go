@@ -43,13 +43,12 @@ func (g *graySync) isAborted() bool {
 	return abortRecorded(g.cur.newRS) || (g.st.Phase == grayapi.PhaseAborted && g.in.hasPrev && g.in.prev.Revision == g.st.Revision)
 }
 
-// abortRequest is what this sync does about aborting.
+// abortRequest is what this sync does about aborting; the zero value is nothing.
 type abortRequest int
 
 const (
-	abortNone abortRequest = iota
 	// abortStart: abort the rollout in flight now.
-	abortStart
+	abortStart abortRequest = iota + 1
 	// abortRetry: an aborted rollout starts again at its first hold point.
 	abortRetry
 )

@@ -29,7 +29,7 @@ func foreignStatusWriter(d *appsv1.Deployment, self string) string {
 	}
 	other := ""
 	for _, entry := range d.ManagedFields {
-		if entry.FieldsV1 == nil || !ownsField(entry.FieldsV1.Raw, statusFieldPath) {
+		if entry.FieldsV1 == nil || !ownsField(entry.FieldsV1.GetRawBytes(), statusFieldPath) {
 			continue
 		}
 		if entry.Manager == self {

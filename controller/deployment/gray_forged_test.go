@@ -11,7 +11,7 @@ func TestForeignStatusWriter(t *testing.T) {
 	status := `{"f:metadata":{"f:annotations":{"f:kubegray.io/status":{},"f:kubegray.io/percent":{}}}}`
 	percent := `{"f:metadata":{"f:annotations":{"f:kubegray.io/percent":{}}}}`
 	entry := func(manager, fields string) metav1.ManagedFieldsEntry {
-		return metav1.ManagedFieldsEntry{Manager: manager, FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}
+		return metav1.ManagedFieldsEntry{Manager: manager, FieldsV1: metav1.NewFieldsV1(fields)}
 	}
 	tests := []struct {
 		name    string
