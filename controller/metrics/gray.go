@@ -18,7 +18,7 @@ var timeToHoldBuckets = prometheus.ExponentialBuckets(0.5, 2, 14)
 // shows 0 rather than no data.
 var grayPhases = []grayapi.Phase{
 	grayapi.PhaseProgressing, grayapi.PhaseHeld, grayapi.PhaseComplete,
-	grayapi.PhaseRolledBack, grayapi.PhaseDegraded, grayapi.PhaseInvalid,
+	grayapi.PhaseRolledBack, grayapi.PhaseDegraded, grayapi.PhaseInvalid, grayapi.PhaseAborted,
 }
 
 // grayMetrics counts gray rollouts. The gauge is derived from the last phase

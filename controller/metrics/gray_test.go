@@ -34,6 +34,7 @@ func TestGrayPhaseGauge(t *testing.T) {
 	want := `
 # HELP gray_controller_gray_deployments Gray Deployments (carrying kubegray.io/percent) by the phase of their rollout.
 # TYPE gray_controller_gray_deployments gauge
+gray_controller_gray_deployments{phase="Aborted"} 0
 gray_controller_gray_deployments{phase="Complete"} 1
 gray_controller_gray_deployments{phase="Degraded"} 0
 gray_controller_gray_deployments{phase="Held"} 1
