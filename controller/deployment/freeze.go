@@ -57,7 +57,7 @@ func (dc *DeploymentController) freezeReplicaSets(ctx context.Context, d *appsv1
 		if isFrozen(rs) || rs.DeletionTimestamp != nil {
 			continue
 		}
-		if err := dc.patchReplicaSetMeta(ctx, rs, "labels", map[string]any{grayapi.FrozenLabel: grayapi.FrozenLabelValue}); err != nil {
+		if _, err := dc.patchReplicaSetMeta(ctx, rs, "labels", map[string]any{grayapi.FrozenLabel: grayapi.FrozenLabelValue}); err != nil {
 			return fmt.Errorf("deployment %s/%s: freezing the size of replica set %s for its gray rollout: %w", d.Namespace, d.Name, rs.Name, err)
 		}
 		klog.FromContext(ctx).V(4).Info("Froze replica set", "deployment", klog.KObj(d), "replicaSet", klog.KObj(rs))
@@ -71,7 +71,7 @@ func (dc *DeploymentController) thawReplicaSets(ctx context.Context, d *appsv1.D
 		if _, labelled := rs.Labels[grayapi.FrozenLabel]; !labelled {
 			continue
 		}
-		if err := dc.patchReplicaSetMeta(ctx, rs, "labels", map[string]any{grayapi.FrozenLabel: nil}); err != nil {
+		if _, err := dc.patchReplicaSetMeta(ctx, rs, "labels", map[string]any{grayapi.FrozenLabel: nil}); err != nil {
 			return fmt.Errorf("deployment %s/%s: handing the size of replica set %s back: %w", d.Namespace, d.Name, rs.Name, err)
 		}
 		klog.FromContext(ctx).V(4).Info("Thawed replica set", "deployment", klog.KObj(d), "replicaSet", klog.KObj(rs))

@@ -159,7 +159,7 @@ func (g *graySync) serveAbort(ctx context.Context) (bool, error) {
 func (g *graySync) startAbort(ctx context.Context, failure *grayapi.Failure) error {
 	rs := g.cur.newRS
 	rev := strconv.FormatInt(g.st.Revision, 10)
-	written, err := g.dc.patchReplicaSetMetaFor(ctx, rs, "labels", map[string]any{grayapi.AbortedLabel: rev})
+	written, err := g.dc.patchReplicaSetMeta(ctx, rs, "labels", map[string]any{grayapi.AbortedLabel: rev})
 	if err != nil {
 		return fmt.Errorf("deployment %s/%s: recording the abort of revision %d on replica set %s: %w", g.cur.d.Namespace, g.cur.d.Name,
 			g.st.Revision, rs.Name, err)
@@ -179,7 +179,7 @@ func (g *graySync) startAbort(ctx context.Context, failure *grayapi.Failure) err
 func (g *graySync) retry(ctx context.Context) error {
 	if rs := g.cur.newRS; rs != nil {
 		if _, marked := rs.Labels[grayapi.AbortedLabel]; marked {
-			written, err := g.dc.patchReplicaSetMetaFor(ctx, rs, "labels", map[string]any{grayapi.AbortedLabel: nil})
+			written, err := g.dc.patchReplicaSetMeta(ctx, rs, "labels", map[string]any{grayapi.AbortedLabel: nil})
 			if err != nil {
 				return fmt.Errorf("deployment %s/%s: removing the abort record of revision %d from replica set %s: %w", g.cur.d.Namespace,
 					g.cur.d.Name, g.st.Revision, rs.Name, err)

@@ -83,7 +83,7 @@ func (g *graySync) markStableOfRollout(ctx context.Context) error {
 // markStable puts the stable label on stable and takes it off every other ReplicaSet.
 func (dc *DeploymentController) markStable(ctx context.Context, d *appsv1.Deployment, stable *appsv1.ReplicaSet, rsList []*appsv1.ReplicaSet) error {
 	if stable.Labels[grayapi.StableLabel] != grayapi.StableLabelValue {
-		if err := dc.patchReplicaSetMeta(ctx, stable, "labels", map[string]any{grayapi.StableLabel: grayapi.StableLabelValue}); err != nil {
+		if _, err := dc.patchReplicaSetMeta(ctx, stable, "labels", map[string]any{grayapi.StableLabel: grayapi.StableLabelValue}); err != nil {
 			return fmt.Errorf("deployment %s/%s: marking replica set %s stable: %w", d.Namespace, d.Name, stable.Name, err)
 		}
 		klog.FromContext(ctx).V(2).Info("Marked stable replica set", "deployment", klog.KObj(d), "replicaSet", klog.KObj(stable))
@@ -93,7 +93,7 @@ func (dc *DeploymentController) markStable(ctx context.Context, d *appsv1.Deploy
 			continue
 		}
 		if _, marked := rs.Labels[grayapi.StableLabel]; marked {
-			if err := dc.patchReplicaSetMeta(ctx, rs, "labels", map[string]any{grayapi.StableLabel: nil}); err != nil {
+			if _, err := dc.patchReplicaSetMeta(ctx, rs, "labels", map[string]any{grayapi.StableLabel: nil}); err != nil {
 				return fmt.Errorf("deployment %s/%s: unmarking replica set %s: %w", d.Namespace, d.Name, rs.Name, err)
 			}
 		}
@@ -123,14 +123,14 @@ func (dc *DeploymentController) mirrorRecord(ctx context.Context, d *appsv1.Depl
 		if _, aborted := rs.Labels[grayapi.AbortedLabel]; aborted && !gray {
 			// Out of gray the rollout completes; an abort record left behind would abort the
 			// same revision again if the Deployment opted in later.
-			if err := dc.patchReplicaSetMeta(ctx, rs, "labels", map[string]any{grayapi.AbortedLabel: nil}); err != nil {
+			if _, err := dc.patchReplicaSetMeta(ctx, rs, "labels", map[string]any{grayapi.AbortedLabel: nil}); err != nil {
 				return fmt.Errorf("deployment %s/%s: removing %s from replica set %s: %w", d.Namespace, d.Name, grayapi.AbortedLabel, rs.Name, err)
 			}
 		}
 		if len(changes) == 0 {
 			continue
 		}
-		if err := dc.patchReplicaSetMeta(ctx, rs, "annotations", changes); err != nil {
+		if _, err := dc.patchReplicaSetMeta(ctx, rs, "annotations", changes); err != nil {
 			return fmt.Errorf("deployment %s/%s: recording %v on replica set %s: %w", d.Namespace, d.Name, changes, rs.Name, err)
 		}
 	}
@@ -138,15 +138,10 @@ func (dc *DeploymentController) mirrorRecord(ctx context.Context, d *appsv1.Depl
 }
 
 // patchReplicaSetMeta sets (or, for a nil value, removes) labels or annotations of rs with a
-// merge patch: metadata only, so it never conflicts with a resize and bumps no generation.
-func (dc *DeploymentController) patchReplicaSetMeta(ctx context.Context, rs *appsv1.ReplicaSet, field string, values map[string]any) error {
-	_, err := dc.patchReplicaSetMetaFor(ctx, rs, field, values)
-	return err
-}
-
-// patchReplicaSetMetaFor is patchReplicaSetMeta returning the written ReplicaSet, for a sync
-// that writes the same ReplicaSet again (its next update must carry the new resourceVersion).
-func (dc *DeploymentController) patchReplicaSetMetaFor(ctx context.Context, rs *appsv1.ReplicaSet, field string, values map[string]any) (*appsv1.ReplicaSet, error) {
+// merge patch: metadata only, so it never conflicts with a resize and bumps no generation. It
+// returns the written ReplicaSet, for a sync that writes the same ReplicaSet again (its next
+// update must carry the new resourceVersion).
+func (dc *DeploymentController) patchReplicaSetMeta(ctx context.Context, rs *appsv1.ReplicaSet, field string, values map[string]any) (*appsv1.ReplicaSet, error) {
 	body, err := json.Marshal(map[string]any{"metadata": map[string]any{field: values}})
 	if err != nil {
 		return nil, err
