@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 func runCheck(args []string, out io.Writer) error {
@@ -116,19 +117,30 @@ type result struct {
 
 // readResults returns the top-level tests that passed or failed in a stream of go test -json
 // events. Skipped tests take no time worth a budget; lines that are not JSON are skipped.
+// A test's time is from its run event to its end, when both carry one: go test's Elapsed
+// leaves out the subtests that call t.Parallel, which run after their parent's function has
+// returned (TestGrayRandomized reported 0.0 s while it held its package for 210 s).
 func readResults(step string, r io.Reader) ([]result, error) {
 	var rs []result
+	started := map[string]time.Time{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(nil, 16<<20)
 	for sc.Scan() {
 		var ev event
-		if json.Unmarshal(sc.Bytes(), &ev) != nil {
+		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.Test == "" || strings.Contains(ev.Test, "/") {
 			continue
 		}
-		if ev.Test == "" || strings.Contains(ev.Test, "/") || (ev.Action != actionPass && ev.Action != actionFail) {
+		if ev.Action == actionRun {
+			started[ev.Package+" "+ev.Test] = ev.Time
+		}
+		if ev.Action != actionPass && ev.Action != actionFail {
 			continue
 		}
-		rs = append(rs, result{step: step, test: ev.Test, seconds: ev.Elapsed})
+		seconds := ev.Elapsed
+		if start, ok := started[ev.Package+" "+ev.Test]; ok && !start.IsZero() && !ev.Time.IsZero() {
+			seconds = max(seconds, ev.Time.Sub(start).Seconds())
+		}
+		rs = append(rs, result{step: step, test: ev.Test, seconds: seconds})
 	}
 	return rs, sc.Err()
 }

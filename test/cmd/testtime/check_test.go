@@ -23,6 +23,8 @@ func TestCheck(t *testing.T) {
 		{name: "a failed test within its budget", steps: []string{"failing"}},
 		{name: "a test over the default", steps: []string{"within", "over"},
 			wantErr: []string{"over: TestQuick took 612.8 s, over its budget of 600 s"}},
+		{name: "a parent whose subtests ran in parallel, timed from its start to its end", steps: []string{"parallel-parent"},
+			wantErr: []string{"parallel-parent: TestScenarios took 950.0 s, over its budget of 900 s"}},
 		{name: "an empty step", steps: []string{"within", "empty"},
 			wantErr: []string{"empty: no test passed or failed"}},
 		{name: "a step whose package ran no test", steps: []string{"no-tests"},

@@ -1,7 +1,10 @@
 package main
 
+import "time"
+
 // event is one line of `go test -json` (see `go doc test2json`), with the fields testtime reads.
 type event struct {
+	Time    time.Time
 	Action  string
 	Package string
 	Test    string
@@ -11,6 +14,7 @@ type event struct {
 
 // The actions that end a test, or a package when Test is empty.
 const (
+	actionRun  = "run"
 	actionPass = "pass"
 	actionFail = "fail"
 	actionSkip = "skip"
