@@ -265,4 +265,4 @@ func failingCount(t *testing.T) int {
 }
 
 // defaultFailing failing scenarios per mode in `make test`, beside the defaultScenarios others.
-const defaultFailing = 6
+const defaultFailing = 5
