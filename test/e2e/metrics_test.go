@@ -1,0 +1,54 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+	"github.com/kubegray/kubectl-gray/test/cluster"
+	"github.com/kubegray/kubectl-gray/test/prom"
+)
+
+// TestMetricsInPrometheus scrapes gray-controller with a real Prometheus while a gray rollout
+// is held and then completed, and reads the series back with PromQL, as a dashboard or an
+// alert would: the exposition parses, the target is up, and the phase gauges and the hold
+// counter follow the rollout.
+func TestMetricsInPrometheus(t *testing.T) {
+	c := cluster.StartForTest(t, cluster.Options{Controllers: cluster.WithoutDeploymentController})
+	port, err := cluster.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := "127.0.0.1:" + strconv.Itoa(port)
+	startGrayController(t, c, "--mode=instead", "--metrics-bind-address="+target)
+	p := prom.Start(t, target)
+	e := newGrayEnv(t, c, "metrics")
+
+	e.startStable(grayDeployment("web", 10, "20"))
+	e.do(setImage("web", "nginx:1.26"))
+	e.expect("web", grayState{phase: grayapi.PhaseHeld, newSpec: 2, oldTotal: 8, paused: true})
+	wantQuery(t, p, `up{job="test"}`, 1)
+	wantQuery(t, p, `gray_controller_gray_deployments{phase="Held"}`, 1)
+	wantQuery(t, p, `gray_controller_gray_deployments{phase="Complete"}`, 0)
+	wantQuery(t, p, `sum(gray_controller_gray_holds_total)`, 1)
+
+	e.finish("web", 10)
+	wantQuery(t, p, `gray_controller_gray_deployments{phase="Held"}`, 0)
+	wantQuery(t, p, `gray_controller_gray_deployments{phase="Complete"}`, 1)
+}
+
+// wantQuery waits until expr's result is one series of value want, which Prometheus has
+// scraped from gray-controller.
+func wantQuery(t *testing.T, p *prom.Server, expr string, want float64) {
+	t.Helper()
+	eventually(t, 30*time.Second+10*prom.ScrapeInterval, fmt.Sprintf("%s = %v in Prometheus", expr, want), func() (bool, string) {
+		got, err := p.Query(context.Background(), expr)
+		if err != nil {
+			return false, err.Error()
+		}
+		return len(got) == 1 && got[0].Value == want, fmt.Sprintf("%+v", got)
+	})
+}

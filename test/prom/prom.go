@@ -1,0 +1,181 @@
+// Package prom runs a real Prometheus for the e2e suites: built from its Go module by
+// test/hack/build-prometheus.sh, listening on loopback only, scraping the targets a test names,
+// and queried through its HTTP API as a dashboard, an alert or a gate would query it.
+package prom
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kubegray/kubectl-gray/test/cluster"
+)
+
+// ScrapeInterval is how often the test's Prometheus scrapes its targets: short, so that a
+// test waits seconds for a value, not a minute.
+const ScrapeInterval = time.Second
+
+// Server is one running Prometheus.
+type Server struct {
+	URL string // http://127.0.0.1:<port>
+	log string // its output, printed when it fails to start
+}
+
+// Start runs Prometheus scraping targets ("host:port", plain HTTP /metrics) as job "test", its
+// data in a temporary folder, and stops it (by its pid) when the test ends.
+func Start(t testing.TB, targets ...string) *Server {
+	t.Helper()
+	bin, err := binary("prometheus")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	config := fmt.Sprintf("global:\n  scrape_interval: %s\n  evaluation_interval: %s\nscrape_configs:\n- job_name: test\n  static_configs:\n  - targets: [%s]\n",
+		ScrapeInterval, ScrapeInterval, strings.Join(targets, ", "))
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	port, err := cluster.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{URL: "http://127.0.0.1:" + strconv.Itoa(port), log: filepath.Join(dir, "prometheus.log")}
+	out, err := os.Create(s.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	cmd := exec.Command(bin, "--config.file="+filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address=127.0.0.1:"+strconv.Itoa(port))
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+	})
+	if err := s.waitReady(exited); err != nil {
+		t.Fatalf("prometheus did not become ready: %v\n%s", err, s.Tail())
+	}
+	return s
+}
+
+func (s *Server) waitReady(exited <-chan struct{}) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return cluster.Poll(ctx, time.Minute, 200*time.Millisecond, func(ctx context.Context) (bool, string, error) {
+		select {
+		case <-exited:
+			return false, "", errors.New("prometheus exited")
+		default:
+		}
+		resp, err := http.Get(s.URL + "/-/ready")
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, resp.Status, nil
+	})
+}
+
+// Tail is the end of Prometheus' log.
+func (s *Server) Tail() string {
+	b, _ := os.ReadFile(s.log)
+	if len(b) > 4000 {
+		b = b[len(b)-4000:]
+	}
+	return string(b)
+}
+
+// Sample is one series of an instant query's result.
+type Sample struct {
+	Labels map[string]string
+	Value  float64
+}
+
+// Query runs an instant PromQL query and returns its vector; any other result type, a query
+// error or a warning is an error.
+func (s *Server) Query(ctx context.Context, expr string) ([]Sample, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/api/v1/query?query="+url.QueryEscape(expr), nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Status    string   `json:"status"`
+		Error     string   `json:"error"`
+		Warnings  []string `json:"warnings"`
+		ErrorType string   `json:"errorType"`
+		Data      struct {
+			ResultType string `json:"resultType"`
+			Result     []struct {
+				Metric map[string]string `json:"metric"`
+				Value  [2]any            `json:"value"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return nil, fmt.Errorf("query %q: %s: %w", expr, resp.Status, err)
+	}
+	if body.Status != "success" || len(body.Warnings) > 0 {
+		return nil, fmt.Errorf("query %q: %s %s %v", expr, body.ErrorType, body.Error, body.Warnings)
+	}
+	if body.Data.ResultType != "vector" {
+		return nil, fmt.Errorf("query %q: result type %q, want vector", expr, body.Data.ResultType)
+	}
+	var out []Sample
+	for _, r := range body.Data.Result {
+		text, _ := r.Value[1].(string)
+		v, err := strconv.ParseFloat(text, 64)
+		if err != nil {
+			return nil, fmt.Errorf("query %q: value %v: %w", expr, r.Value[1], err)
+		}
+		out = append(out, Sample{Labels: r.Metric, Value: v})
+	}
+	return out, nil
+}
+
+// binary is the path of name (prometheus or promtool): under $KUBEGRAY_PROMETHEUS when set
+// (the Makefile sets it), otherwise in the folder the build script prints after building or
+// reusing them.
+func binary(name string) (string, error) {
+	dir := os.Getenv("KUBEGRAY_PROMETHEUS")
+	if dir == "" {
+		_, self, _, ok := runtime.Caller(0)
+		if !ok {
+			return "", errors.New("cannot locate test/hack/build-prometheus.sh")
+		}
+		script := filepath.Join(filepath.Dir(self), "..", "hack", "build-prometheus.sh")
+		out, err := exec.Command(script).Output()
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", script, err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		dir = lines[len(lines)-1]
+	}
+	return filepath.Join(dir, "bin", name), nil
+}
