@@ -92,6 +92,10 @@ no-binaries: ## Fail on any tracked file over 1 MB that is not text (a committed
 controlplane: ## Build (or reuse) etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok.
 	test/hack/build-controlplane.sh
 
+.PHONY: prometheus
+prometheus: ## Build (or reuse) prometheus and promtool, which the e2e suites run (test/prom).
+	test/hack/build-prometheus.sh
+
 .PHONY: test-unit
 test-unit: ## Unit tests, plus a short run of every fuzz target.
 	go test -count=1 ./...
@@ -158,13 +162,41 @@ TEST_BUDGETS := test/hack/test-budgets.tsv
 testtime:
 	go build -C test -o $(TESTTIME) ./cmd/testtime
 
+# The e2e suites `make test` runs in its second lane (test-e2e-side), which test-e2e then skips
+# (E2E_LANES=2): long ones that wait on their control planes and hold no check a niced, loaded
+# machine could make fail, and the one that needs Prometheus, built in the background after the
+# 1.37 control plane (docs/development.md, Where the time goes).
+E2E_SIDE_TESTS := ^(TestTamperInstead|TestTamperAlongside|TestAlongsideByConstruction|TestAlongsideEagerByConstruction|TestMetricsInPrometheus)$$
+E2E_LANES      ?= 1
+E2E_ENV = $(CONTROLPLANE_ENV); \
+	export KUBEGRAY_BIN="$(IMAGE_DIR)/bin" KUBEGRAY_IMAGE="$(IMAGE_DIR)/oci"; \
+	export KUBEGRAY_HELM="$$(go tool -modfile=$(CURDIR)/test/tools/helm/go.mod -n helm)"
+
 .PHONY: test-e2e
 test-e2e: image testtime ## Real-cluster tests; the controller under test is the binary taken out of the image.
-	$(CONTROLPLANE_ENV); \
-	export KUBEGRAY_BIN="$(IMAGE_DIR)/bin" KUBEGRAY_IMAGE="$(IMAGE_DIR)/oci"; \
-	export KUBEGRAY_HELM="$$(go tool -modfile=$(CURDIR)/test/tools/helm/go.mod -n helm)"; \
-	cd test && go test -json -count=1 -timeout $(E2E_TIMEOUT) -parallel $(E2E_PARALLEL) $(E2E_FLAGS) ./... \
+	$(E2E_ENV); \
+	cd test && go test -json -count=1 -timeout $(E2E_TIMEOUT) -parallel $(E2E_PARALLEL) $(if $(filter 2,$(E2E_LANES)),-skip '$(E2E_SIDE_TESTS)') $(E2E_FLAGS) ./... \
 		| $(TEST_LOG) $(filter -v,$(E2E_FLAGS))
+
+# The randomized suite's long runs, on a seed not drawn before (the date and time unless
+# GRAY_SEED is set): make test runs its ciSeed only (test/e2e/randomized_coverage_test.go).
+# Report a run in BENCHMARKS.md.
+GRAY_SCENARIOS ?= 200
+GRAY_FAILING   ?= 100
+GRAY_MODES     ?= instead|alongside
+
+.PHONY: test-randomized
+test-randomized: build ## The randomized suite on a new seed, GRAY_SCENARIOS and GRAY_FAILING per mode with leader kills (long; BENCHMARKS.md).
+	$(CONTROLPLANE_ENV); export KUBEGRAY_BIN="$(BIN)"; \
+	export GRAY_SEED="$${GRAY_SEED:-$$(date -u +%Y%m%d%H%M)}" GRAY_SCENARIOS=$(GRAY_SCENARIOS) GRAY_FAILING=$(GRAY_FAILING); \
+	echo "GRAY_SEED=$$GRAY_SEED"; \
+	cd test && go test -count=1 -timeout 240m -run 'TestGrayRandomized/($(GRAY_MODES))$$' -v ./e2e/
+
+.PHONY: test-e2e-side
+test-e2e-side: image testtime ## The e2e suites make test runs in its second lane (E2E_SIDE_TESTS), on their own.
+	$(E2E_ENV); \
+	cd test && $(SIDE_NICE) go test -json -count=1 -timeout 30m -parallel $(E2E_PARALLEL) -run '$(E2E_SIDE_TESTS)' ./e2e/ \
+		| $(TEST_LOG)
 
 # The Kubernetes 1.35 leg: a cluster without MutatingAdmissionPolicy v1, where
 # alongside mode runs as manifests/alongside-eager installs it, and the plugin
@@ -231,8 +263,10 @@ krew-check: release-snapshot ## krew's validator accepts the manifest; krew inst
 
 # Where `make test` records each step's times (test/hack/timed.sh).
 TIMINGS := $(BIN)/timings.tsv
-# Both control planes, one after the other, each timed as a step of its own.
+# Both control planes and Prometheus, one after the other in the order the lanes need them,
+# each timed as a step of its own.
 CONTROLPLANE_BUILDS = test/hack/timed.sh controlplane -- test/hack/build-controlplane.sh && \
+	test/hack/timed.sh prometheus -- test/hack/build-prometheus.sh && \
 	KUBEGRAY_K8S=$(K8S_PREVIOUS) test/hack/timed.sh controlplane-k8s135 -- test/hack/build-controlplane.sh
 
 .PHONY: test
@@ -254,11 +288,13 @@ test: ## Every test: vet, lint, unit, fuzz, release plumbing, the image and char
 # compute, and their log is printed when they end; a failure fails make test.
 RELEASE_CHECKS := goreleaser-check krew-check
 # The real-cluster steps run in two lanes (make -j2, in this order): the 1.37 e2e package
-# in one, upstream's suite on 1.37, the 1.35 leg and upstream's suite on 1.35 one after
-# the other in the other, mildly niced (SIDE_NICE) so that the e2e package's timing-bound
-# checks keep their share of the 2 cores. Each lane has control planes of its own; the
-# image and the suite binary are built once, before either starts.
-CLUSTER_STEPS  := test-e2e conformance test-e2e-k8s135 conformance-k8s135
+# but its side suites in one; upstream's suite on 1.37, the side suites (E2E_SIDE_TESTS), the
+# 1.35 leg and upstream's suite on 1.35 one after the other in the other, mildly niced
+# (SIDE_NICE) so that the e2e package's timing-bound checks keep their share of the 2 cores.
+# The lanes take about as long as each other warm; cold, the 1.35 control plane is built while
+# the second lane runs on 1.37. Each lane has control planes of its own; the image and the
+# suite binary are built once, before either starts.
+CLUSTER_STEPS  := test-e2e conformance test-e2e-side test-e2e-k8s135 conformance-k8s135
 SIDE_NICE      ?=
 # Once the lanes pass, each of their top-level tests is held to its budget (testtime check),
 # after the release checks have ended, so that one run reports both verdicts.
@@ -269,7 +305,8 @@ test-steps: vet lint version-check test-unit helm-lint render-check
 	setsid nice -n 19 ionice -c 3 $(MAKE) --no-print-directory $(RELEASE_CHECKS) >$$log 2>&1 & checks=$$!; \
 	trap 'kill -- -$$checks 2>/dev/null || true' EXIT; \
 	echo "$(RELEASE_CHECKS) run in the background beside $(CLUSTER_STEPS): $$log"; \
-	$(MAKE) --no-print-directory --jobs=2 --keep-going --output-sync=target SIDE_NICE='nice -n 5' $(CLUSTER_STEPS); \
+	$(MAKE) --no-print-directory --jobs=2 --keep-going --output-sync=target SIDE_NICE='nice -n 5' \
+		E2E_LANES=2 $(CLUSTER_STEPS); \
 	echo "waiting for $(RELEASE_CHECKS)"; status=0; wait $$checks || status=$$?; \
 	cat $$log; if ((status != 0)); then echo "$(RELEASE_CHECKS) failed (exit $$status)" >&2; fi; \
 	$(TESTTIME) check -budgets $(TEST_BUDGETS) $(CLUSTER_STEPS:%=$(TEST_JSON)/%.json); \
