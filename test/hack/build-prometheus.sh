@@ -20,8 +20,11 @@ flock 9
 if [[ ! -x "$bin/prometheus" || ! -x "$bin/promtool" ]]; then
 	echo "build-prometheus: building prometheus and promtool $prometheus_version (about 8 minutes cold on 2 cores)" >&2
 	tmp="$(mktemp -d "$cache/build.XXXXXX")"
+	mmm="$(cut -d. -f2 <<<"$prometheus_version")"
+	release="$((mmm / 100)).$((mmm % 100)).$(cut -d. -f3 <<<"$prometheus_version")"
 	# Without the builtinassets tag the web UI is left out: the suites use the HTTP API only.
-	GOBIN="$tmp" GOFLAGS=-mod=mod go install -trimpath -ldflags "-s -w" \
+	GOBIN="$tmp" GOFLAGS=-mod=mod go install -trimpath \
+		-ldflags "-s -w -X github.com/prometheus/common/version.Version=$release" \
 		"github.com/prometheus/prometheus/cmd/prometheus@$prometheus_version" \
 		"github.com/prometheus/prometheus/cmd/promtool@$prometheus_version"
 	mv "$tmp/prometheus" "$tmp/promtool" "$bin/"
