@@ -24,12 +24,15 @@ var (
 		uninstall, say, or with --takeover=eager, which keeps annotated
 		Deployments taken over between rollouts.
 
-		In one write the strategy saved in kubegray.io/strategy is restored, the
-		Deployment is unpaused (or left paused if its user had paused it,
-		kubegray.io/paused), and the gray bookkeeping (kubegray.io/strategy,
-		kubegray.io/paused, kubegray.io/status, kubegray.io/resume) goes; before it
-		the sizes of its ReplicaSets are handed back (the kubegray.io/frozen label
-		goes). The built-in controller then finishes any rollout in flight.
+		The strategy saved in kubegray.io/strategy is restored and the gray
+		bookkeeping (kubegray.io/strategy, kubegray.io/paused, kubegray.io/status,
+		kubegray.io/resume) goes, in one write that keeps the Deployment paused;
+		then it is unpaused (or left paused if its user had paused it,
+		kubegray.io/paused). Before them the sizes of its ReplicaSets are handed
+		back (the kubegray.io/frozen label goes). The built-in controller then
+		finishes any rollout in flight. If the API server still runs the
+		kubegray-takeover policy, which keeps the Deployment on Recreate, nothing
+		is unpaused and the command says so: run it again once the policy is gone.
 		kubegray.io/percent stays: remove it too to leave gray rollouts.
 
 		While gray-controller's admission policies are installed it releases
@@ -93,35 +96,67 @@ func (o *ReleaseOptions) Validate() error {
 }
 
 // Run releases the Deployment: a server dry run first, so that a refusal by the guard policy
-// leaves everything as it was, then the ReplicaSets' sizes, then the Deployment.
+// leaves everything as it was, then the ReplicaSets' sizes, then the Deployment in two writes:
+// the strategy restored while it stays paused, and only once the server kept that strategy,
+// the unpause. The takeover policy, while kube-apiserver still runs it after an uninstall (it
+// drops a deleted policy asynchronously, and not together with the guard), keeps a taken-over
+// Deployment on Recreate when its strategy is set; unpaused on Recreate, the built-in
+// controller would kill every old pod at once.
 func (o *ReleaseOptions) Run(ctx context.Context) error {
 	var restored string
-	release := func(d *appsv1.Deployment) error {
+	userPaused := false
+	restore := func(d *appsv1.Deployment) error {
 		var err error
-		restored, err = released(d)
+		restored, userPaused, err = released(d)
 		return err
 	}
-	if o.DryRunStrategy == cmdutil.DryRunNone {
-		if _, err := writeDeployment(ctx, o.Client, o.Namespace, o.Name, cmdutil.DryRunServer, strategicPatch, release); err != nil {
-			return fmt.Errorf("%w; while gray-controller's admission policies are installed, gray-controller releases the Deployment itself: "+
-				"remove %s ('kubectl annotate deployment %s -n %s %s-'), or uninstall gray-controller and its policies first",
-				err, grayapi.PercentAnnotation, o.Name, o.Namespace, grayapi.PercentAnnotation)
-		}
-		if err := o.thaw(ctx); err != nil {
+	unpause := func(d *appsv1.Deployment) error {
+		d.Spec.Paused = userPaused
+		return nil
+	}
+	if o.DryRunStrategy != cmdutil.DryRunNone {
+		res, err := writeDeployment(ctx, o.Client, o.Namespace, o.Name, o.DryRunStrategy, strategicPatch, restore, unpause)
+		if err != nil {
 			return err
 		}
+		return o.printRelease(res, restored)
 	}
-	res, err := writeDeployment(ctx, o.Client, o.Namespace, o.Name, o.DryRunStrategy, strategicPatch, release)
+	dry, err := writeDeployment(ctx, o.Client, o.Namespace, o.Name, cmdutil.DryRunServer, strategicPatch, restore)
+	if err != nil {
+		return fmt.Errorf("%w; while gray-controller's admission policies are installed, gray-controller releases the Deployment itself: "+
+			"remove %s ('kubectl annotate deployment %s -n %s %s-'), or uninstall gray-controller and its policies first",
+			err, grayapi.PercentAnnotation, o.Name, o.Namespace, grayapi.PercentAnnotation)
+	}
+	if err := keptTakenOver(dry); err != nil {
+		return err
+	}
+	if err := o.thaw(ctx); err != nil {
+		return err
+	}
+	res, err := writeDeployment(ctx, o.Client, o.Namespace, o.Name, cmdutil.DryRunNone, strategicPatch, restore)
 	if err != nil {
 		return err
 	}
 	if !res.Changed {
-		return o.printResult("not taken over, nothing to release", res.After, o.Out)
+		return o.printRelease(res, restored)
 	}
-	if o.DryRunStrategy == cmdutil.DryRunNone {
-		if err := o.dropGrayConditions(ctx); err != nil {
-			return err
-		}
+	if err := keptTakenOver(res); err != nil {
+		return err
+	}
+	if res, err = writeDeployment(ctx, o.Client, o.Namespace, o.Name, cmdutil.DryRunNone, strategicPatch, unpause); err != nil {
+		return err
+	}
+	if err := o.dropGrayConditions(ctx); err != nil {
+		return err
+	}
+	res.Changed = true
+	return o.printRelease(res, restored)
+}
+
+// printRelease says what the release did, or would do.
+func (o *ReleaseOptions) printRelease(res writeResult, restored string) error {
+	if !res.Changed {
+		return o.printResult("not taken over, nothing to release", res.After, o.Out)
 	}
 	how := "unpaused"
 	if res.After.Spec.Paused {
@@ -130,27 +165,41 @@ func (o *ReleaseOptions) Run(ctx context.Context) error {
 	return o.printResult(fmt.Sprintf("released (strategy %s restored, %s)", restored, how), res.After, o.Out)
 }
 
-// released turns a taken-over Deployment into the one it was before the takeover, and returns
-// the strategy it restored; a Deployment that is not taken over is left as it is.
-func released(d *appsv1.Deployment) (string, error) {
+// keptTakenOver fails when the server answered a write that restored the strategy with a
+// Deployment still taken over: an admission policy (kubegray-takeover, still run by the API
+// server) saved the strategy again and kept Recreate. The Deployment is still paused then.
+func keptTakenOver(res writeResult) error {
+	saved, taken := res.After.Annotations[grayapi.StrategyAnnotation]
+	if !res.Changed || !taken {
+		return nil
+	}
+	d := res.After
+	return fmt.Errorf("deployment %s/%s: the API server kept it taken over (strategy %s, %s=%s): the kubegray-takeover admission policy still acts; "+
+		"nothing was unpaused: once 'kubectl get mutatingadmissionpolicy kubegray-takeover' finds none (the API server drops a deleted policy within seconds), "+
+		"run kubectl gray release again", d.Namespace, d.Name, d.Spec.Strategy.Type, grayapi.StrategyAnnotation, grayapi.QuoteValue(saved))
+}
+
+// released turns a taken-over Deployment into the one it was before the takeover, still
+// paused, and returns the strategy it restored and whether its user had paused it; a
+// Deployment that is not taken over is left as it is.
+func released(d *appsv1.Deployment) (restored string, userPaused bool, err error) {
 	saved, taken := d.Annotations[grayapi.StrategyAnnotation]
 	if !taken {
-		return "", nil
+		return "", false, nil
 	}
 	strategy, err := grayapi.ParseStrategy(saved)
 	if err != nil {
-		return "", fmt.Errorf("deployment %s/%s: %w; set spec.strategy yourself after removing the annotation", d.Namespace, d.Name, err)
+		return "", false, fmt.Errorf("deployment %s/%s: %w; set spec.strategy yourself after removing the annotation", d.Namespace, d.Name, err)
 	}
 	if strategy.Type == appsv1.RollingUpdateDeploymentStrategyType {
 		strategy = withRollingDefaults(strategy)
 	}
-	_, userPaused := d.Annotations[grayapi.PausedAnnotation]
+	_, userPaused = d.Annotations[grayapi.PausedAnnotation]
 	d.Spec.Strategy = strategy
-	d.Spec.Paused = userPaused
 	for _, key := range []string{grayapi.StrategyAnnotation, grayapi.PausedAnnotation, grayapi.StatusAnnotation, grayapi.ResumeAnnotation} {
 		delete(d.Annotations, key)
 	}
-	return saved, nil
+	return saved, userPaused, nil
 }
 
 // withRollingDefaults fills in the API defaults (25%) for limits a saved strategy leaves out.

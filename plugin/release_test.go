@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
@@ -32,10 +34,11 @@ func frozenAlongsideWeb(t *testing.T) []runtime.Object {
 // releaseRun runs `kubectl gray release` against cs; admission, when given, answers every patch
 // of the Deployment first, as an admission policy would.
 func releaseRun(cs *fake.Clientset, args []string, admission ...k8stesting.ReactionFunc) (string, error) {
-	// The fake tracker applies a dry run; the API server only admits it.
+	// The fake tracker would store a dry run; the API server answers with the patched object
+	// and stores nothing.
 	cs.PrependReactor("patch", "deployments", func(action k8stesting.Action) (bool, runtime.Object, error) {
 		if p := action.(k8stesting.PatchActionImpl); len(p.PatchOptions.DryRun) > 0 {
-			d, err := cs.Tracker().Get(appsv1.SchemeGroupVersion.WithResource("deployments"), ns, p.Name)
+			d, err := patchedDeployment(cs, p)
 			return true, d, err
 		}
 		return false, nil, nil
@@ -54,6 +57,62 @@ func releaseRun(cs *fake.Clientset, args []string, admission ...k8stesting.React
 		err = o.Run(context.Background())
 	}
 	return out.String(), err
+}
+
+// patchedDeployment is the Deployment of p with p's strategic merge patch applied, not stored.
+func patchedDeployment(cs *fake.Clientset, p k8stesting.PatchActionImpl) (*appsv1.Deployment, error) {
+	obj, err := cs.Tracker().Get(appsv1.SchemeGroupVersion.WithResource("deployments"), ns, p.Name)
+	if err != nil {
+		return nil, err
+	}
+	before, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	after, err := strategicpatch.StrategicMergePatch(before, p.Patch, appsv1.Deployment{})
+	if err != nil {
+		return nil, err
+	}
+	var d appsv1.Deployment
+	return &d, json.Unmarshal(after, &d)
+}
+
+// takeoverPolicy answers patches of the Deployment as kubegray-takeover does while the API
+// server still runs it: a strategy set on a Deployment taken over (paused, Recreate,
+// kubegray.io/strategy) is saved in kubegray.io/strategy and spec.strategy stays Recreate;
+// anything else in the patch, an unpause included, goes through.
+func takeoverPolicy(cs *fake.Clientset) k8stesting.ReactionFunc {
+	return func(action k8stesting.Action) (bool, runtime.Object, error) {
+		p := action.(k8stesting.PatchActionImpl)
+		if p.Subresource != "" {
+			return false, nil, nil
+		}
+		obj, err := cs.Tracker().Get(appsv1.SchemeGroupVersion.WithResource("deployments"), ns, p.Name)
+		if err != nil {
+			return true, nil, err
+		}
+		old := obj.(*appsv1.Deployment)
+		d, err := patchedDeployment(cs, p)
+		if err != nil {
+			return true, nil, err
+		}
+		_, saved := old.Annotations[grayapi.StrategyAnnotation]
+		if saved && old.Spec.Paused && old.Spec.Strategy.Type == appsv1.RecreateDeploymentStrategyType &&
+			d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
+			value, err := grayapi.FormatStrategy(d.Spec.Strategy)
+			if err != nil {
+				return true, nil, err
+			}
+			d.Annotations[grayapi.StrategyAnnotation] = value
+			d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+		}
+		if len(p.PatchOptions.DryRun) == 0 {
+			if err := cs.Tracker().Update(appsv1.SchemeGroupVersion.WithResource("deployments"), d, ns); err != nil {
+				return true, nil, err
+			}
+		}
+		return true, d, nil
+	}
 }
 
 func liveWeb(t *testing.T, cs *fake.Clientset) *appsv1.Deployment {
@@ -167,6 +226,20 @@ func TestReleaseRefusals(t *testing.T) {
 		}
 		if frozen := frozenReplicaSets(t, cs); len(frozen) != 2 {
 			t.Errorf("a refused release thawed replica sets: frozen now %v", frozen)
+		}
+	})
+	t.Run("the takeover policy still acts, the guard is gone", func(t *testing.T) {
+		cs := fake.NewClientset(frozenAlongsideWeb(t)...)
+		_, err := releaseRun(cs, []string{"web"}, takeoverPolicy(cs))
+		for _, want := range []string{"deployment default/web: the API server kept it taken over (strategy Recreate",
+			"kubegray-takeover admission policy still acts", "nothing was unpaused", "run kubectl gray release again"} {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Fatalf("error %v, want one saying %q", err, want)
+			}
+		}
+		live := liveWeb(t, cs)
+		if !live.Spec.Paused || live.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
+			t.Errorf("after the refused release: paused %t strategy %s, want paused on Recreate", live.Spec.Paused, live.Spec.Strategy.Type)
 		}
 	})
 	t.Run("the guard policy refuses it", func(t *testing.T) {

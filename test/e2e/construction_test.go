@@ -369,6 +369,40 @@ func runConstructionCases(t *testing.T, c *cluster.Cluster, eager bool) {
 			`gray-controller runs as "system:serviceaccount:gray-system:impostor"`,
 			"exempts another user (match condition not-gray-controller: request.userInfo.username != 'system:serviceaccount:gray-system:gray-controller')")
 	})
+	if !eager {
+		// An uninstall the API server has taken in part: the guard is gone while the takeover
+		// policy still acts (kube-apiserver drops deleted policies asynchronously, each on its
+		// own). The takeover policy keeps a taken-over Deployment on Recreate when someone sets
+		// its strategy; a release that unpaused in the same write would leave it unpaused on
+		// Recreate, and the built-in controller would kill every old pod at once.
+		t.Run("kubectl gray release while the takeover policy outlives the guard", func(t *testing.T) {
+			k := newConstructionCase(t, c, "release-half", false)
+			k.held()
+			if err := c.StopComponent(grayControllerName, 10*time.Second); err != nil {
+				t.Fatal(err)
+			}
+			policies := alongsidePolicies(overlayManifests(t, "alongside"))
+			deleteManifests(t, c, validatingPolicyDocs(policies))
+			eventually(t, 30*time.Second, "kubectl gray release refused for the takeover policy, no longer by the guard", func() (bool, string) {
+				res := k.u.kubectl("gray", "release", "web")
+				return res.code != 0 && strings.Contains(res.stderr, "kubegray-takeover") && strings.Contains(res.stderr, "nothing was unpaused"), res.String()
+			})
+			d := k.e.get("web")
+			if !d.Spec.Paused || d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
+				t.Fatalf("after the refused release: paused %t strategy %s, want paused on Recreate", d.Spec.Paused, d.Spec.Strategy.Type)
+			}
+			k.e.expect("web", grayState{phase: grayapi.PhaseHeld, newSpec: 2, oldTotal: 8, paused: true})
+			deleteManifests(t, c, mutatingPolicyDocs(policies))
+			eventually(t, 30*time.Second, "kubectl gray release once the takeover policy is gone", func() (bool, string) {
+				res := k.u.kubectl("gray", "release", "web")
+				return res.code == 0, res.String()
+			})
+			waitRolledOut(t, k.e.client, k.e.ns, "web", 60*time.Second)
+			k.e.expect("web", grayState{newSpec: 10})
+			applyManifests(t, c, policies)
+			startAlongsideController(t, c)
+		})
+	}
 	t.Run("uninstalled while held, then kubectl gray release", func(t *testing.T) {
 		k := newConstructionCase(t, c, "release", eager)
 		k.held()

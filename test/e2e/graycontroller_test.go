@@ -90,6 +90,17 @@ func validatingPolicyDocs(docs []string) []string {
 	return kept
 }
 
+// mutatingPolicyDocs keeps the MutatingAdmissionPolicies of docs and their bindings.
+func mutatingPolicyDocs(docs []string) []string {
+	var kept []string
+	for _, doc := range docs {
+		if strings.Contains(doc, "\nkind: MutatingAdmissionPolicy\n") || strings.Contains(doc, "\nkind: MutatingAdmissionPolicyBinding\n") {
+			kept = append(kept, doc)
+		}
+	}
+	return kept
+}
+
 // applyManifests applies documents with the admin kubeconfig, as a user
 // installing the manifests does.
 func applyManifests(t testing.TB, c *cluster.Cluster, docs []string) {
