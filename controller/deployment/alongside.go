@@ -39,6 +39,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/kubegray/kubectl-gray/controller/gray"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -128,7 +130,7 @@ func (dc *DeploymentController) syncAlongside(ctx context.Context, key string, d
 	}
 	st := g.st
 	st.TakenOver = false
-	return dc.release(ctx, g.cur.server, withNewRS(g.cur.oldRSs, g.cur.newRS), saved, &st, corev1.EventTypeNormal,
+	return dc.release(ctx, g.cur.server, deployutil.WithNewRS(g.cur.oldRSs, g.cur.newRS), saved, &st, corev1.EventTypeNormal,
 		fmt.Sprintf("revision %d complete: restored strategy %s", st.Revision, savedValue))
 }
 
@@ -225,7 +227,7 @@ func (dc *DeploymentController) trackNotTakenOver(ctx context.Context, d *appsv1
 		Mode: grayapi.ModeAlongside, Takeover: dc.takeover, Revision: rev, StableRevision: rev, Step: step, Percent: grayapi.FullPercent, Target: replicas,
 		Phase: grayapi.PhaseComplete, Message: fmt.Sprintf("all %d replicas run revision %d", replicas, rev), ObservedGeneration: d.Generation,
 		// The failure of a rollout that on-failure rolled back stays across the release.
-		Failure: keptRollbackFailure(prev, rev),
+		Failure: gray.KeptRollbackFailure(prev, rev),
 	}
 	value, err := grayapi.FormatStatus(st)
 	if err != nil {

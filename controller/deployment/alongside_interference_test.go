@@ -38,7 +38,7 @@ func TestAlongsideEagerWaitsForTheBuiltInControllersReplicaSet(t *testing.T) {
 	}
 	w.refreshCaches()
 	// What the built-in controller created on seeing the Deployment, under its own hash.
-	builtIn := testutil.ReplicaSet("web-builtin", 10, testutil.RSOwnedBy(w.deployment()), testutil.RSRevision(1), replicasAnnotations(10, 13))
+	builtIn := testutil.ReplicaSet("web-builtin", 10, testutil.RSOwnedBy(w.deployment()), testutil.RSRevision(1), testutil.RSReplicasAnnotations(10, 13))
 	builtIn.Labels["pod-template-hash"] = "builtin"
 	builtIn.Spec.Template.Labels["pod-template-hash"] = "builtin"
 	builtIn.CreationTimestamp = metav1.NewTime(w.created.Add(time.Minute))

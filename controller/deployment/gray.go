@@ -2,8 +2,8 @@ package deployment
 
 // Gray rollouts (docs/design.md: gray semantics). This file is the entry of a gray sync;
 // gray_identify.go identifies the rollout in flight, gray_resume.go leaves holds and gray_hold.go
-// takes them, gray_plan.go decides the ReplicaSet sizes and gray_scale.go writes them,
-// gray_phase.go decides the phase and gray_status.go reports it, gray_record.go keeps the
+// takes them, controller/gray decides the ReplicaSet sizes and gray_scale.go writes them,
+// controller/gray decides the phase and gray_status.go reports it, gray_record.go keeps the
 // durable record, takeover.go takes over and releases (alongside mode).
 //
 // A Deployment carrying kubegray.io/percent with the RollingUpdate strategy takes syncGray
@@ -29,6 +29,8 @@ package deployment
 import (
 	"context"
 	"fmt"
+
+	"github.com/kubegray/kubectl-gray/controller/gray"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -196,14 +198,14 @@ func (g *graySync) run(ctx context.Context) error {
 	}
 	// A scaling event is read once: our own writes below change neither spec.replicas nor the
 	// ReplicaSets' desired-replicas annotations.
-	scaling := replicasChanged(ctx, d, withNewRS(g.cur.oldRSs, g.cur.newRS))
+	scaling := deployutil.ReplicasChanged(ctx, d, deployutil.WithNewRS(g.cur.oldRSs, g.cur.newRS))
 	g.retarget()
 	resumed := g.takeResume(ctx, id.heldByUs(g.in.prev, g.in.hasPrev))
 	g.retarget()
 	// spec.paused is our pause when a hold explains it: one recorded (even by a status that
 	// turned out untrusted) or one identify re-derived.
-	hold := holdFacts{pausedByUs: d.Spec.Paused && (recordedHold || id.rederivedHold), newRollout: id.newRollout,
-		resumed: resumed, scaling: scaling}
+	hold := gray.HoldFacts{PausedByUs: d.Spec.Paused && (recordedHold || id.rederivedHold), NewRollout: id.newRollout,
+		Resumed: resumed, Scaling: scaling}
 	if err := g.settleHold(ctx, hold); err != nil {
 		return err
 	}
@@ -226,7 +228,7 @@ func (g *graySync) run(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := dc.mirrorRecord(ctx, g.cur.d, withNewRS(g.cur.oldRSs, g.cur.newRS)); err != nil {
+	if err := dc.mirrorRecord(ctx, g.cur.d, deployutil.WithNewRS(g.cur.oldRSs, g.cur.newRS)); err != nil {
 		return err
 	}
 	return g.finish(ctx)

@@ -17,6 +17,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/kubegray/kubectl-gray/controller/gray"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
@@ -24,7 +26,6 @@ import (
 	"github.com/kubegray/kubectl-gray/controller/metrics"
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
-	"github.com/kubegray/kubectl-gray/pkg/rollout"
 )
 
 // abortRecorded reports whether rs carries the abort label of its own revision; a label of
@@ -43,86 +44,7 @@ func (g *graySync) isAborted() bool {
 	return abortRecorded(g.cur.newRS) || (g.st.Phase == grayapi.PhaseAborted && g.in.hasPrev && g.in.prev.Revision == g.st.Revision)
 }
 
-// abortRequest is what this sync does about aborting; the zero value is nothing.
-type abortRequest int
-
-const (
-	// abortStart: abort the rollout in flight now.
-	abortStart abortRequest = iota + 1
-	// abortRetry: an aborted rollout starts again at its first hold point.
-	abortRetry
-)
-
-// abortFacts is what decideAbort decides from.
-type abortFacts struct {
-	// st is the rollout in flight (identify); prev the status read, hasPrev whether trusted.
-	st, prev grayapi.Status
-	hasPrev  bool
-	// request is kubegray.io/resume parsed (zero when absent or unreadable).
-	request  grayapi.Resume
-	aborted  bool
-	policy   grayapi.Policy
-	hasNewRS bool
-	// stableRS: a ReplicaSet of the stable revision is left to go back to.
-	stableRS bool
-}
-
-// abortDecision is what decideAbort decided.
-type abortDecision struct {
-	what abortRequest
-	// failure is the failure an abort records: the step's own, or ReasonAborted for a person's
-	// abort of a rollout that had not failed.
-	failure *grayapi.Failure
-	// ignored is the GrayResumeIgnored Warning's message for a request that cannot be served;
-	// consume: the request goes with the next write.
-	ignored string
-	consume bool
-}
-
-// decideAbort decides whether this sync aborts, retries or neither. An abort needs a rollout in
-// flight with a stable ReplicaSet to go back to; on-failure: abort acts only on a Degraded step
-// that the status read already reported, so that the failure reached every reader first.
-//
-//	Degraded read, on-failure abort, stable left      → abortStart with the step's failure
-//	"3:abort" on revision 3 held at 20%               → abortStart, failure Aborted
-//	"3:retry" on revision 3 aborted                   → abortRetry
-//	"3:retry" on revision 3 not aborted, "2:abort"    → ignored, with the reason
-func decideAbort(f abortFacts) abortDecision {
-	st, req := f.st, f.request
-	inFlight := f.hasNewRS && st.StableRevision > 0 && st.StableRevision != st.Revision &&
-		st.Phase != grayapi.PhaseComplete && st.Phase != grayapi.PhaseRolledBack
-	ignore := func(format string, args ...any) abortDecision {
-		return abortDecision{consume: true, ignored: fmt.Sprintf(format, args...)}
-	}
-	switch {
-	case req.Retry && req.Revision != st.Revision, req.Abort && req.Revision != st.Revision:
-		return ignore("revision %d is not the rollout in flight (revision %d)", req.Revision, st.Revision)
-	case req.Retry && !f.aborted:
-		return ignore("revision %d is not aborted (phase %s)", req.Revision, st.Phase)
-	case req.Retry:
-		return abortDecision{what: abortRetry, consume: true}
-	case req.Abort && f.aborted:
-		return abortDecision{consume: true}
-	case req.Abort && !inFlight:
-		return ignore("revision %d has no rollout in flight to abort (phase %s, stable revision %d)", req.Revision, st.Phase, st.StableRevision)
-	case req.Abort && !f.stableRS:
-		return ignore("no replica set of stable revision %d is left to go back to", st.StableRevision)
-	case req.Abort:
-		failure := &grayapi.Failure{Reason: grayapi.ReasonAborted,
-			Message: fmt.Sprintf("revision %d was aborted at %d%% on request", st.Revision, st.Percent)}
-		if f.hasPrev && f.prev.Revision == st.Revision && f.prev.Failure != nil && f.prev.Phase == grayapi.PhaseDegraded {
-			failure = f.prev.Failure
-		}
-		return abortDecision{what: abortStart, failure: failure, consume: true}
-	}
-	degradedRead := f.hasPrev && f.prev.Phase == grayapi.PhaseDegraded && f.prev.Revision == st.Revision && f.prev.Failure != nil
-	if !f.aborted && degradedRead && f.policy.OnFailure == grayapi.OnFailureAbort && inFlight && f.stableRS {
-		return abortDecision{what: abortStart, failure: f.prev.Failure}
-	}
-	return abortDecision{}
-}
-
-// serveAbort carries out decideAbort and, for an aborted rollout, the whole aborted sync. It
+// serveAbort carries out DecideAbort and, for an aborted rollout, the whole aborted sync. It
 // reports whether the sync is done; a retry lets the rollout go on from its first hold point.
 func (g *graySync) serveAbort(ctx context.Context) (bool, error) {
 	value, requested := g.cur.d.Annotations[grayapi.ResumeAnnotation]
@@ -131,20 +53,20 @@ func (g *graySync) serveAbort(ctx context.Context) (bool, error) {
 		req, _ = grayapi.ParseResume(value)
 	}
 	aborted := g.isAborted()
-	dec := decideAbort(abortFacts{st: g.st, prev: g.in.prev, hasPrev: g.in.hasPrev, request: req, aborted: aborted,
-		policy: g.in.policy, hasNewRS: g.cur.newRS != nil, stableRS: g.stableForRollback() != nil})
-	if dec.consume {
+	dec := gray.DecideAbort(gray.AbortFacts{Status: g.st, Prev: g.in.prev, HasPrev: g.in.hasPrev, Request: req, Aborted: aborted,
+		Policy: g.in.policy, HasNewRS: g.cur.newRS != nil, StableRS: g.stableForRollback() != nil})
+	if dec.Consume {
 		g.removeResume = true
 	}
-	if dec.ignored != "" {
+	if dec.Ignored != "" {
 		g.dc.eventRecorder.Eventf(g.cur.d, corev1.EventTypeWarning, grayapi.ReasonGrayResumeIgnored, "Ignored %s=%s: %s",
-			grayapi.ResumeAnnotation, grayapi.QuoteValue(value), dec.ignored)
+			grayapi.ResumeAnnotation, grayapi.QuoteValue(value), dec.Ignored)
 	}
-	switch dec.what {
-	case abortRetry:
+	switch dec.What {
+	case gray.AbortRetry:
 		return false, g.retry(ctx)
-	case abortStart:
-		if err := g.startAbort(ctx, dec.failure); err != nil {
+	case gray.AbortStart:
+		if err := g.startAbort(ctx, dec.Failure); err != nil {
 			return true, err
 		}
 		aborted = true
@@ -217,11 +139,11 @@ func (g *graySync) syncAborted(ctx context.Context) error {
 		}
 	}
 	if stable := g.stableForRollback(); stable != nil {
-		if _, err := g.apply(ctx, planAbortSizes(g.cur.d, stable, g.cur.newRS, g.cur.oldRSs)); err != nil {
+		if _, err := g.apply(ctx, gray.PlanAbortSizes(g.cur.d, stable, g.cur.newRS, g.cur.oldRSs)); err != nil {
 			return err
 		}
 	}
-	if err := g.dc.mirrorRecord(ctx, g.cur.d, withNewRS(g.cur.oldRSs, g.cur.newRS)); err != nil {
+	if err := g.dc.mirrorRecord(ctx, g.cur.d, deployutil.WithNewRS(g.cur.oldRSs, g.cur.newRS)); err != nil {
 		return err
 	}
 	return g.reportAborted(ctx)
@@ -239,41 +161,13 @@ func (g *graySync) describeAbort() {
 		st.Revision, st.Failure.Reason, st.Failure.Message, st.StableRevision, stable, *g.cur.d.Spec.Replicas, g.cur.d.Name)
 }
 
-// planAbortSizes is PlanGrayAbort for stable and every other ReplicaSet of d, the canary first.
-func planAbortSizes(d *appsv1.Deployment, stable, newRS *appsv1.ReplicaSet, oldRSs []*appsv1.ReplicaSet) sizePlan {
-	var leaving []*appsv1.ReplicaSet
-	if newRS != nil {
-		leaving = append(leaving, newRS)
-	}
-	for _, rs := range oldRSs {
-		if rs.UID != stable.UID {
-			leaving = append(leaving, rs)
-		}
-	}
-	in := rollout.GrayAbortInput{Replicas: *d.Spec.Replicas, Surge: deployutil.MaxSurge(*d), Unavailable: deployutil.MaxUnavailable(*d),
-		Stable: grayReplicaSet(stable), Leaving: make([]rollout.GrayReplicaSet, len(leaving))}
-	for i, rs := range leaving {
-		in.Leaving[i] = grayReplicaSet(rs)
-	}
-	stableSize, leavingSizes := rollout.PlanGrayAbort(in)
-	// apply writes the new ReplicaSet first, then the old ones in the order given.
-	plan := sizePlan{kind: sizesRestored, old: []*appsv1.ReplicaSet{stable}, oldSizes: []int32{stableSize}}
-	if newRS != nil {
-		plan.newSize = leavingSizes[0]
-		leaving, leavingSizes = leaving[1:], leavingSizes[1:]
-	}
-	plan.old = append(plan.old, leaving...)
-	plan.oldSizes = append(plan.oldSizes, leavingSizes...)
-	return plan
-}
-
 // reportAborted writes the status of an aborted rollout: upstream's counts, Stalled True and
 // GrayHeld False with reason Aborted, and in instead mode Progressing False with
 // ProgressDeadlineExceeded, the one reason `kubectl rollout status` reports as a failure.
 func (g *graySync) reportAborted(ctx context.Context) error {
 	d := g.cur.d
 	g.describeAbort()
-	allRSs := withNewRS(g.cur.oldRSs, g.cur.newRS)
+	allRSs := deployutil.WithNewRS(g.cur.oldRSs, g.cur.newRS)
 	newStatus := g.dc.calculateStatus(allRSs, g.cur.newRS, d)
 	if g.mode.ownsProgressing() && deployutil.HasProgressDeadline(d) {
 		cond := deployutil.GetDeploymentCondition(newStatus, appsv1.DeploymentProgressing)

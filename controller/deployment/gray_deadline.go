@@ -17,120 +17,35 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/kubegray/kubectl-gray/controller/gray"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
-// deadlineSlack is how long after a deadline its check is queued, so that the check does not
-// run a hair before it and find the step still in time.
-const deadlineSlack = 100 * time.Millisecond
-
-// deadlineFacts is what decideDeadline decides from.
-type deadlineFacts struct {
-	// st is the status with its phase decided (decidePhase); prev the status read.
-	st, prev grayapi.Status
-	hasPrev  bool
-	// clockStopped: the user's own pause (pausedByUser) or no progressDeadlineSeconds.
-	clockStopped bool
-	// deadline is progressDeadlineSeconds.
-	deadline time.Duration
-	// available is the new ReplicaSet's available replicas (0 without one).
-	available int32
-	now       time.Time
-}
-
-// deadlineDecision is what decideDeadline decided.
-type deadlineDecision struct {
-	// st carries the step's clocks (Progress, SettledAt) and the Failure kept for its phase.
-	st grayapi.Status
-	// checkAfter is when to check the deadline again (0: no check queued).
-	checkAfter time.Duration
-	// missed: the step is past its deadline and Degraded (degrade says why).
-	missed bool
-}
-
-// decideDeadline keeps the step's clocks and the Failure for the phase decided, and finds a
-// Progressing step that missed its deadline. The clock starts with the step and restarts when
-// the canary has more available replicas than ever before in it (a high-water mark, so that a
-// pod flapping between ready and not does not keep resetting it); a canary with every replica
-// available runs no clock (what is left is the old side settling, not the canary's failure),
-// nor does a rollout paused by its user (it starts afresh on resume). Held records when the
-// step first settled (SettledAt, for kubegray.io/hold-for).
-func decideDeadline(f deadlineFacts) deadlineDecision {
-	st := f.st
-	sameStep := f.hasPrev && f.prev.Revision == st.Revision && f.prev.Step == st.Step
-	switch st.Phase {
-	case grayapi.PhaseComplete:
-		st.Progress, st.SettledAt = nil, nil
-		st.Failure = keptRollbackFailure(st, st.Revision)
-		return deadlineDecision{st: st}
-	case grayapi.PhaseHeld:
-		st.Progress = nil
-		st.Failure = nil
-		if !sameStep || f.prev.SettledAt == nil {
-			st.SettledAt = ptrTime(metav1.NewTime(f.now))
-		}
-		return deadlineDecision{st: st}
-	case grayapi.PhaseRolledBack:
-		st.Progress = nil
-		return deadlineDecision{st: st}
-	}
-	if !sameStep {
-		st.SettledAt = nil
-	}
-	st.Failure = keptRollbackFailure(st, st.Revision)
-	if f.clockStopped {
-		st.Progress = nil
-		return deadlineDecision{st: st}
-	}
-	switch prev := f.prev.Progress; {
-	case !sameStep || f.prev.Target != st.Target || prev == nil, f.available > prev.Available:
-		st.Progress = &grayapi.Progress{At: metav1.NewMicroTime(f.now), Available: f.available}
-	default:
-		st.Progress = prev
-	}
-	if f.available >= st.Target {
-		return deadlineDecision{st: st}
-	}
-	if left := st.Progress.At.Add(f.deadline).Sub(f.now); left > 0 {
-		return deadlineDecision{st: st, checkAfter: left + deadlineSlack}
-	}
-	return deadlineDecision{st: st, missed: true}
-}
-
-// trackDeadline carries out decideDeadline: it queues the next deadline check, or makes the
+// trackDeadline carries out DecideDeadline: it queues the next deadline check, or makes the
 // step Degraded.
 func (g *graySync) trackDeadline(ctx context.Context) {
-	f := deadlineFacts{st: g.st, prev: g.in.prev, hasPrev: g.in.hasPrev, now: g.dc.now(),
-		clockStopped: g.pausedByUser() || !deployutil.HasProgressDeadline(g.cur.d)}
-	if !f.clockStopped {
-		f.deadline = time.Duration(*g.cur.d.Spec.ProgressDeadlineSeconds) * time.Second
+	f := gray.DeadlineFacts{Status: g.st, Prev: g.in.prev, HasPrev: g.in.hasPrev, Now: g.dc.now(),
+		ClockStopped: g.pausedByUser() || !deployutil.HasProgressDeadline(g.cur.d)}
+	if !f.ClockStopped {
+		f.Deadline = time.Duration(*g.cur.d.Spec.ProgressDeadlineSeconds) * time.Second
 	}
 	if g.cur.newRS != nil {
-		f.available = g.cur.newRS.Status.AvailableReplicas
+		f.Available = g.cur.newRS.Status.AvailableReplicas
 	}
-	dec := decideDeadline(f)
-	g.st = dec.st
+	dec := gray.DecideDeadline(f)
+	g.st = dec.Status
 	switch {
-	case dec.checkAfter > 0:
-		g.dc.enqueueAfter(g.cur.d, dec.checkAfter)
-	case dec.missed:
-		g.degrade(ctx, f.available)
+	case dec.CheckAfter > 0:
+		g.dc.enqueueAfter(g.cur.d, dec.CheckAfter)
+	case dec.Missed:
+		g.degrade(ctx, f.Available)
 	}
-}
-
-// keptRollbackFailure is the failure a status of revision rev keeps: the one an on-failure
-// rollback recorded, which stays until the next rollout begins; nil otherwise.
-func keptRollbackFailure(st grayapi.Status, rev int64) *grayapi.Failure {
-	if st.Revision == rev && st.Failure != nil && st.Failure.RolledBackFrom > 0 {
-		return st.Failure
-	}
-	return nil
 }
 
 // pausedByUser reports whether the rollout is paused by its user rather than by our hold:

@@ -7,7 +7,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -315,95 +314,4 @@ func TestGrayStalledWhileDegraded(t *testing.T) {
 	if c := deployutilCondition(w.deployment(), grayapi.ConditionStalled); c != nil {
 		t.Fatalf("Stalled %+v left after the step recovered", c)
 	}
-}
-
-// TestDecideDeadline pins the step's clock for revision 2 at step 0 (target 4) with a deadline
-// of 20 s: when it starts, restarts, stops, and when the step is past it.
-func TestDecideDeadline(t *testing.T) {
-	now := testNow
-	at := func(ago time.Duration, available int32) *grayapi.Progress {
-		return &grayapi.Progress{At: metav1.NewMicroTime(now.Add(-ago)), Available: available}
-	}
-	settled := metav1.NewTime(now.Add(-time.Minute))
-	status := func(phase grayapi.Phase, progress *grayapi.Progress) grayapi.Status {
-		return grayapi.Status{Revision: 2, StableRevision: 1, Step: 0, Percent: 40, Target: 4, Phase: phase, Progress: progress}
-	}
-	facts := func(st grayapi.Status, prevProgress *grayapi.Progress, available int32) deadlineFacts {
-		prev := status(grayapi.PhaseProgressing, prevProgress)
-		return deadlineFacts{st: st, prev: prev, hasPrev: true, deadline: 20 * time.Second, available: available, now: now}
-	}
-	rollbackFailure := &grayapi.Failure{Reason: grayapi.ReasonProgressDeadlineExceeded, RolledBackFrom: 3, Message: "revision 3 failed"}
-	tests := []struct {
-		name       string
-		f          deadlineFacts
-		progress   *grayapi.Progress
-		checkAfter time.Duration
-		missed     bool
-	}{{
-		name: "a new step starts the clock",
-		f: func() deadlineFacts {
-			f := facts(status(grayapi.PhaseProgressing, nil), nil, 1)
-			f.hasPrev = false
-			return f
-		}(),
-		progress: at(0, 1), checkAfter: 20*time.Second + deadlineSlack,
-	}, {
-		name:     "more available than ever in the step restarts it",
-		f:        facts(status(grayapi.PhaseProgressing, at(15*time.Second, 1)), at(15*time.Second, 1), 2),
-		progress: at(0, 2), checkAfter: 20*time.Second + deadlineSlack,
-	}, {
-		name:     "a pod that flapped back does not restart it",
-		f:        facts(status(grayapi.PhaseProgressing, at(15*time.Second, 2)), at(15*time.Second, 2), 2),
-		progress: at(15*time.Second, 2), checkAfter: 5*time.Second + deadlineSlack,
-	}, {
-		name:     "past the deadline",
-		f:        facts(status(grayapi.PhaseProgressing, at(25*time.Second, 2)), at(25*time.Second, 2), 1),
-		progress: at(25*time.Second, 2), missed: true,
-	}, {
-		name:     "every canary available: no clock to watch",
-		f:        facts(status(grayapi.PhaseProgressing, at(25*time.Second, 3)), at(25*time.Second, 3), 4),
-		progress: at(0, 4),
-	}, {
-		name: "the user's pause stops it",
-		f: func() deadlineFacts {
-			f := facts(status(grayapi.PhaseProgressing, at(25*time.Second, 2)), at(25*time.Second, 2), 1)
-			f.clockStopped = true
-			return f
-		}(),
-	}, {
-		name: "Held runs no clock",
-		f:    facts(status(grayapi.PhaseHeld, at(25*time.Second, 2)), at(25*time.Second, 2), 1),
-	}}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got := decideDeadline(tc.f)
-			if !apiequality.Semantic.DeepEqual(got.st.Progress, tc.progress) || got.checkAfter != tc.checkAfter || got.missed != tc.missed {
-				t.Errorf("decideDeadline = progress %+v, check after %v, missed %t; want %+v, %v, %t",
-					got.st.Progress, got.checkAfter, got.missed, tc.progress, tc.checkAfter, tc.missed)
-			}
-		})
-	}
-
-	t.Run("Held records when the step first settled, and keeps it", func(t *testing.T) {
-		first := decideDeadline(facts(status(grayapi.PhaseHeld, nil), nil, 4)).st.SettledAt
-		if first == nil || !first.Time.Equal(now) {
-			t.Errorf("first Held: SettledAt = %v, want %v", first, now)
-		}
-		f := facts(status(grayapi.PhaseHeld, nil), nil, 4)
-		f.prev.SettledAt, f.st.SettledAt = &settled, &settled
-		if again := decideDeadline(f).st.SettledAt; again == nil || !again.Time.Equal(settled.Time) {
-			t.Errorf("Held again: SettledAt = %v, want %v", again, settled)
-		}
-	})
-	t.Run("Complete keeps only the failure an on-failure rollback recorded", func(t *testing.T) {
-		st := status(grayapi.PhaseComplete, at(0, 4))
-		st.Failure = rollbackFailure
-		if got := decideDeadline(facts(st, nil, 4)).st; got.Failure != rollbackFailure || got.Progress != nil {
-			t.Errorf("Complete after a rollback: %+v, want its rollback failure and no clock", got)
-		}
-		st.Failure = &grayapi.Failure{Reason: grayapi.ReasonProgressDeadlineExceeded, Message: "slow"}
-		if got := decideDeadline(facts(st, nil, 4)).st; got.Failure != nil {
-			t.Errorf("Complete: failure %+v kept, want none", got.Failure)
-		}
-	})
 }

@@ -136,7 +136,7 @@ func (g *graySync) abandonedRollout() *grayapi.Failure {
 // stableGone reports whether a rollout that is not at its last step has lost the ReplicaSet of its
 // stable revision (deleted by hand, or by a revisionHistoryLimit while it had no replicas). Nothing
 // is left to go back to, and no other old ReplicaSet stands in for it: old ReplicaSets then never
-// grow (gray_plan.go: keepOldFromGrowing), so that a scale or a broken cap cannot revive an
+// grow (controller/gray/plan.go: keepOldFromGrowing), so that a scale or a broken cap cannot revive an
 // abandoned canary, and the new one stays within its target as always.
 func (g *graySync) stableGone() bool {
 	stable := g.st.StableRevision

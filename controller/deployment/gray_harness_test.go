@@ -89,7 +89,7 @@ func newGrayWorld(t *testing.T, d *appsv1.Deployment) *grayWorld {
 	w.installReactors()
 
 	replicas := *d.Spec.Replicas
-	rs := testutil.ReplicaSet("web-v1", replicas, testutil.RSOwnedBy(d), testutil.RSRevision(1), replicasAnnotations(replicas, replicas+surgeOf(d)))
+	rs := testutil.ReplicaSet("web-v1", replicas, testutil.RSOwnedBy(d), testutil.RSRevision(1), testutil.RSReplicasAnnotations(replicas, replicas+surgeOf(d)))
 	rs.Labels["pod-template-hash"] = "v1"
 	rs.CreationTimestamp = metav1.NewTime(w.created)
 	rs.Generation = 1

@@ -8,11 +8,14 @@ import (
 	"context"
 	"time"
 
+	"github.com/kubegray/kubectl-gray/controller/gray"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/kubegray/kubectl-gray/controller/metrics"
+	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 	"github.com/kubegray/kubectl-gray/pkg/rollout"
 )
@@ -33,78 +36,30 @@ func (g *graySync) retarget() {
 	g.st.Percent, g.st.Target = rollout.GrayStepTarget(*g.cur.d.Spec.Replicas, g.in.points, g.st.Step)
 }
 
-// holdChange is what becomes of our pause before any ReplicaSet is written.
-type holdChange int
-
-const (
-	holdUnchanged holdChange = iota
-	// holdLeft: our pause goes.
-	holdLeft
-	// holdAgain: a resume landed on a target the new ReplicaSet already has, a new hold at once.
-	holdAgain
-)
-
-// holdFacts is what decideHold decides from.
-type holdFacts struct {
-	// pausedByUs: spec.paused is our hold's; newRollout: of another rollout than this one.
-	pausedByUs, newRollout bool
-	// resumed: the rollout moved on in this sync; scaling: spec.replicas changed.
-	resumed, scaling bool
-	newRS            *appsv1.ReplicaSet
-	step             int32
-	steps            int
-	target           int32
-}
-
-// decideHold decides whether our pause stays: it goes for a new rollout, after the last hold
-// point, or when the target moved above the new ReplicaSet (resume, edited hold points) other
-// than by a scaling event, which keeps the hold and its share; a resume that lands on a target
-// the new ReplicaSet already has is a new hold right away.
-func decideHold(f holdFacts) holdChange {
-	if !f.pausedByUs {
-		return holdUnchanged
-	}
-	keep := !f.newRollout && f.newRS != nil && int(f.step) < f.steps &&
-		(*f.newRS.Spec.Replicas >= f.target || (!f.resumed && f.scaling))
-	switch {
-	case !keep:
-		return holdLeft
-	case f.resumed:
-		return holdAgain
-	}
-	return holdUnchanged
-}
-
-// holdReached reports whether a rollout that is not paused holds now: the new ReplicaSet
-// reached the target of a hold point (or is found there).
-func holdReached(paused bool, newRS *appsv1.ReplicaSet, step int32, steps int, target int32) bool {
-	return !paused && newRS != nil && int(step) < steps && *newRS.Spec.Replicas >= target
-}
-
-// settleHold writes decideHold's answer before any ReplicaSet is written: the pause, the
+// settleHold writes DecideHold's answer before any ReplicaSet is written: the pause, the
 // consumed resume request and the status go in one main-resource Update. f carries the hold
 // facts of the sync (pausedByUs, newRollout, resumed, scaling); the ReplicaSet and the step
 // are this sync's.
-func (g *graySync) settleHold(ctx context.Context, f holdFacts) error {
-	f.newRS, f.step, f.steps, f.target = g.cur.newRS, g.st.Step, len(g.in.points), g.st.Target
-	change := decideHold(f)
+func (g *graySync) settleHold(ctx context.Context, f gray.HoldFacts) error {
+	f.NewRS, f.Step, f.Steps, f.Target = g.cur.newRS, g.st.Step, len(g.in.points), g.st.Target
+	change := gray.DecideHold(f)
 	switch change {
-	case holdLeft:
+	case gray.HoldLeft:
 		g.st.HeldAt = nil
 		if g.st.Phase != grayapi.PhaseRolledBack {
 			g.st.Phase = grayapi.PhaseProgressing
 		}
-	case holdAgain:
+	case gray.HoldAgain:
 		g.st.HeldAt = ptrTime(g.dc.metaNow())
-	case holdUnchanged:
+	case gray.HoldUnchanged:
 		if !g.removeResume {
 			return nil
 		}
 	}
-	if err := g.writeHold(ctx, g.cur.d.Spec.Paused && change != holdLeft); err != nil {
+	if err := g.writeHold(ctx, g.cur.d.Spec.Paused && change != gray.HoldLeft); err != nil {
 		return err
 	}
-	if change == holdAgain {
+	if change == gray.HoldAgain {
 		g.heldEvent(ctx)
 	}
 	return nil
@@ -125,7 +80,7 @@ func (g *graySync) holdWritten(written *appsv1.Deployment) {
 // holdIfReached pauses the rollout in the same sync in which the new ReplicaSet reached the
 // target of a hold point (or is found there): one Update carrying spec.paused and heldAt.
 func (g *graySync) holdIfReached(ctx context.Context) error {
-	if !holdReached(g.cur.d.Spec.Paused, g.cur.newRS, g.st.Step, len(g.in.points), g.st.Target) {
+	if !gray.HoldReached(g.cur.d.Spec.Paused, g.cur.newRS, g.st.Step, len(g.in.points), g.st.Target) {
 		return nil
 	}
 	g.st.HeldAt = ptrTime(g.dc.metaNow())
@@ -145,7 +100,7 @@ func (g *graySync) holdIfReached(ctx context.Context) error {
 func (g *graySync) heldEvent(ctx context.Context) {
 	replicas := *g.cur.d.Spec.Replicas
 	waiting := g.st.Target - min(g.cur.newRS.Status.AvailableReplicas, g.st.Target)
-	if !statusObserved(g.cur.newRS) {
+	if !deployutil.StatusObserved(g.cur.newRS) {
 		waiting = g.st.Target
 	}
 	g.dc.eventRecorder.Eventf(g.cur.d, corev1.EventTypeNormal, grayapi.ReasonGrayHolding, "%s reached %d/%d (%d%%); waiting for %d of its pods to become ready",
@@ -171,9 +126,9 @@ func (g *graySync) heldSettledEvent() {
 		g.cur.newRS.Name, g.st.Target, *g.cur.d.Spec.Replicas, g.st.Percent, g.st.Target)
 }
 
-// holdInPlace is holdInPlace for this sync's ReplicaSets, target and replica count.
+// HoldInPlace is HoldInPlace for this sync's ReplicaSets, target and replica count.
 func (g *graySync) holdInPlace() bool {
-	return holdInPlace(g.cur.newRS, g.cur.oldRSs, g.st.Target, *g.cur.d.Spec.Replicas)
+	return gray.HoldInPlace(g.cur.newRS, g.cur.oldRSs, g.st.Target, *g.cur.d.Spec.Replicas)
 }
 
 // heldThisGeneration reports whether our status already reported this hold as Held for the
@@ -184,9 +139,4 @@ func (g *graySync) holdInPlace() bool {
 func (g *graySync) heldThisGeneration() bool {
 	return g.in.hasPrev && g.in.prev.Phase == grayapi.PhaseHeld && g.in.prev.ObservedGeneration == g.cur.d.Generation &&
 		g.in.prev.Revision == g.st.Revision && g.in.prev.Step == g.st.Step && g.in.prev.Target == g.st.Target
-}
-
-// statusObserved reports whether rs's status describes its latest spec.
-func statusObserved(rs *appsv1.ReplicaSet) bool {
-	return rs.Status.ObservedGeneration >= rs.Generation
 }

@@ -120,7 +120,7 @@ func (id rolloutIdentity) heldByUs(prev grayapi.Status, hasPrev bool) bool {
 // is skipped) or there is nothing to canary against (no old replicas). It only reads.
 func (g *graySync) identify(ctx context.Context) rolloutIdentity {
 	rev := g.newRevision()
-	stableRS := stableReplicaSet(withNewRS(g.cur.oldRSs, g.cur.newRS))
+	stableRS := stableReplicaSet(deployutil.WithNewRS(g.cur.oldRSs, g.cur.newRS))
 	if g.in.hasPrev && g.in.prev.Revision == rev {
 		st := g.in.prev
 		st.Step = rollout.GrayContinuedStep(g.in.points, g.in.prev.Step, g.in.prev.Percent)

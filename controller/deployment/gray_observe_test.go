@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/kubegray/kubectl-gray/internal/testutil"
@@ -140,31 +139,4 @@ func TestGrayNewDeploymentIsNotHeld(t *testing.T) {
 	w.settle()
 	w.wantSizes(sz("v1", 3))
 	w.wantState(grayapi.PhaseComplete, false)
-}
-
-func TestGrayReplicaSetTrustsOnlyCurrentStatus(t *testing.T) {
-	rs := func(generation, observed int64, spec, available int32) *appsv1.ReplicaSet {
-		return &appsv1.ReplicaSet{
-			ObjectMeta: metav1.ObjectMeta{Generation: generation},
-			Spec:       appsv1.ReplicaSetSpec{Replicas: &spec},
-			Status:     appsv1.ReplicaSetStatus{ObservedGeneration: observed, AvailableReplicas: available},
-		}
-	}
-	tests := []struct {
-		name          string
-		rs            *appsv1.ReplicaSet
-		wantAvailable int32
-	}{
-		{name: "current status", rs: rs(3, 3, 5, 4), wantAvailable: 4},
-		{name: "current status never above spec", rs: rs(3, 3, 2, 4), wantAvailable: 2},
-		{name: "resized but not yet observed: stale status counts nothing", rs: rs(4, 3, 2, 4), wantAvailable: 0},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got := grayReplicaSet(tc.rs)
-			if got.Available != tc.wantAvailable || got.Spec != *tc.rs.Spec.Replicas {
-				t.Errorf("grayReplicaSet = %+v, want available %d spec %d", got, tc.wantAvailable, *tc.rs.Spec.Replicas)
-			}
-		})
-	}
 }

@@ -68,7 +68,7 @@ func (g *graySync) markStableOfRollout(ctx context.Context) error {
 	if g.st.StableRevision <= 0 {
 		return nil
 	}
-	all := withNewRS(g.cur.oldRSs, g.cur.newRS)
+	all := deployutil.WithNewRS(g.cur.oldRSs, g.cur.newRS)
 	for _, rs := range all {
 		if isRevisionOf(rs, g.st.StableRevision) {
 			if rs.Labels[grayapi.StableLabel] == grayapi.StableLabelValue {

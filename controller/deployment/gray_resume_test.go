@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -167,103 +166,5 @@ func TestGrayUserPauseRespected(t *testing.T) {
 	w.wantState(grayapi.PhaseHeld, true)
 	if st := w.status(); st.Step != 0 {
 		t.Fatalf("step %d, want 0", st.Step)
-	}
-}
-
-// TestDecideResume pins every answer to a resume request, a plain unpause and a timed hold for
-// web held by us at 20% (step 1 of 20,50) on revision 2; the messages are the events people read.
-func TestDecideResume(t *testing.T) {
-	facts := func(paused bool, request string) resumeFacts {
-		d := grayDeployment(10, "20,50")
-		d.Spec.Paused = paused
-		if request != "" {
-			d.Annotations[grayapi.ResumeAnnotation] = request
-		}
-		return resumeFacts{d: d, points: []int32{20, 50}, heldByUs: true, holdInPlace: true,
-			st: grayapi.Status{Revision: 2, StableRevision: 1, Step: 0, Percent: 20, Target: 2, Phase: grayapi.PhaseHeld}}
-	}
-	with := func(f resumeFacts, edit func(*resumeFacts)) resumeFacts {
-		edit(&f)
-		return f
-	}
-	tests := []struct {
-		name string
-		f    resumeFacts
-		want resumeDecision
-		// ignoredPrefix is checked instead of want.ignored when set (the parse error is grayapi's).
-		ignoredPrefix string
-		// maxIgnored, when set, bounds the length of ignored.
-		maxIgnored int
-	}{{
-		name: "our hold unpaused by the user",
-		f:    facts(false, ""),
-		want: resumeDecision{step: 1, resumed: "Revision 2 unpaused at 20%: moving on to 50%"},
-	}, {
-		name: "hold-for ran out",
-		f:    with(facts(true, ""), func(f *resumeFacts) { f.holdFor, f.timedHoldDue = 30*time.Second, true }),
-		want: resumeDecision{step: 1, resumed: "Revision 2 held at 20% for 30s (kubegray.io/hold-for): moving on to 50%"},
-	}, {
-		name: "held, nothing asked",
-		f:    facts(true, ""),
-		want: resumeDecision{},
-	}, {
-		name: "next",
-		f:    facts(true, "2:next"),
-		want: resumeDecision{step: 1, consume: true, resumed: "Revision 2 resumed at 20%: moving on to 50%"},
-	}, {
-		name: "full",
-		f:    facts(true, "2:full"),
-		want: resumeDecision{step: 2, consume: true, resumed: "Revision 2 resumed at 20%: moving on to all replicas"},
-	}, {
-		name: "another revision",
-		f:    facts(true, "3:next"),
-		want: resumeDecision{consume: true, ignored: `Ignored kubegray.io/resume="3:next": revision 3 is not the rollout in flight (revision 2)`},
-	}, {
-		name: "a rollout that is not held",
-		f: with(facts(false, "2:next"), func(f *resumeFacts) {
-			f.heldByUs, f.st.Phase = false, grayapi.PhaseProgressing
-		}),
-		want: resumeDecision{consume: true, ignored: `Ignored kubegray.io/resume="2:next": revision 2 is not held (phase Progressing)`},
-	}, {
-		name:          "unreadable",
-		f:             facts(true, "next"),
-		want:          resumeDecision{consume: true},
-		ignoredPrefix: `Ignored kubegray.io/resume: invalid kubegray.io/resume "next": `,
-	}, {
-		// The event quotes the request capped, however much was pasted into it.
-		name:          "unreadable and huge",
-		f:             facts(true, strings.Repeat("9", 250000)+":next"),
-		want:          resumeDecision{consume: true},
-		ignoredPrefix: `Ignored kubegray.io/resume: invalid kubegray.io/resume "999`,
-		maxIgnored:    512,
-	}, {
-		name: "undo is takeUndo's: only consumed here",
-		f:    facts(true, "2:undo"),
-		want: resumeDecision{consume: true},
-	}, {
-		name: "a scaling event still absorbed: the request waits",
-		f:    with(facts(true, "2:next"), func(f *resumeFacts) { f.holdInPlace = false }),
-		want: resumeDecision{waits: true},
-	}, {
-		name: "with the stable ReplicaSet gone nothing is absorbed: it moves on",
-		f:    with(facts(true, "2:full"), func(f *resumeFacts) { f.holdInPlace, f.stableGone = false, true }),
-		want: resumeDecision{step: 2, consume: true, resumed: "Revision 2 resumed at 20%: moving on to all replicas"},
-	}}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got := decideResume(tc.f)
-			if tc.maxIgnored > 0 && len(got.ignored) > tc.maxIgnored {
-				t.Errorf("ignored is %d bytes, want at most %d: %s", len(got.ignored), tc.maxIgnored, got.ignored)
-			}
-			if tc.ignoredPrefix != "" {
-				if !strings.HasPrefix(got.ignored, tc.ignoredPrefix) || len(got.ignored) == len(tc.ignoredPrefix) {
-					t.Errorf("ignored = %q, want %q and the reason", got.ignored, tc.ignoredPrefix)
-				}
-				got.ignored = ""
-			}
-			if got != tc.want {
-				t.Errorf("decideResume = %+v, want %+v", got, tc.want)
-			}
-		})
 	}
 }

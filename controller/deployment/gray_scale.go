@@ -1,11 +1,13 @@
 package deployment
 
-// Writing the ReplicaSets of a gray sync as gray_plan.go decided them; the status that raises a
+// Writing the ReplicaSets of a gray sync as controller/gray decided them (PlanSizes); the status that raises a
 // target is written before the ReplicaSet writes that use it.
 
 import (
 	"context"
 	"fmt"
+
+	"github.com/kubegray/kubectl-gray/controller/gray"
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -41,16 +43,16 @@ func (g *graySync) prepare(ctx context.Context) error {
 	return nil
 }
 
-// reconcileReplicaSets performs this sync's ReplicaSet writes, as planSizes decided them, and
+// reconcileReplicaSets performs this sync's ReplicaSet writes, as PlanSizes decided them, and
 // reports whether any size changed. A new ReplicaSet is created first when there is none (its
 // size capped at the target), and the step is planned again with it.
 func (g *graySync) reconcileReplicaSets(ctx context.Context, scaling bool) (bool, error) {
 	facts := g.sizeFacts(scaling)
-	plan := planSizes(ctx, facts)
-	switch plan.kind {
-	case sizesKept:
+	plan := gray.PlanSizes(ctx, facts)
+	switch plan.Kind {
+	case gray.SizesKept:
 		return false, nil
-	case sizesCreateFirst:
+	case gray.SizesCreateFirst:
 		if err := g.prepare(ctx); err != nil {
 			return false, err
 		}
@@ -64,29 +66,29 @@ func (g *graySync) reconcileReplicaSets(ctx context.Context, scaling bool) (bool
 			g.dc.rsExpectations.wrote(g.in.key, newRS)
 		}
 		g.cur.newRS = newRS
-		plan = planFirstStep(g.sizeFacts(scaling))
-	case sizesScaled:
+		plan = gray.PlanFirstStep(g.sizeFacts(scaling))
+	case gray.SizesScaled:
 		klog.FromContext(ctx).V(2).Info("Scaling gray deployment", "deployment", klog.KObj(g.cur.d), "replicas", *g.cur.d.Spec.Replicas,
-			"target", g.st.Target, "held", facts.held, "newReplicas", plan.newSize, "oldReplicas", plan.oldSizes)
-	case sizesRestored:
+			"target", g.st.Target, "held", facts.Held, "newReplicas", plan.NewSize, "oldReplicas", plan.OldSizes)
+	case gray.SizesRestored:
 		klog.FromContext(ctx).V(2).Info("Restoring gray caps", "deployment", klog.KObj(g.cur.d), "target", g.st.Target,
-			"newReplicas", plan.newSize, "oldReplicas", plan.oldSizes)
+			"newReplicas", plan.NewSize, "oldReplicas", plan.OldSizes)
 	}
 	return g.apply(ctx, plan)
 }
 
-// sizeFacts is what planSizes needs of this sync.
-func (g *graySync) sizeFacts(scaling bool) sizeFacts {
-	return sizeFacts{
-		d: g.cur.d, newRS: g.cur.newRS, oldRSs: g.cur.oldRSs, target: g.st.Target, stableRevision: g.st.StableRevision,
-		held: g.cur.d.Spec.Paused && g.st.HeldAt != nil, scaling: scaling, stableGone: g.stableGone(),
+// SizeFacts is what PlanSizes needs of this sync.
+func (g *graySync) sizeFacts(scaling bool) gray.SizeFacts {
+	return gray.SizeFacts{
+		Deployment: g.cur.d, NewRS: g.cur.newRS, OldRSs: g.cur.oldRSs, Target: g.st.Target, StableRevision: g.st.StableRevision,
+		Held: g.cur.d.Spec.Paused && g.st.HeldAt != nil, Scaling: scaling, StableGone: g.stableGone(),
 	}
 }
 
 // apply writes plan: the new ReplicaSet first and then the old ones in the plan's order, as
 // upstream does, stopping at the first error.
-func (g *graySync) apply(ctx context.Context, plan sizePlan) (bool, error) {
-	force := plan.force
+func (g *graySync) apply(ctx context.Context, plan gray.SizePlan) (bool, error) {
+	force := plan.Force
 	scaledAny := false
 	write := func(rs *appsv1.ReplicaSet, size int32) (*appsv1.ReplicaSet, error) {
 		if size == *rs.Spec.Replicas && !(force && *rs.Spec.Replicas > 0) {
@@ -109,14 +111,14 @@ func (g *graySync) apply(ctx context.Context, plan sizePlan) (bool, error) {
 		return written, nil
 	}
 	if g.cur.newRS != nil {
-		written, err := write(g.cur.newRS, plan.newSize)
+		written, err := write(g.cur.newRS, plan.NewSize)
 		if err != nil {
 			return scaledAny, err
 		}
 		g.cur.newRS = written
 	}
-	for i, rs := range plan.old {
-		written, err := write(rs, plan.oldSizes[i])
+	for i, rs := range plan.Old {
+		written, err := write(rs, plan.OldSizes[i])
 		if err != nil {
 			return scaledAny, err
 		}

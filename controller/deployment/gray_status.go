@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/kubegray/kubectl-gray/controller/gray"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,7 +26,7 @@ import (
 // and the GrayHeld condition, all in one UpdateStatus when anything changed.
 func (g *graySync) finish(ctx context.Context) error {
 	d := g.cur.d
-	allRSs := withNewRS(g.cur.oldRSs, g.cur.newRS)
+	allRSs := deployutil.WithNewRS(g.cur.oldRSs, g.cur.newRS)
 	var newStatus appsv1.DeploymentStatus
 	if d.Spec.Paused {
 		newStatus = g.dc.calculateStatus(allRSs, g.cur.newRS, d)
@@ -34,9 +36,9 @@ func (g *graySync) finish(ctx context.Context) error {
 		newStatus = g.dc.calculateRolloutStatus(ctx, allRSs, g.cur.newRS, d)
 	}
 
-	g.st = decidePhase(phaseFacts{
-		st: g.st, steps: len(g.in.points), d: d, complete: deployutil.DeploymentComplete(d, &newStatus),
-		newRS: g.cur.newRS, oldRSs: g.cur.oldRSs, heldBefore: g.heldThisGeneration(),
+	g.st = gray.DecidePhase(gray.PhaseFacts{
+		Status: g.st, Steps: len(g.in.points), Deployment: d, Complete: deployutil.DeploymentComplete(d, &newStatus),
+		NewRS: g.cur.newRS, OldRSs: g.cur.oldRSs, HeldBefore: g.heldThisGeneration(),
 	})
 	g.trackDeadline(ctx)
 	g.reportStableGone(ctx)
@@ -216,7 +218,7 @@ func (g *graySync) freeze(ctx context.Context, perr error) error {
 		return err
 	}
 
-	newStatus := g.dc.calculateStatus(withNewRS(g.cur.oldRSs, g.cur.newRS), g.cur.newRS, d)
+	newStatus := g.dc.calculateStatus(deployutil.WithNewRS(g.cur.oldRSs, g.cur.newRS), g.cur.newRS, d)
 	if d.Spec.Paused {
 		g.dc.setPausedCondition(&newStatus, d)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"strconv"
 	"testing"
 	"time"
 
@@ -161,14 +160,6 @@ func newDeployment(name string, replicas int32, opts ...testutil.DeploymentOptio
 		testutil.WithLabels(map[string]string{"foo": "bar"}), testutil.WithContainer("c", "foo/bar"),
 		testutil.WithRollingUpdate(intstr.FromInt32(0), intstr.FromInt32(0)))
 	return testutil.Deployment(name, append([]testutil.DeploymentOption{base}, opts...)...)
-}
-
-// replicasAnnotations sets the desired-replicas and max-replicas annotations by hand.
-func replicasAnnotations(desired, maxReplicas int32) testutil.ReplicaSetOption {
-	return func(rs *appsv1.ReplicaSet) {
-		testutil.RSAnnotation("deployment.kubernetes.io/desired-replicas", strconv.Itoa(int(desired)))(rs)
-		testutil.RSAnnotation("deployment.kubernetes.io/max-replicas", strconv.Itoa(int(maxReplicas)))(rs)
-	}
 }
 
 // podOf builds a pod controlled by rs.

@@ -8,6 +8,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/kubegray/kubectl-gray/controller/gray"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
@@ -56,41 +58,41 @@ func (g *graySync) dropRequestWhileInvalid(invalid string) {
 // written. The status with the new target goes first, as for every raised target (prepare).
 func (g *graySync) scaleWhileInvalid(ctx context.Context) error {
 	d := g.cur.d
-	if !replicasChanged(ctx, d, withNewRS(g.cur.oldRSs, g.cur.newRS)) {
+	if !deployutil.ReplicasChanged(ctx, d, deployutil.WithNewRS(g.cur.oldRSs, g.cur.newRS)) {
 		return nil
 	}
-	var plan sizePlan
+	var plan gray.SizePlan
 	if g.in.hasPrev {
 		g.st.Target = *d.Spec.Replicas
 		if g.st.Percent < grayapi.FullPercent {
 			g.st.Target = rollout.GrayTarget(*d.Spec.Replicas, g.st.Percent)
 		}
-		plan = planRescale(ctx, sizeFacts{d: d, newRS: g.cur.newRS, oldRSs: g.cur.oldRSs, target: g.st.Target,
-			stableRevision: g.st.StableRevision, held: d.Spec.Paused && g.st.HeldAt != nil, scaling: true})
+		plan = gray.PlanRescale(ctx, gray.SizeFacts{Deployment: d, NewRS: g.cur.newRS, OldRSs: g.cur.oldRSs, Target: g.st.Target,
+			StableRevision: g.st.StableRevision, Held: d.Spec.Paused && g.st.HeldAt != nil, Scaling: true})
 	} else {
 		plan = proportionalPlan(ctx, g.cur.d, g.cur.newRS, g.cur.oldRSs)
 	}
 	klog.FromContext(ctx).V(2).Info("Scaling an invalid gray deployment", "deployment", klog.KObj(d), "replicas", *d.Spec.Replicas,
-		"target", g.st.Target, "newReplicas", plan.newSize, "oldReplicas", plan.oldSizes)
+		"target", g.st.Target, "newReplicas", plan.NewSize, "oldReplicas", plan.OldSizes)
 	if _, err := g.apply(ctx, plan); err != nil {
 		return fmt.Errorf("deployment %s/%s: scaling to %d replicas while invalid: %w", d.Namespace, d.Name, *d.Spec.Replicas, err)
 	}
 	return nil
 }
 
-// proportionalPlan is upstream's scale() (deployutil.ScalePlan) as a sizePlan.
-func proportionalPlan(ctx context.Context, d *appsv1.Deployment, newRS *appsv1.ReplicaSet, oldRSs []*appsv1.ReplicaSet) sizePlan {
-	plan := sizePlan{kind: sizesScaled, force: true}
+// proportionalPlan is upstream's scale() (deployutil.ScalePlan) as a SizePlan.
+func proportionalPlan(ctx context.Context, d *appsv1.Deployment, newRS *appsv1.ReplicaSet, oldRSs []*appsv1.ReplicaSet) gray.SizePlan {
+	plan := gray.SizePlan{Kind: gray.SizesScaled, Force: true}
 	if newRS != nil {
-		plan.newSize = *newRS.Spec.Replicas
+		plan.NewSize = *newRS.Spec.Replicas
 	}
 	for _, step := range deployutil.ScalePlan(ctx, d, newRS, oldRSs) {
 		if step.ReplicaSet == newRS {
-			plan.newSize = step.Size
+			plan.NewSize = step.Size
 			continue
 		}
-		plan.old = append(plan.old, step.ReplicaSet)
-		plan.oldSizes = append(plan.oldSizes, step.Size)
+		plan.Old = append(plan.Old, step.ReplicaSet)
+		plan.OldSizes = append(plan.OldSizes, step.Size)
 	}
 	return plan
 }

@@ -44,7 +44,7 @@ func (dc *DeploymentController) syncRolloutStatus(ctx context.Context, allRSs []
 // allStatusesObserved reports whether the ReplicaSet controller has observed every size written.
 func allStatusesObserved(allRSs []*appsv1.ReplicaSet) bool {
 	for _, rs := range allRSs {
-		if rs != nil && !statusObserved(rs) {
+		if rs != nil && !deployutil.StatusObserved(rs) {
 			return false
 		}
 	}

@@ -18,7 +18,7 @@ func (dc *DeploymentController) rolloutRecreate(ctx context.Context, d *appsv1.D
 	if err != nil {
 		return err
 	}
-	allRSs := withNewRS(oldRSs, newRS)
+	allRSs := deployutil.WithNewRS(oldRSs, newRS)
 	activeOldRSs := deployutil.FilterActiveReplicaSets(oldRSs)
 
 	scaledDown, err := dc.scaleDownOldReplicaSetsForRecreate(ctx, activeOldRSs, d)
@@ -39,7 +39,7 @@ func (dc *DeploymentController) rolloutRecreate(ctx context.Context, d *appsv1.D
 		if err != nil {
 			return err
 		}
-		allRSs = withNewRS(oldRSs, newRS)
+		allRSs = deployutil.WithNewRS(oldRSs, newRS)
 	}
 
 	scaledUp, err := dc.scaleUpNewReplicaSetForRecreate(ctx, newRS, d)

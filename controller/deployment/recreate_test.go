@@ -143,7 +143,7 @@ func TestRolloutRecreate(t *testing.T) {
 			f := newFixture(t)
 			d := newDeployment("foo", 3, testutil.WithRecreate(), testutil.WithImage("v2"))
 			d.Annotations["deployment.kubernetes.io/revision"] = "1"
-			old := testutil.ReplicaSet("foo-v1", tc.oldSpec, testutil.RSOwnedBy(newDeployment("foo", 3, testutil.WithImage("v1"))), testutil.RSRevision(1), replicasAnnotations(3, 3))
+			old := testutil.ReplicaSet("foo-v1", tc.oldSpec, testutil.RSOwnedBy(newDeployment("foo", 3, testutil.WithImage("v1"))), testutil.RSRevision(1), testutil.RSReplicasAnnotations(3, 3))
 			old.Status.Replicas = tc.oldStatus
 			f.both(d, old)
 			for i, phase := range tc.pods {

@@ -23,7 +23,7 @@ func (dc *DeploymentController) rollback(ctx context.Context, d *appsv1.Deployme
 	if err != nil {
 		return err
 	}
-	allRSs := withNewRS(allOldRSs, newRS)
+	allRSs := deployutil.WithNewRS(allOldRSs, newRS)
 
 	rollbackRevision := *getRollbackTo(d)
 	if rollbackRevision == 0 {

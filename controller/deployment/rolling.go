@@ -21,7 +21,7 @@ func (dc *DeploymentController) rolloutRolling(ctx context.Context, d *appsv1.De
 	if err != nil {
 		return err
 	}
-	allRSs := withNewRS(oldRSs, newRS)
+	allRSs := deployutil.WithNewRS(oldRSs, newRS)
 
 	scaledUp, err := dc.reconcileNewReplicaSet(ctx, allRSs, newRS, d)
 	if err != nil {
@@ -101,7 +101,7 @@ func (dc *DeploymentController) reconcileOldReplicaSets(ctx context.Context, all
 	}
 	logger.V(4).Info("Cleaned up unhealthy replicas from old RSes", "count", cleanupCount)
 
-	allRSs = withNewRS(oldRSs, newRS)
+	allRSs = deployutil.WithNewRS(oldRSs, newRS)
 	scaledDownCount, err := dc.scaleDownOldReplicaSetsForRollingUpdate(ctx, allRSs, oldRSs, d)
 	if err != nil {
 		logger.V(2).Info("Failed to scale down old replica sets", "deployment", klog.KObj(d), "err", err)

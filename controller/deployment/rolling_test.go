@@ -193,7 +193,7 @@ func TestRolloutRollingFirstStep(t *testing.T) {
 	d := newDeployment("foo", 10, testutil.WithRollingUpdate(intstr.FromString("25%"), intstr.FromString("25%")), testutil.WithImage("v2"), testutil.WithProgressDeadline(600))
 	d.Annotations["deployment.kubernetes.io/revision"] = "1"
 	d.Status = appsv1.DeploymentStatus{Replicas: 10, UpdatedReplicas: 10, ReadyReplicas: 10, AvailableReplicas: 10}
-	v1 := testutil.ReplicaSet("foo-v1", 10, testutil.RSOwnedBy(newDeployment("foo", 10, testutil.WithImage("v1"))), testutil.RSRevision(1), replicasAnnotations(10, 13))
+	v1 := testutil.ReplicaSet("foo-v1", 10, testutil.RSOwnedBy(newDeployment("foo", 10, testutil.WithImage("v1"))), testutil.RSRevision(1), testutil.RSReplicasAnnotations(10, 13))
 	v1.Status = appsv1.ReplicaSetStatus{Replicas: 10, ReadyReplicas: 10, AvailableReplicas: 10}
 	f.both(d, v1)
 
@@ -244,9 +244,9 @@ func TestRolloutRollingCleansUpWhenComplete(t *testing.T) {
 	d := newDeployment("foo", 2, testutil.WithRevisionHistoryLimit(0), testutil.WithImage("v2"))
 	d.Annotations["deployment.kubernetes.io/revision"] = "2"
 	d.Status = appsv1.DeploymentStatus{Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 2, AvailableReplicas: 2}
-	cur := testutil.ReplicaSet("foo-v2", 2, testutil.RSOwnedBy(d), testutil.RSRevision(2), replicasAnnotations(2, 2))
+	cur := testutil.ReplicaSet("foo-v2", 2, testutil.RSOwnedBy(d), testutil.RSRevision(2), testutil.RSReplicasAnnotations(2, 2))
 	cur.Status = appsv1.ReplicaSetStatus{Replicas: 2, ReadyReplicas: 2, AvailableReplicas: 2}
-	old := testutil.ReplicaSet("foo-v1", 0, testutil.RSOwnedBy(newDeployment("foo", 2, testutil.WithImage("v1"))), testutil.RSRevision(1), replicasAnnotations(2, 2))
+	old := testutil.ReplicaSet("foo-v1", 0, testutil.RSOwnedBy(newDeployment("foo", 2, testutil.WithImage("v1"))), testutil.RSRevision(1), testutil.RSReplicasAnnotations(2, 2))
 	f.both(d, cur, old)
 
 	if err := f.dc.syncDeployment(f.ctx, "default/foo"); err != nil {

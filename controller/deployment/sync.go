@@ -25,7 +25,7 @@ func (dc *DeploymentController) syncStatusOnly(ctx context.Context, d *appsv1.De
 	if err != nil {
 		return err
 	}
-	return dc.syncDeploymentStatus(ctx, withNewRS(oldRSs, newRS), newRS, d)
+	return dc.syncDeploymentStatus(ctx, deployutil.WithNewRS(oldRSs, newRS), newRS, d)
 }
 
 // sync handles paused Deployments and scaling events: proportional scaling only, no rollout
@@ -46,7 +46,7 @@ func (dc *DeploymentController) sync(ctx context.Context, d *appsv1.Deployment, 
 			return err
 		}
 	}
-	return dc.syncDeploymentStatus(ctx, withNewRS(oldRSs, newRS), newRS, d)
+	return dc.syncDeploymentStatus(ctx, deployutil.WithNewRS(oldRSs, newRS), newRS, d)
 }
 
 // checkPausedConditions records pausing and resuming in the Progressing condition (status
@@ -221,34 +221,7 @@ func (dc *DeploymentController) isScalingEvent(ctx context.Context, d *appsv1.De
 	if err != nil {
 		return false, err
 	}
-	return replicasChanged(ctx, d, withNewRS(oldRSs, newRS)), nil
-}
-
-// replicasChanged reports whether an active ReplicaSet among rss carries a parseable
-// desired-replicas annotation other than d's spec.replicas.
-func replicasChanged(ctx context.Context, d *appsv1.Deployment, rss []*appsv1.ReplicaSet) bool {
-	for _, rs := range deployutil.FilterActiveReplicaSets(rss) {
-		desired, ok := deployutil.GetDesiredReplicasAnnotation(ctx, rs)
-		if !ok {
-			continue
-		}
-		if desired != *d.Spec.Replicas {
-			return true
-		}
-	}
-	return false
-}
-
-// withNewRS returns a fresh slice holding oldRSs followed by newRS (if any). Upstream appends a
-// possibly nil new ReplicaSet to the old list; leaving the nil out is equivalent for every sum
-// and filter, and a fresh slice never aliases the caller's backing array.
-func withNewRS(oldRSs []*appsv1.ReplicaSet, newRS *appsv1.ReplicaSet) []*appsv1.ReplicaSet {
-	all := make([]*appsv1.ReplicaSet, 0, len(oldRSs)+1)
-	all = append(all, oldRSs...)
-	if newRS != nil {
-		all = append(all, newRS)
-	}
-	return all
+	return deployutil.ReplicasChanged(ctx, d, deployutil.WithNewRS(oldRSs, newRS)), nil
 }
 
 // metaNow is the controller clock as an API timestamp.

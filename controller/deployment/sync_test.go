@@ -14,6 +14,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/kubegray/kubectl-gray/internal/testutil"
+	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 )
 
 var (
@@ -208,7 +209,7 @@ func TestScale(t *testing.T) {
 			f := newFixture(t)
 			d := newDeployment("foo", tc.replicas, testutil.WithRollingUpdate(intstr.FromInt32(tc.surge), intstr.FromInt32(tc.unavailable)))
 			build := func(c rsCase) *appsv1.ReplicaSet {
-				rs := testutil.ReplicaSet(c.name, c.size, testutil.RSCreatedAt(c.created), replicasAnnotations(c.desired, c.max))
+				rs := testutil.ReplicaSet(c.name, c.size, testutil.RSCreatedAt(c.created), testutil.RSReplicasAnnotations(c.desired, c.max))
 				rs.Status.AvailableReplicas = c.available
 				f.server(rs)
 				return rs
@@ -227,7 +228,7 @@ func TestScale(t *testing.T) {
 			}
 
 			got := map[string]int32{}
-			for _, rs := range withNewRS(oldReplicaSets, newReplicaSet) {
+			for _, rs := range deployutil.WithNewRS(oldReplicaSets, newReplicaSet) {
 				got[rs.Name] = *rs.Spec.Replicas
 			}
 			written := []string{}
@@ -335,11 +336,11 @@ func TestProportionalScalingThroughSync(t *testing.T) {
 				d.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: tc.startProgressingReason}}
 			}
 			oldD := newDeployment("foo", tc.replicas, testutil.WithImage("v1"))
-			oldRS := testutil.ReplicaSet("foo-old", tc.oldSize, testutil.RSOwnedBy(oldD), testutil.RSRevision(1), replicasAnnotations(tc.annDesired, tc.annMax))
+			oldRS := testutil.ReplicaSet("foo-old", tc.oldSize, testutil.RSOwnedBy(oldD), testutil.RSRevision(1), testutil.RSReplicasAnnotations(tc.annDesired, tc.annMax))
 			oldRS.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(d, controllerKind)}
 			oldRS.CreationTimestamp = metav1.NewTime(oldTime)
 			oldRS.Status = appsv1.ReplicaSetStatus{Replicas: tc.oldSize, ReadyReplicas: tc.oldAvailable, AvailableReplicas: tc.oldAvailable}
-			newReplicaSet := testutil.ReplicaSet("foo-new", tc.newSize, testutil.RSOwnedBy(d), testutil.RSRevision(2), replicasAnnotations(tc.annDesired, tc.annMax))
+			newReplicaSet := testutil.ReplicaSet("foo-new", tc.newSize, testutil.RSOwnedBy(d), testutil.RSRevision(2), testutil.RSReplicasAnnotations(tc.annDesired, tc.annMax))
 			newReplicaSet.CreationTimestamp = metav1.NewTime(newerTime)
 			newReplicaSet.Status = appsv1.ReplicaSetStatus{Replicas: tc.newSize}
 			f.both(d, oldRS, newReplicaSet)
@@ -379,7 +380,7 @@ func TestStaleDesiredReplicasBlocksRollout(t *testing.T) {
 	f := newFixture(t)
 	d := newDeployment("foo", 3, testutil.WithImage("v2"))
 	oldD := newDeployment("foo", 3, testutil.WithImage("v1"))
-	rs := testutil.ReplicaSet("foo-v1", 3, testutil.RSOwnedBy(oldD), testutil.RSRevision(1), replicasAnnotations(5, 5))
+	rs := testutil.ReplicaSet("foo-v1", 3, testutil.RSOwnedBy(oldD), testutil.RSRevision(1), testutil.RSReplicasAnnotations(5, 5))
 	f.both(d, rs)
 
 	if err := f.dc.syncDeployment(f.ctx, "default/foo"); err != nil {

@@ -67,3 +67,12 @@ func RSAvailable(available int32) ReplicaSetOption {
 		rs.Status.AvailableReplicas = available
 	}
 }
+
+// RSReplicasAnnotations sets the desired-replicas and max-replicas annotations a Deployment
+// controller writes on the ReplicaSets it sizes.
+func RSReplicasAnnotations(desired, maxReplicas int32) ReplicaSetOption {
+	return func(rs *appsv1.ReplicaSet) {
+		RSAnnotation("deployment.kubernetes.io/desired-replicas", strconv.Itoa(int(desired)))(rs)
+		RSAnnotation("deployment.kubernetes.io/max-replicas", strconv.Itoa(int(maxReplicas)))(rs)
+	}
+}

@@ -1,6 +1,7 @@
 package deployutil
 
 import (
+	"context"
 	"sort"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -118,4 +119,36 @@ func (o ReplicaSetsByRevision) Less(i, j int) bool {
 // name descending (the exact reverse of ReplicaSetsByCreationTimestamp).
 func SortNewestFirst(rss []*appsv1.ReplicaSet) {
 	sort.Sort(sort.Reverse(ReplicaSetsByCreationTimestamp(rss)))
+}
+
+// StatusObserved reports whether rs's status describes its latest spec.
+func StatusObserved(rs *appsv1.ReplicaSet) bool {
+	return rs.Status.ObservedGeneration >= rs.Generation
+}
+
+// ReplicasChanged reports whether an active ReplicaSet among rss carries a parseable
+// desired-replicas annotation other than d's spec.replicas.
+func ReplicasChanged(ctx context.Context, d *appsv1.Deployment, rss []*appsv1.ReplicaSet) bool {
+	for _, rs := range FilterActiveReplicaSets(rss) {
+		desired, ok := GetDesiredReplicasAnnotation(ctx, rs)
+		if !ok {
+			continue
+		}
+		if desired != *d.Spec.Replicas {
+			return true
+		}
+	}
+	return false
+}
+
+// WithNewRS returns a fresh slice holding oldRSs followed by newRS (if any). Upstream appends a
+// possibly nil new ReplicaSet to the old list; leaving the nil out is equivalent for every sum
+// and filter, and a fresh slice never aliases the caller's backing array.
+func WithNewRS(oldRSs []*appsv1.ReplicaSet, newRS *appsv1.ReplicaSet) []*appsv1.ReplicaSet {
+	all := make([]*appsv1.ReplicaSet, 0, len(oldRSs)+1)
+	all = append(all, oldRSs...)
+	if newRS != nil {
+		all = append(all, newRS)
+	}
+	return all
 }

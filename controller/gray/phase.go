@@ -1,8 +1,4 @@
-package deployment
-
-// The phase a gray sync reports, decided from the rollout as the sync moved it and the
-// ReplicaSets after its writes (decidePhase, pure). Degraded is decided after it, by the step's
-// own deadline (gray_deadline.go), and a gone stable ReplicaSet (gray_failure.go).
+package gray
 
 import (
 	"fmt"
@@ -13,41 +9,41 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
-// phaseFacts is what decidePhase decides from.
-type phaseFacts struct {
+// PhaseFacts is what DecidePhase decides from.
+type PhaseFacts struct {
 	// st is the rollout as identified, stepped and held in this sync.
-	st grayapi.Status
+	Status grayapi.Status
 	// steps is the number of hold points.
-	steps int
-	d     *appsv1.Deployment
+	Steps      int
+	Deployment *appsv1.Deployment
 	// complete is upstream's DeploymentComplete for the status about to be written.
-	complete bool
-	newRS    *appsv1.ReplicaSet
-	oldRSs   []*appsv1.ReplicaSet
+	Complete bool
+	NewRS    *appsv1.ReplicaSet
+	OldRSs   []*appsv1.ReplicaSet
 	// heldBefore: the status read already reported this hold Held for this generation
 	// (heldThisGeneration); within one generation Held is final.
-	heldBefore bool
+	HeldBefore bool
 }
 
-// decidePhase returns f.st with the phase and message the sync reports: Complete once the last
+// DecidePhase returns f.st with the phase and message the sync reports: Complete once the last
 // step is complete (its revision becomes the stable one), Held while our hold stands settled,
 // RolledBack while the stable revision comes back, Progressing otherwise, with a message that
 // says what it waits for.
-func decidePhase(f phaseFacts) grayapi.Status {
-	st := f.st
-	replicas := *f.d.Spec.Replicas
-	last := int(st.Step) >= f.steps
-	held := f.d.Spec.Paused && st.HeldAt != nil
+func DecidePhase(f PhaseFacts) grayapi.Status {
+	st := f.Status
+	replicas := *f.Deployment.Spec.Replicas
+	last := int(st.Step) >= f.Steps
+	held := f.Deployment.Spec.Paused && st.HeldAt != nil
 	switch {
-	case last && f.complete:
+	case last && f.Complete:
 		st.Phase = grayapi.PhaseComplete
 		st.Message = fmt.Sprintf("all %d replicas run revision %d", replicas, st.Revision)
 		st.StableRevision = st.Revision
 		st.HeldAt = nil
-	case held && (holdSettled(f.newRS, f.oldRSs, st.Target, replicas) || f.heldBefore):
+	case held && (HoldSettled(f.NewRS, f.OldRSs, st.Target, replicas) || f.HeldBefore):
 		st.Phase = grayapi.PhaseHeld
 		st.Message = fmt.Sprintf("held at %d of %d replicas (%d%%) on revision %d; run kubectl gray resume", st.Target, replicas, st.Percent, st.Revision)
-	case last && rollingBackTo(f.newRS, st.StableRevision):
+	case last && rollingBackTo(f.NewRS, st.StableRevision):
 		st.Phase = grayapi.PhaseRolledBack
 		st.Message = fmt.Sprintf("rolling back to stable revision %d", st.StableRevision)
 	default:
@@ -55,13 +51,13 @@ func decidePhase(f phaseFacts) grayapi.Status {
 		// hence the step's own deadline.
 		st.Phase = grayapi.PhaseProgressing
 		switch {
-		case held && f.newRS != nil && f.newRS.Status.AvailableReplicas < st.Target:
+		case held && f.NewRS != nil && f.NewRS.Status.AvailableReplicas < st.Target:
 			st.Message = fmt.Sprintf("holding revision %d at %d of %d replicas (%d%%); waiting for its replicas to become available: %d of %d are",
-				st.Revision, st.Target, replicas, st.Percent, f.newRS.Status.AvailableReplicas, st.Target)
+				st.Revision, st.Target, replicas, st.Percent, f.NewRS.Status.AvailableReplicas, st.Target)
 		case held:
 			st.Message = fmt.Sprintf("holding revision %d at %d of %d replicas (%d%%); waiting for the old replicas to settle at %d",
 				st.Revision, st.Target, replicas, st.Percent, replicas-st.Target)
-		case f.d.Spec.Paused:
+		case f.Deployment.Spec.Paused:
 			st.Message = fmt.Sprintf("paused by the user while rolling revision %d to %d of %d replicas (%d%%)", st.Revision, st.Target, replicas, st.Percent)
 		case last:
 			st.Message = fmt.Sprintf("rolling revision %d to all %d replicas", st.Revision, replicas)
@@ -72,17 +68,17 @@ func decidePhase(f phaseFacts) grayapi.Status {
 	return st
 }
 
-// holdInPlace reports whether the ReplicaSets are sized for a hold at target out of replicas
+// HoldInPlace reports whether the ReplicaSets are sized for a hold at target out of replicas
 // (new = T, old = R − T in total) and the ReplicaSet controller has observed every one of those
 // sizes. Availability is not asked: a canary whose pods are not ready is still where the hold
 // put it.
-func holdInPlace(newRS *appsv1.ReplicaSet, oldRSs []*appsv1.ReplicaSet, target, replicas int32) bool {
-	if newRS == nil || !statusObserved(newRS) || *newRS.Spec.Replicas != target {
+func HoldInPlace(newRS *appsv1.ReplicaSet, oldRSs []*appsv1.ReplicaSet, target, replicas int32) bool {
+	if newRS == nil || !deployutil.StatusObserved(newRS) || *newRS.Spec.Replicas != target {
 		return false
 	}
 	var old int32
 	for _, rs := range oldRSs {
-		if !statusObserved(rs) {
+		if !deployutil.StatusObserved(rs) {
 			return false
 		}
 		old += *rs.Spec.Replicas
@@ -90,13 +86,13 @@ func holdInPlace(newRS *appsv1.ReplicaSet, oldRSs []*appsv1.ReplicaSet, target, 
 	return old == replicas-target
 }
 
-// holdSettled reports whether a held rollout has reached its hold point: the ReplicaSets stand
-// there (holdInPlace), T new replicas are available and R − T old pods are left. Every count
+// HoldSettled reports whether a held rollout has reached its hold point: the ReplicaSets stand
+// there (HoldInPlace), T new replicas are available and R − T old pods are left. Every count
 // comes from a ReplicaSet status that has observed its latest spec: right after a resize the
 // status still describes the old size, and a hold reported from it would be taken back by the
 // next sync.
-func holdSettled(newRS *appsv1.ReplicaSet, oldRSs []*appsv1.ReplicaSet, target, replicas int32) bool {
-	if !holdInPlace(newRS, oldRSs, target, replicas) {
+func HoldSettled(newRS *appsv1.ReplicaSet, oldRSs []*appsv1.ReplicaSet, target, replicas int32) bool {
+	if !HoldInPlace(newRS, oldRSs, target, replicas) {
 		return false
 	}
 	var oldPods int32

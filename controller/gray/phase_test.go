@@ -1,4 +1,4 @@
-package deployment
+package gray
 
 import (
 	"testing"
@@ -11,7 +11,7 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
-// TestDecidePhase pins the phase and message of each case of decidePhase for web at 20% of 10
+// TestDecidePhase pins the phase and message of each case of DecidePhase for web at 20% of 10
 // replicas (T = 2), revision 2 over stable revision 1; the messages are what kubectl gray status
 // and the GrayHeld condition show.
 func TestDecidePhase(t *testing.T) {
@@ -41,22 +41,22 @@ func TestDecidePhase(t *testing.T) {
 		return rs
 	}
 	// ourHold is web held by us at 20%, with these ReplicaSets.
-	ourHold := func(canary, old *appsv1.ReplicaSet) phaseFacts {
-		return phaseFacts{st: rollout(0, true), steps: 1, d: web(true), newRS: canary, oldRSs: []*appsv1.ReplicaSet{old}}
+	ourHold := func(canary, old *appsv1.ReplicaSet) PhaseFacts {
+		return PhaseFacts{Status: rollout(0, true), Steps: 1, Deployment: web(true), NewRS: canary, OldRSs: []*appsv1.ReplicaSet{old}}
 	}
 	const held = "held at 2 of 10 replicas (20%) on revision 2; run kubectl gray resume"
 	const oldSettling = "holding revision 2 at 2 of 10 replicas (20%); waiting for the old replicas to settle at 8"
 	reported := ourHold(planRS(2, 2, 2, 10), pods(planRS(1, 8, 8, 10), 9, 8))
-	reported.heldBefore = true
+	reported.HeldBefore = true
 	rollback := testutil.ReplicaSet("web-4", 10, testutil.RSRevision(4), testutil.RSAnnotation(deployutil.RevisionHistoryAnnotation, "1"))
 	tests := []struct {
 		name    string
-		f       phaseFacts
+		f       PhaseFacts
 		phase   grayapi.Phase
 		message string
 	}{{
 		name:  "the last step complete",
-		f:     phaseFacts{st: rollout(1, false), steps: 1, d: web(false), complete: true, newRS: planRS(2, 10, 10, 10)},
+		f:     PhaseFacts{Status: rollout(1, false), Steps: 1, Deployment: web(false), Complete: true, NewRS: planRS(2, 10, 10, 10)},
 		phase: grayapi.PhaseComplete, message: "all 10 replicas run revision 2",
 	}, {
 		name:  "our hold settled: 2 canaries available, 8 old pods",
@@ -81,32 +81,32 @@ func TestDecidePhase(t *testing.T) {
 		phase: grayapi.PhaseProgressing, message: oldSettling,
 	}, {
 		name:  "the stable revision coming back as revision 4",
-		f:     phaseFacts{st: grayapi.Status{Revision: 4, StableRevision: 1, Step: 1, Percent: 100, Target: 10}, steps: 1, d: web(false), newRS: rollback},
+		f:     PhaseFacts{Status: grayapi.Status{Revision: 4, StableRevision: 1, Step: 1, Percent: 100, Target: 10}, Steps: 1, Deployment: web(false), NewRS: rollback},
 		phase: grayapi.PhaseRolledBack, message: "rolling back to stable revision 1",
 	}, {
 		// Identify only skips the hold points for a rollback; one still at a hold point is rolling.
 		name: "a renumbered ReplicaSet still at a hold point is not rolling back",
-		f: phaseFacts{st: grayapi.Status{Revision: 4, StableRevision: 1, Percent: 20, Target: 2}, steps: 1, d: web(false),
-			newRS: rollback},
+		f: PhaseFacts{Status: grayapi.Status{Revision: 4, StableRevision: 1, Percent: 20, Target: 2}, Steps: 1, Deployment: web(false),
+			NewRS: rollback},
 		phase: grayapi.PhaseProgressing, message: "rolling revision 4 to 2 of 10 replicas (20%)",
 	}, {
 		name: "paused by the user, not by us",
-		f: phaseFacts{st: rollout(0, false), steps: 1, d: web(true),
-			newRS: planRS(2, 1, 1, 10), oldRSs: []*appsv1.ReplicaSet{planRS(1, 9, 9, 10)}},
+		f: PhaseFacts{Status: rollout(0, false), Steps: 1, Deployment: web(true),
+			NewRS: planRS(2, 1, 1, 10), OldRSs: []*appsv1.ReplicaSet{planRS(1, 9, 9, 10)}},
 		phase: grayapi.PhaseProgressing, message: "paused by the user while rolling revision 2 to 2 of 10 replicas (20%)",
 	}, {
 		name: "rolling to the hold point",
-		f: phaseFacts{st: rollout(0, false), steps: 1, d: web(false),
-			newRS: planRS(2, 1, 0, 10), oldRSs: []*appsv1.ReplicaSet{planRS(1, 10, 10, 10)}},
+		f: PhaseFacts{Status: rollout(0, false), Steps: 1, Deployment: web(false),
+			NewRS: planRS(2, 1, 0, 10), OldRSs: []*appsv1.ReplicaSet{planRS(1, 10, 10, 10)}},
 		phase: grayapi.PhaseProgressing, message: "rolling revision 2 to 2 of 10 replicas (20%)",
 	}, {
 		name:  "rolling past the last hold point",
-		f:     phaseFacts{st: rollout(1, false), steps: 1, d: web(false), newRS: planRS(2, 5, 5, 10), oldRSs: []*appsv1.ReplicaSet{planRS(1, 5, 5, 10)}},
+		f:     PhaseFacts{Status: rollout(1, false), Steps: 1, Deployment: web(false), NewRS: planRS(2, 5, 5, 10), OldRSs: []*appsv1.ReplicaSet{planRS(1, 5, 5, 10)}},
 		phase: grayapi.PhaseProgressing, message: "rolling revision 2 to all 10 replicas",
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			st := decidePhase(tc.f)
+			st := DecidePhase(tc.f)
 			if st.Phase != tc.phase || st.Message != tc.message {
 				t.Errorf("decidePhase = %s %q, want %s %q", st.Phase, st.Message, tc.phase, tc.message)
 			}

@@ -1,0 +1,95 @@
+package gray
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+)
+
+// DeadlineSlack is how long after a deadline its check is queued, so that the check does not
+// run a hair before it and find the step still in time.
+const DeadlineSlack = 100 * time.Millisecond
+
+// DeadlineFacts is what DecideDeadline decides from.
+type DeadlineFacts struct {
+	// st is the status with its phase decided (DecidePhase); prev the status read.
+	Status, Prev grayapi.Status
+	HasPrev      bool
+	// clockStopped: the user's own pause (pausedByUser) or no progressDeadlineSeconds.
+	ClockStopped bool
+	// deadline is progressDeadlineSeconds.
+	Deadline time.Duration
+	// available is the new ReplicaSet's available replicas (0 without one).
+	Available int32
+	Now       time.Time
+}
+
+// DeadlineDecision is what DecideDeadline decided.
+type DeadlineDecision struct {
+	// st carries the step's clocks (Progress, SettledAt) and the Failure kept for its phase.
+	Status grayapi.Status
+	// checkAfter is when to check the deadline again (0: no check queued).
+	CheckAfter time.Duration
+	// missed: the step is past its deadline and Degraded (degrade says why).
+	Missed bool
+}
+
+// DecideDeadline keeps the step's clocks and the Failure for the phase decided, and finds a
+// Progressing step that missed its deadline. The clock starts with the step and restarts when
+// the canary has more available replicas than ever before in it (a high-water mark, so that a
+// pod flapping between ready and not does not keep resetting it); a canary with every replica
+// available runs no clock (what is left is the old side settling, not the canary's failure),
+// nor does a rollout paused by its user (it starts afresh on resume). Held records when the
+// step first settled (SettledAt, for kubegray.io/hold-for).
+func DecideDeadline(f DeadlineFacts) DeadlineDecision {
+	st := f.Status
+	sameStep := f.HasPrev && f.Prev.Revision == st.Revision && f.Prev.Step == st.Step
+	switch st.Phase {
+	case grayapi.PhaseComplete:
+		st.Progress, st.SettledAt = nil, nil
+		st.Failure = KeptRollbackFailure(st, st.Revision)
+		return DeadlineDecision{Status: st}
+	case grayapi.PhaseHeld:
+		st.Progress = nil
+		st.Failure = nil
+		if !sameStep || f.Prev.SettledAt == nil {
+			st.SettledAt = new(metav1.NewTime(f.Now))
+		}
+		return DeadlineDecision{Status: st}
+	case grayapi.PhaseRolledBack:
+		st.Progress = nil
+		return DeadlineDecision{Status: st}
+	}
+	if !sameStep {
+		st.SettledAt = nil
+	}
+	st.Failure = KeptRollbackFailure(st, st.Revision)
+	if f.ClockStopped {
+		st.Progress = nil
+		return DeadlineDecision{Status: st}
+	}
+	switch prev := f.Prev.Progress; {
+	case !sameStep || f.Prev.Target != st.Target || prev == nil, f.Available > prev.Available:
+		st.Progress = &grayapi.Progress{At: metav1.NewMicroTime(f.Now), Available: f.Available}
+	default:
+		st.Progress = prev
+	}
+	if f.Available >= st.Target {
+		return DeadlineDecision{Status: st}
+	}
+	if left := st.Progress.At.Add(f.Deadline).Sub(f.Now); left > 0 {
+		return DeadlineDecision{Status: st, CheckAfter: left + DeadlineSlack}
+	}
+	return DeadlineDecision{Status: st, Missed: true}
+}
+
+// KeptRollbackFailure is the failure a status of revision rev keeps: the one an on-failure
+// rollback recorded, which stays until the next rollout begins; nil otherwise.
+func KeptRollbackFailure(st grayapi.Status, rev int64) *grayapi.Failure {
+	if st.Revision == rev && st.Failure != nil && st.Failure.RolledBackFrom > 0 {
+		return st.Failure
+	}
+	return nil
+}
