@@ -165,11 +165,11 @@ func (g *graySync) run(ctx context.Context) error {
 
 	points, err := grayapi.ParsePercent(d.Annotations[grayapi.PercentAnnotation])
 	if err != nil {
-		return g.freeze(ctx, err)
+		return g.reportInvalid(ctx, err)
 	}
 	g.in.points = points
 	if g.in.policy, err = grayapi.ParsePolicy(d.Annotations); err != nil {
-		return g.freeze(ctx, err)
+		return g.reportInvalid(ctx, err)
 	}
 
 	_, g.cur.oldRSs = deployutil.FindOldReplicaSets(d, rsList)
@@ -231,7 +231,7 @@ func (g *graySync) run(ctx context.Context) error {
 	if err := dc.mirrorRecord(ctx, g.cur.d, deployutil.WithNewRS(g.cur.oldRSs, g.cur.newRS)); err != nil {
 		return err
 	}
-	return g.finish(ctx)
+	return g.report(ctx)
 }
 
 // cachedDeploymentIsCurrent compares the cached Deployment with a live read. When they differ

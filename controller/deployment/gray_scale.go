@@ -16,18 +16,18 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
-// prepare puts the status that covers this sync's ReplicaSet writes on the server before the
+// persistTargetFirst puts the status that covers this sync's ReplicaSet writes on the server before the
 // first of them, so that a target never rises on a ReplicaSet before it does on the
 // Deployment. It writes only when revision, step, target or stable revision differ from the
 // status on the server, so once per sync at most.
-func (g *graySync) prepare(ctx context.Context) error {
+func (g *graySync) persistTargetFirst(ctx context.Context) error {
 	if stored, ok := g.statusOnServer(); ok && stored.Revision == g.st.Revision && stored.Step == g.st.Step &&
 		stored.Target == g.st.Target && stored.StableRevision == g.st.StableRevision {
 		return nil
 	}
 	if g.st.Phase == grayapi.PhaseHeld {
 		// The target moved (a scaling event, say): whatever was held is not settled for it
-		// yet, and a Held written here would be taken back by finish.
+		// yet, and a Held written here would be taken back by report.
 		g.st.Phase = grayapi.PhaseProgressing
 		g.st.Message = fmt.Sprintf("resizing revision %d to its hold target %d of %d replicas (%d%%)",
 			g.st.Revision, g.st.Target, *g.cur.d.Spec.Replicas, g.st.Percent)
@@ -53,7 +53,7 @@ func (g *graySync) reconcileReplicaSets(ctx context.Context, scaling bool) (bool
 	case gray.SizesKept:
 		return false, nil
 	case gray.SizesCreateFirst:
-		if err := g.prepare(ctx); err != nil {
+		if err := g.persistTargetFirst(ctx); err != nil {
 			return false, err
 		}
 		target := g.st.Target
@@ -94,7 +94,7 @@ func (g *graySync) apply(ctx context.Context, plan gray.SizePlan) (bool, error) 
 		if size == *rs.Spec.Replicas && !(force && *rs.Spec.Replicas > 0) {
 			return rs, nil
 		}
-		if err := g.prepare(ctx); err != nil {
+		if err := g.persistTargetFirst(ctx); err != nil {
 			return nil, err
 		}
 		scaled, written, err := g.dc.scaleReplicaSet(ctx, rs, size, g.cur.d, force)

@@ -21,10 +21,10 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
-// finish computes and writes the Deployment status: upstream's counts and conditions (the
+// report computes and writes the Deployment status: upstream's counts and conditions (the
 // paused form while paused, the rolling form otherwise), the gray phase in kubegray.io/status
 // and the GrayHeld condition, all in one UpdateStatus when anything changed.
-func (g *graySync) finish(ctx context.Context) error {
+func (g *graySync) report(ctx context.Context) error {
 	d := g.cur.d
 	allRSs := deployutil.WithNewRS(g.cur.oldRSs, g.cur.newRS)
 	var newStatus appsv1.DeploymentStatus
@@ -181,14 +181,14 @@ func (g *graySync) adopt(written *appsv1.Deployment) {
 	g.mode.adopted(g.cur.d)
 }
 
-// freeze handles an invalid gray annotation (kubegray.io/percent, on-failure or hold-for): the
+// reportInvalid handles an invalid gray annotation (kubegray.io/percent, on-failure or hold-for): the
 // rollout's progress is held where it is, the phase is Invalid with the parse error (which quotes
 // the value and the rule) as message, and a Warning event is emitted once per distinct bad value.
 // It never blocks scaling: a change of spec.replicas is carried out with the share of the last
 // valid status (invalid_scale.go). An abort needs no hold point and is carried out; any other
 // kubegray.io/resume request is dropped at once with the reason, never kept for later. Our
 // hold, if any, stays recorded, so that fixing the value finds it again.
-func (g *graySync) freeze(ctx context.Context, perr error) error {
+func (g *graySync) reportInvalid(ctx context.Context, perr error) error {
 	d := g.cur.d
 	// Found, not synced: a frozen rollout does not even copy annotations to its ReplicaSets.
 	_, g.cur.oldRSs = deployutil.FindOldReplicaSets(d, g.in.rsList)
