@@ -1,6 +1,6 @@
 package deployment
 
-// What an Invalid gray Deployment still does (gray_status.go: freeze): it scales, and it aborts.
+// What an Invalid gray Deployment still does (gray_status.go: reportInvalid): it scales, and it aborts.
 // An invalid annotation freezes the rollout's progress, never the replica count an HPA or a
 // person asks for, and never a way back from a failing canary.
 
