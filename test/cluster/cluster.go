@@ -513,11 +513,17 @@ func controlPlaneCache() (string, error) {
 	if dir := os.Getenv("KUBEGRAY_CONTROLPLANE"); dir != "" {
 		return dir, nil
 	}
+	return RunBuildScript("build-controlplane.sh")
+}
+
+// RunBuildScript runs test/hack/<name>, which builds (or reuses) binaries in a cache folder and
+// prints that folder on its last line, and returns the folder.
+func RunBuildScript(name string) (string, error) {
 	_, self, _, ok := runtime.Caller(0)
 	if !ok {
-		return "", errors.New("cannot locate the build script")
+		return "", errors.New("cannot locate test/hack")
 	}
-	script := filepath.Join(filepath.Dir(self), "..", "hack", "build-controlplane.sh")
+	script := filepath.Join(filepath.Dir(self), "..", "hack", name)
 	out, err := exec.Command(script).Output()
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", script, err)

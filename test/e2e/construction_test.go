@@ -382,7 +382,7 @@ func runConstructionCases(t *testing.T, c *cluster.Cluster, eager bool) {
 				t.Fatal(err)
 			}
 			policies := alongsidePolicies(overlayManifests(t, "alongside"))
-			deleteManifests(t, c, validatingPolicyDocs(policies))
+			deleteManifests(t, c, policyDocs(policies, "ValidatingAdmissionPolicy"))
 			eventually(t, 30*time.Second, "kubectl gray release refused for the takeover policy, no longer by the guard", func() (bool, string) {
 				res := k.u.kubectl("gray", "release", "web")
 				return res.code != 0 && strings.Contains(res.stderr, "kubegray-takeover") && strings.Contains(res.stderr, "nothing was unpaused"), res.String()
@@ -392,7 +392,7 @@ func runConstructionCases(t *testing.T, c *cluster.Cluster, eager bool) {
 				t.Fatalf("after the refused release: paused %t strategy %s, want paused on Recreate", d.Spec.Paused, d.Spec.Strategy.Type)
 			}
 			k.e.expect("web", grayState{phase: grayapi.PhaseHeld, newSpec: 2, oldTotal: 8, paused: true})
-			deleteManifests(t, c, mutatingPolicyDocs(policies))
+			deleteManifests(t, c, policyDocs(policies, "MutatingAdmissionPolicy"))
 			eventually(t, 30*time.Second, "kubectl gray release once the takeover policy is gone", func() (bool, string) {
 				res := k.u.kubectl("gray", "release", "web")
 				return res.code == 0, res.String()

@@ -79,22 +79,12 @@ func overlayManifests(t testing.TB, overlay string) []string {
 	return docs
 }
 
-// validatingPolicyDocs keeps the ValidatingAdmissionPolicies of docs and their bindings.
-func validatingPolicyDocs(docs []string) []string {
+// policyDocs keeps the documents of docs of the given kind (ValidatingAdmissionPolicy or
+// MutatingAdmissionPolicy) and their bindings.
+func policyDocs(docs []string, kind string) []string {
 	var kept []string
 	for _, doc := range docs {
-		if strings.Contains(doc, "\nkind: ValidatingAdmissionPolicy\n") || strings.Contains(doc, "\nkind: ValidatingAdmissionPolicyBinding\n") {
-			kept = append(kept, doc)
-		}
-	}
-	return kept
-}
-
-// mutatingPolicyDocs keeps the MutatingAdmissionPolicies of docs and their bindings.
-func mutatingPolicyDocs(docs []string) []string {
-	var kept []string
-	for _, doc := range docs {
-		if strings.Contains(doc, "\nkind: MutatingAdmissionPolicy\n") || strings.Contains(doc, "\nkind: MutatingAdmissionPolicyBinding\n") {
+		if strings.Contains(doc, "\nkind: "+kind+"\n") || strings.Contains(doc, "\nkind: "+kind+"Binding\n") {
 			kept = append(kept, doc)
 		}
 	}

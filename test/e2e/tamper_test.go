@@ -86,7 +86,7 @@ func TestTamperAlongside(t *testing.T) {
 	// policy, the guard refuses a Deployment created with kubegray.io/percent,
 	// and the installation's probe must wait for it rather than fail.
 	docs := overlayManifests(t, "alongside")
-	applyManifests(t, c, validatingPolicyDocs(docs))
+	applyManifests(t, c, policyDocs(docs, "ValidatingAdmissionPolicy"))
 	applyManifests(t, c, docs)
 	tc := &tamperCluster{c: c, alongside: true, args: []string{"--mode=alongside"}}
 	startGrayController(t, c, tc.args...)

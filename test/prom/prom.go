@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -159,23 +158,15 @@ func (s *Server) Query(ctx context.Context, expr string) ([]Sample, error) {
 	return out, nil
 }
 
-// binary is the path of name (prometheus or promtool): under $KUBEGRAY_PROMETHEUS when set
-// (the Makefile sets it), otherwise in the folder the build script prints after building or
-// reusing them.
+// binary is the path of name (prometheus or promtool): under $KUBEGRAY_PROMETHEUS when set,
+// otherwise in the folder the build script prints after building or reusing them.
 func binary(name string) (string, error) {
 	dir := os.Getenv("KUBEGRAY_PROMETHEUS")
 	if dir == "" {
-		_, self, _, ok := runtime.Caller(0)
-		if !ok {
-			return "", errors.New("cannot locate test/hack/build-prometheus.sh")
+		var err error
+		if dir, err = cluster.RunBuildScript("build-prometheus.sh"); err != nil {
+			return "", err
 		}
-		script := filepath.Join(filepath.Dir(self), "..", "hack", "build-prometheus.sh")
-		out, err := exec.Command(script).Output()
-		if err != nil {
-			return "", fmt.Errorf("%s: %w", script, err)
-		}
-		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-		dir = lines[len(lines)-1]
 	}
 	return filepath.Join(dir, "bin", name), nil
 }
