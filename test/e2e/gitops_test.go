@@ -258,6 +258,13 @@ func (g *gitopsRun) record(phase string) {
 		if d.Status.ObservedGeneration < d.Generation {
 			return false, fmt.Sprintf("generation %d, observed %d", d.Generation, d.Status.ObservedGeneration)
 		}
+		// A settled hold has its canary counted: in alongside mode the built-in controller's
+		// status write that counts it can come after the one that observed the generation (a
+		// record taken between them saw Flux InProgress on a loaded machine).
+		if held := deployutil.GetDeploymentCondition(d.Status, grayapi.ConditionGrayHeld); held != nil &&
+			held.Status == corev1.ConditionTrue && d.Status.UpdatedReplicas == 0 {
+			return false, "held, but no updated replica counted yet"
+		}
 		return conditionsReportPhase(d)
 	})
 	g.recordObject(phase, d)
