@@ -295,7 +295,10 @@ RELEASE_CHECKS := goreleaser-check krew-check
 # The lanes take about as long as each other warm; cold, the 1.35 control plane is built while
 # the second lane runs on 1.37. Each lane has control planes of its own; the image and the
 # suite binary are built once, before either starts.
-CLUSTER_STEPS  := test-e2e conformance test-e2e-side test-e2e-k8s135 conformance-k8s135
+# The side suites (test-e2e-side) stay in test-e2e for now: each of four make test runs with
+# them in the second lane (about 21 minutes) failed on a different timing-bound check under the
+# added load (docs/development.md, Two lanes).
+CLUSTER_STEPS  := test-e2e conformance test-e2e-k8s135 conformance-k8s135
 SIDE_NICE      ?=
 # Once the lanes pass, each of their top-level tests is held to its budget (testtime check),
 # after the release checks have ended, so that one run reports both verdicts.
@@ -307,7 +310,7 @@ test-steps: vet lint version-check test-unit helm-lint render-check
 	trap 'kill -- -$$checks 2>/dev/null || true' EXIT; \
 	echo "$(RELEASE_CHECKS) run in the background beside $(CLUSTER_STEPS): $$log"; \
 	$(MAKE) --no-print-directory --jobs=2 --keep-going --output-sync=target SIDE_NICE='nice -n 5' \
-		E2E_LANES=2 $(CLUSTER_STEPS); \
+		$(CLUSTER_STEPS); \
 	echo "waiting for $(RELEASE_CHECKS)"; status=0; wait $$checks || status=$$?; \
 	cat $$log; if ((status != 0)); then echo "$(RELEASE_CHECKS) failed (exit $$status)" >&2; fi; \
 	$(TESTTIME) check -budgets $(TEST_BUDGETS) $(CLUSTER_STEPS:%=$(TEST_JSON)/%.json); \
