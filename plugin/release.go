@@ -119,7 +119,7 @@ func (o *ReleaseOptions) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		return o.printRelease(res, restored)
+		return o.printRelease(res.After, restored)
 	}
 	dry, err := writeDeployment(ctx, o.Client, o.Namespace, o.Name, cmdutil.DryRunServer, strategicPatch, restore)
 	if err != nil {
@@ -138,7 +138,7 @@ func (o *ReleaseOptions) Run(ctx context.Context) error {
 		return err
 	}
 	if !res.Changed {
-		return o.printRelease(res, restored)
+		return o.printRelease(res.After, restored)
 	}
 	if err := keptTakenOver(res); err != nil {
 		return err
@@ -149,20 +149,20 @@ func (o *ReleaseOptions) Run(ctx context.Context) error {
 	if err := o.dropGrayConditions(ctx); err != nil {
 		return err
 	}
-	res.Changed = true
-	return o.printRelease(res, restored)
+	return o.printRelease(res.After, restored)
 }
 
-// printRelease says what the release did, or would do.
-func (o *ReleaseOptions) printRelease(res writeResult, restored string) error {
-	if !res.Changed {
-		return o.printResult("not taken over, nothing to release", res.After, o.Out)
+// printRelease says what the release did, or would do, to d: restored is the strategy it
+// restored, empty when d was not taken over.
+func (o *ReleaseOptions) printRelease(d *appsv1.Deployment, restored string) error {
+	if restored == "" {
+		return o.printResult("not taken over, nothing to release", d, o.Out)
 	}
 	how := "unpaused"
-	if res.After.Spec.Paused {
+	if d.Spec.Paused {
 		how = "left paused as its user paused it"
 	}
-	return o.printResult(fmt.Sprintf("released (strategy %s restored, %s)", restored, how), res.After, o.Out)
+	return o.printResult(fmt.Sprintf("released (strategy %s restored, %s)", restored, how), d, o.Out)
 }
 
 // keptTakenOver fails when the server answered a write that restored the strategy with a
