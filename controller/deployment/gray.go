@@ -90,6 +90,9 @@ type graySync struct {
 	st  grayapi.Status
 	// removeResume: kubegray.io/resume was consumed and goes with the next Update.
 	removeResume bool
+	// dropped holds the GrayResumeIgnored Warnings of a request consumed without being served,
+	// emitted once the write that removes it has landed (holdWritten).
+	dropped []string
 	// mode is how this sync writes what it decided (gray_mode.go). In alongside mode cur.d is
 	// seen through its view: the saved strategy, and our hold as spec.paused, while the server
 	// keeps paused=true and Recreate.

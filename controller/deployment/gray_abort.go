@@ -55,12 +55,10 @@ func (g *graySync) serveAbort(ctx context.Context) (bool, error) {
 	aborted := g.isAborted()
 	dec := gray.DecideAbort(gray.AbortFacts{Status: g.st, Prev: g.in.prev, HasPrev: g.in.hasPrev, Request: req, Aborted: aborted,
 		Policy: g.in.policy, HasNewRS: g.cur.newRS != nil, StableRS: g.stableForRollback() != nil})
-	if dec.Consume {
-		g.removeResume = true
-	}
 	if dec.Ignored != "" {
-		g.dc.eventRecorder.Eventf(g.cur.d, corev1.EventTypeWarning, grayapi.ReasonGrayResumeIgnored, "Ignored %s=%s: %s",
-			grayapi.ResumeAnnotation, grayapi.QuoteValue(value), dec.Ignored)
+		g.dropRequest(fmt.Sprintf("Ignored %s=%s: %s", grayapi.ResumeAnnotation, grayapi.QuoteValue(value), dec.Ignored))
+	} else if dec.Consume {
+		g.removeResume = true
 	}
 	switch dec.What {
 	case gray.AbortRetry:

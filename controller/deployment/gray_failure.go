@@ -76,8 +76,7 @@ func (g *graySync) takeUndo(ctx context.Context) (bool, error) {
 		why = fmt.Sprintf("no replica set of stable revision %d is left", g.st.StableRevision)
 	}
 	if why != "" {
-		g.dc.eventRecorder.Eventf(d, corev1.EventTypeWarning, grayapi.ReasonGrayResumeIgnored, "Ignored %s=%s: %s", grayapi.ResumeAnnotation, grayapi.QuoteValue(value), why)
-		g.removeResume = true
+		g.dropRequest(fmt.Sprintf("Ignored %s=%s: %s", grayapi.ResumeAnnotation, grayapi.QuoteValue(value), why))
 		return false, nil
 	}
 	if err := g.writeRollback(ctx, stable); err != nil {

@@ -71,10 +71,23 @@ func (g *graySync) writeHold(ctx context.Context, paused bool) error {
 }
 
 // holdWritten takes the Deployment a hold write answered with: the resume request it consumed
-// and the status it carried are on the server now.
+// and the status it carried are on the server now, so a request it dropped is reported.
 func (g *graySync) holdWritten(written *appsv1.Deployment) {
 	g.adopt(written)
 	g.removeResume = false
+	for _, msg := range g.dropped {
+		g.dc.eventRecorder.Eventf(g.cur.d, corev1.EventTypeWarning, grayapi.ReasonGrayResumeIgnored, "%s", msg)
+	}
+	g.dropped = nil
+}
+
+// dropRequest consumes kubegray.io/resume without serving it. Its Warning waits for the write
+// that removes the request: if that write conflicts (someone edited the Deployment meanwhile),
+// the next sync decides again, and may serve the request, which a Warning sent already would
+// have called ignored.
+func (g *graySync) dropRequest(warning string) {
+	g.removeResume = true
+	g.dropped = append(g.dropped, warning)
 }
 
 // holdIfReached pauses the rollout in the same sync in which the new ReplicaSet reached the

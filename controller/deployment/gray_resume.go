@@ -21,11 +21,10 @@ func (g *graySync) takeResume(ctx context.Context, heldByUs bool) bool {
 		Deployment: g.cur.d, Status: g.st, Points: g.in.points, HeldByUs: heldByUs, HoldFor: g.in.policy.HoldFor, TimedHoldDue: g.timedHoldDue(),
 		HoldInPlace: g.holdInPlace(), StableGone: g.stableGone(),
 	})
-	if dec.Consume {
-		g.removeResume = true
-	}
 	if dec.Ignored != "" {
-		g.dc.eventRecorder.Eventf(g.cur.d, corev1.EventTypeWarning, grayapi.ReasonGrayResumeIgnored, "%s", dec.Ignored)
+		g.dropRequest(dec.Ignored)
+	} else if dec.Consume {
+		g.removeResume = true
 	}
 	if dec.Waits {
 		klog.FromContext(ctx).V(2).Info("Gray resume waits for the hold to settle", "deployment", klog.KObj(g.cur.d),

@@ -11,7 +11,6 @@ import (
 	"github.com/kubegray/kubectl-gray/controller/gray"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
@@ -46,10 +45,8 @@ func (g *graySync) dropRequestWhileInvalid(invalid string) {
 	if req, err := grayapi.ParseResume(value); err == nil && req.Abort {
 		return
 	}
-	g.removeResume = true
-	g.dc.eventRecorder.Eventf(g.cur.d, corev1.EventTypeWarning, grayapi.ReasonGrayResumeIgnored,
-		"Ignored %s=%s: the rollout is Invalid (%s); fix the annotation first (kubectl gray abort works while Invalid)",
-		grayapi.ResumeAnnotation, grayapi.QuoteValue(value), invalid)
+	g.dropRequest(fmt.Sprintf("Ignored %s=%s: the rollout is Invalid (%s); fix the annotation first (kubectl gray abort works while Invalid)",
+		grayapi.ResumeAnnotation, grayapi.QuoteValue(value), invalid))
 }
 
 // scaleWhileInvalid carries out a change of spec.replicas of an Invalid rollout: with the share of
