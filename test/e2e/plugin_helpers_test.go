@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -164,7 +165,10 @@ func (u *pluginUser) fails(code int, messages []string, args ...string) ran {
 // writes returns the writes kubectl-gray sent (user agent kubectl-gray/...)
 // since the last call, read from the audit log, as "VERB RESOURCE/NAME
 // QUERY" (the query says dry run and field manager). The API server logs in
-// blocking mode, so a command's writes are there when it has exited.
+// blocking mode, so a command's writes are there when it has exited. A write
+// refused with 409 Conflict changed nothing: the plugin reads again and
+// retries it (the controller wrote the Deployment in between, which a loaded
+// machine makes likelier), so it is logged, not returned.
 func (u *pluginUser) writes() []string {
 	u.t.Helper()
 	data, err := os.ReadFile(u.auditLog)
@@ -189,6 +193,9 @@ func (u *pluginUser) writes() []string {
 				Resource string `json:"resource"`
 				Name     string `json:"name"`
 			} `json:"objectRef"`
+			ResponseStatus struct {
+				Code int `json:"code"`
+			} `json:"responseStatus"`
 		}
 		if err := json.Unmarshal(line, &ev); err != nil {
 			u.t.Fatalf("audit log %s: %v", u.auditLog, err)
@@ -197,7 +204,12 @@ func (u *pluginUser) writes() []string {
 			continue
 		}
 		_, query, _ := strings.Cut(ev.RequestURI, "?")
-		writes = append(writes, fmt.Sprintf("%s %s/%s %s", ev.Verb, ev.ObjectRef.Resource, ev.ObjectRef.Name, query))
+		write := fmt.Sprintf("%s %s/%s %s", ev.Verb, ev.ObjectRef.Resource, ev.ObjectRef.Name, query)
+		if ev.ResponseStatus.Code == http.StatusConflict {
+			u.t.Logf("%s: 409 Conflict, retried", write)
+			continue
+		}
+		writes = append(writes, write)
 	}
 	return writes
 }
