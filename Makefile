@@ -93,8 +93,8 @@ controlplane: ## Build (or reuse) etcd, kube-apiserver, kube-controller-manager,
 	test/hack/build-controlplane.sh
 
 .PHONY: prometheus
-prometheus: ## Build (or reuse) prometheus and promtool, which the e2e suites run (test/prom).
-	test/hack/build-prometheus.sh
+prometheus: ## Unpack (or reuse) prometheus and promtool from Debian's package, which the e2e suites run (test/prom).
+	test/hack/install-prometheus.sh
 
 .PHONY: test-unit
 test-unit: ## Unit tests, plus a short run of every fuzz target.
@@ -263,12 +263,12 @@ krew-check: release-snapshot ## krew's validator accepts the manifest; krew inst
 
 # Where `make test` records each step's times (test/hack/timed.sh).
 TIMINGS := $(BIN)/timings.tsv
-# Both control planes and Prometheus, one after the other in the order the lanes need them,
-# each timed as a step of its own. The 1.37 control plane is what every lane waits for on a
-# fresh machine, so it builds at the other steps' priority; Prometheus and 1.35, needed minutes
-# later, build niced, yet ahead of the release checks (nice 19).
-CONTROLPLANE_BUILDS = test/hack/timed.sh controlplane -- test/hack/build-controlplane.sh && \
-	nice -n 10 test/hack/timed.sh prometheus -- test/hack/build-prometheus.sh && \
+# Prometheus (a download, seconds) and both control planes, one after the other in the order
+# the lanes need them, each timed as a step of its own. The 1.37 control plane is what every
+# lane waits for on a fresh machine, so it builds at the other steps' priority; 1.35, needed
+# minutes later, builds niced, yet ahead of the release checks (nice 19).
+CONTROLPLANE_BUILDS = test/hack/timed.sh prometheus -- test/hack/install-prometheus.sh && \
+	test/hack/timed.sh controlplane -- test/hack/build-controlplane.sh && \
 	KUBEGRAY_K8S=$(K8S_PREVIOUS) nice -n 10 test/hack/timed.sh controlplane-k8s135 -- test/hack/build-controlplane.sh
 
 .PHONY: test

@@ -1,5 +1,5 @@
-// Package prom runs a real Prometheus for the e2e suites: built from its Go module by
-// test/hack/build-prometheus.sh, listening on loopback only, scraping the targets a test names,
+// Package prom runs a real Prometheus for the e2e suites: Debian's, unpacked by
+// test/hack/install-prometheus.sh, listening on loopback only, scraping the targets a test names,
 // and queried through its HTTP API as a dashboard, an alert or a gate would query it.
 package prom
 
@@ -159,12 +159,12 @@ func (s *Server) Query(ctx context.Context, expr string) ([]Sample, error) {
 }
 
 // binary is the path of name (prometheus or promtool): under $KUBEGRAY_PROMETHEUS when set,
-// otherwise in the folder the build script prints after building or reusing them.
+// otherwise in the folder the install script prints after unpacking or reusing them.
 func binary(name string) (string, error) {
 	dir := os.Getenv("KUBEGRAY_PROMETHEUS")
 	if dir == "" {
 		var err error
-		if dir, err = cluster.RunBuildScript("build-prometheus.sh"); err != nil {
+		if dir, err = cluster.RunBuildScript("install-prometheus.sh"); err != nil {
 			return "", err
 		}
 	}
