@@ -14,7 +14,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -517,13 +516,26 @@ func controlPlaneCache() (string, error) {
 }
 
 // RunBuildScript runs test/hack/<name>, which builds (or reuses) binaries in a cache folder and
-// prints that folder on its last line, and returns the folder.
+// prints that folder on its last line, and returns the folder. The script is looked for from the
+// working directory up (go test runs a test in its package's folder, test/e2e say): a source
+// path from runtime.Caller is module-relative under -trimpath, which make test builds with.
 func RunBuildScript(name string) (string, error) {
-	_, self, _, ok := runtime.Caller(0)
-	if !ok {
-		return "", errors.New("cannot locate test/hack")
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
 	}
-	script := filepath.Join(filepath.Dir(self), "..", "hack", name)
+	script := filepath.Join(dir, "hack", name)
+	for {
+		if _, err := os.Stat(script); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("no hack/%s in the working directory or above it", name)
+		}
+		dir = parent
+		script = filepath.Join(dir, "hack", name)
+	}
 	out, err := exec.Command(script).Output()
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", script, err)
