@@ -46,6 +46,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubegray/kubectl-gray/controller/metrics"
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
@@ -148,7 +149,7 @@ func (dc *DeploymentController) freezeFirst(ctx context.Context, d *appsv1.Deplo
 	}
 	// A Deployment just released still looks taken over in a cache that is behind: freezing
 	// its ReplicaSets again would refuse the built-in controller for nothing.
-	if current, err := dc.cachedDeploymentIsCurrent(ctx, d); err != nil || !current {
+	if _, fresh, err := dc.cacheFresh(ctx, cache.MetaObjectToName(d).String(), d, rsList, cacheChecks{live: true}); !fresh {
 		return true, err
 	}
 	return true, dc.freezeReplicaSets(ctx, d, rsList)

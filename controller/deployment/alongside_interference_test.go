@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clienttesting "k8s.io/client-go/testing"
 
+	"github.com/kubegray/kubectl-gray/controller/metrics"
 	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
@@ -46,9 +47,11 @@ func TestAlongsideEagerWaitsForTheBuiltInControllersReplicaSet(t *testing.T) {
 	w.put(builtIn)
 
 	before := len(w.f.client.Actions())
-	if err := w.f.dc.syncDeployment(w.f.ctx, grayKey); err != nil {
-		t.Fatal(err)
-	}
+	wantDeferred(t, metrics.DeferredNewReplicaSet, func() {
+		if err := w.f.dc.syncDeployment(w.f.ctx, grayKey); err != nil {
+			t.Fatal(err)
+		}
+	})
 	for _, a := range w.f.client.Actions()[before:] {
 		if a.GetVerb() == "create" && a.GetResource().Resource == "replicasets" {
 			t.Fatalf("created a second ReplicaSet of the template next to the built-in controller's")

@@ -46,14 +46,15 @@ func (v *alongsideView) reapply(d *appsv1.Deployment) {
 	d.Spec.Paused = v.paused
 }
 
-// begin waits while the cache lacks a ReplicaSet the built-in controller may have created for
-// d's template (alongside_writers.go), and sets the view on d.
-func (v *alongsideView) begin(ctx context.Context, dc *DeploymentController, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) (bool, error) {
-	if behind, err := dc.newReplicaSetNotCached(ctx, d, rsList); err != nil || behind {
-		return true, err
-	}
+// cacheChecks adds instead mode's a ReplicaSet the built-in controller may have created for
+// d's template and the cache still lacks (alongside_writers.go).
+func (v *alongsideView) cacheChecks() cacheChecks {
+	return cacheChecks{replicaSetWrites: true, live: true, newReplicaSet: true}
+}
+
+// begin sets the view on d.
+func (v *alongsideView) begin(ctx context.Context, d *appsv1.Deployment) {
 	v.apply(ctx, d)
-	return false, nil
 }
 
 func (v *alongsideView) stamp(st *grayapi.Status, takeover grayapi.Takeover) {

@@ -280,10 +280,8 @@ func (dc *DeploymentController) syncDeployment(ctx context.Context, key string) 
 	if err != nil {
 		return err
 	}
-	if dc.deploymentWrites.superseded(key, cached.ResourceVersion) {
-		logger.V(4).Info("Cached deployment is one our own write replaced, waiting for the newer one",
-			"deployment", klog.KObj(cached), "resourceVersion", cached.ResourceVersion)
-		return nil
+	if _, fresh, err := dc.cacheFresh(ctx, key, cached, nil, cacheChecks{}); !fresh {
+		return err
 	}
 	// In alongside mode every other Deployment belongs to the built-in controller alone: not
 	// even its ReplicaSets are claimed.

@@ -85,7 +85,7 @@ func (s *supersededVersions) forget(key string) {
 // recordingClient is the controller's client with Deployment Updates recorded in versions.
 // Patches are not: the ones this controller sends (alongside mode, releases) carry no
 // resourceVersion to record, and a gray sync compares its cache with a live read anyway
-// (cachedDeploymentIsCurrent).
+// (cacheFresh).
 type recordingClient struct {
 	kubernetes.Interface
 	versions *supersededVersions

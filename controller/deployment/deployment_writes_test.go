@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clienttesting "k8s.io/client-go/testing"
 
+	"github.com/kubegray/kubectl-gray/controller/metrics"
 	"github.com/kubegray/kubectl-gray/internal/testutil"
 )
 
@@ -89,9 +90,11 @@ func TestSyncSkipsADeploymentOurWriteReplaced(t *testing.T) {
 
 	// Events of that sync's ReplicaSet create arrive while the cache still holds version 5.
 	f.client.ClearActions()
-	if err := f.dc.syncDeployment(f.ctx, "default/foo"); err != nil {
-		t.Fatal(err)
-	}
+	wantDeferred(t, metrics.DeferredOwnWrite, func() {
+		if err := f.dc.syncDeployment(f.ctx, "default/foo"); err != nil {
+			t.Fatal(err)
+		}
+	})
 	if got := f.actions(); len(got) != 0 {
 		t.Errorf("a sync of the version our write replaced sent %v, want nothing", verbs(got))
 	}

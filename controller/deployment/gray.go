@@ -28,13 +28,11 @@ package deployment
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/kubegray/kubectl-gray/controller/gray"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
@@ -142,19 +140,12 @@ func (dc *DeploymentController) syncGray(ctx context.Context, key string, d *app
 func (dc *DeploymentController) runGray(ctx context.Context, key string, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet, mode grayMode) (*graySync, error) {
 	// ReplicaSets and Deployments come through separate watches; acting on a Deployment older
 	// than the ReplicaSets we wrote after it would undo our own step.
-	live, err := dc.liveDeploymentIfCached(ctx, d)
-	if err != nil || live == nil {
+	live, fresh, err := dc.cacheFresh(ctx, key, d, rsList, mode.cacheChecks())
+	if !fresh {
 		return nil, err
-	}
-	if caughtUp, missing := dc.rsExpectations.caughtUp(key, rsList); !caughtUp {
-		klog.FromContext(ctx).V(4).Info("ReplicaSet cache is behind our write, waiting for it", "deployment", klog.KObj(d),
-			"replicaSet", missing)
-		return nil, nil
 	}
 	server := d.DeepCopy()
-	if wait, err := mode.begin(ctx, dc, d, rsList); wait || err != nil {
-		return nil, err
-	}
+	mode.begin(ctx, d)
 	in := grayInputs{key: key, rsList: rsList, statusWriter: foreignStatusWriter(live, dc.fieldManager)}
 	g := &graySync{dc: dc, in: in, cur: grayObjects{d: d, server: server}, mode: mode}
 	return g, g.run(ctx)
@@ -235,32 +226,6 @@ func (g *graySync) run(ctx context.Context) error {
 		return err
 	}
 	return g.report(ctx)
-}
-
-// cachedDeploymentIsCurrent compares the cached Deployment with a live read. When they differ
-// the newer version is still on its way to the informer, whose event will sync the
-// Deployment again, so this sync can simply stop.
-func (dc *DeploymentController) cachedDeploymentIsCurrent(ctx context.Context, d *appsv1.Deployment) (bool, error) {
-	live, err := dc.liveDeploymentIfCached(ctx, d)
-	return live != nil, err
-}
-
-// liveDeploymentIfCached reads d live and returns it when the cache has the same version (the
-// live object keeps the managed fields the cache drops), nil when the cache is behind.
-func (dc *DeploymentController) liveDeploymentIfCached(ctx context.Context, d *appsv1.Deployment) (*appsv1.Deployment, error) {
-	live, err := dc.client.AppsV1().Deployments(d.Namespace).Get(ctx, d.Name, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		return nil, nil
-	case err != nil:
-		return nil, fmt.Errorf("deployment %s/%s: reading it live: %w", d.Namespace, d.Name, err)
-	}
-	if live.UID != d.UID || live.ResourceVersion != d.ResourceVersion {
-		klog.FromContext(ctx).V(4).Info("Cached deployment is behind, waiting for its update", "deployment", klog.KObj(d),
-			"cachedResourceVersion", d.ResourceVersion, "liveResourceVersion", live.ResourceVersion)
-		return nil, nil
-	}
-	return live, nil
 }
 
 // statusRead reports whether a status was read at all, even one naming no rollout (an Invalid

@@ -7,6 +7,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	clienttesting "k8s.io/client-go/testing"
 
+	"github.com/kubegray/kubectl-gray/controller/metrics"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
@@ -131,9 +132,11 @@ func TestGrayStaleReplicaSetCacheKeepsTheHold(t *testing.T) {
 	}
 	w.takeEvents()
 
-	if got := w.syncWithStaleReplicaSets(); len(got) != 0 {
-		t.Fatalf("a sync with the ReplicaSet cache behind our create wrote %v", got)
-	}
+	wantDeferred(t, metrics.DeferredReplicaSetWrite, func() {
+		if got := w.syncWithStaleReplicaSets(); len(got) != 0 {
+			t.Fatalf("a sync with the ReplicaSet cache behind our create wrote %v", got)
+		}
+	})
 	if !w.deployment().Spec.Paused || !w.status().HeldAt.Equal(heldAt) {
 		t.Fatalf("hold changed: paused %t, heldAt %v (was %v)", w.deployment().Spec.Paused, w.status().HeldAt, heldAt)
 	}

@@ -25,9 +25,10 @@ import (
 
 // grayMode is how one mode writes what a gray sync decided.
 type grayMode interface {
-	// begin sets the mode's view on d before the sync reads it, or reports that the sync must
-	// wait for the cache instead.
-	begin(ctx context.Context, dc *DeploymentController, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) (wait bool, err error)
+	// cacheChecks is what the mode needs recent in the caches before a sync acts (cacheFresh).
+	cacheChecks() cacheChecks
+	// begin sets the mode's view on d before the sync reads it.
+	begin(ctx context.Context, d *appsv1.Deployment)
 	// stamp records the mode in the status about to be written.
 	stamp(st *grayapi.Status, takeover grayapi.Takeover)
 	// writeHold writes the hold (paused or not) with this sync's status and a consumed resume
@@ -95,9 +96,12 @@ func (insteadMode) persistStatus(ctx context.Context, dc *DeploymentController, 
 
 func (insteadMode) adopted(*appsv1.Deployment) {}
 
-func (insteadMode) begin(context.Context, *DeploymentController, *appsv1.Deployment, []*appsv1.ReplicaSet) (bool, error) {
-	return false, nil
+// cacheChecks: our ReplicaSet writes in the cache, and the Deployment as the server has it.
+func (insteadMode) cacheChecks() cacheChecks {
+	return cacheChecks{replicaSetWrites: true, live: true}
 }
+
+func (insteadMode) begin(context.Context, *appsv1.Deployment) {}
 
 func (insteadMode) pausedByItsUser() bool { return false }
 

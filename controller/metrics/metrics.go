@@ -31,6 +31,21 @@ const (
 	resultError   = "error"
 )
 
+// Reasons a sync was deferred because a cache was behind (RecordSyncDeferred): each is the label
+// value of one series of gray_controller_sync_deferred_total.
+const (
+	// DeferredOwnWrite: the cached Deployment is a version our own write replaced.
+	DeferredOwnWrite = "own_write"
+	// DeferredDeployment: a live read found a newer Deployment than the cached one.
+	DeferredDeployment = "deployment"
+	// DeferredReplicaSetWrite: a ReplicaSet write of ours is not in the cache yet.
+	DeferredReplicaSetWrite = "replicaset_write"
+	// DeferredNewReplicaSet: the server has the new ReplicaSet and the cache does not yet.
+	DeferredNewReplicaSet = "new_replicaset"
+)
+
+var deferredReasons = []string{DeferredOwnWrite, DeferredDeployment, DeferredReplicaSetWrite, DeferredNewReplicaSet}
+
 // syncDurationBuckets run from 1ms to about 16s, doubling: a sync is a few
 // lister reads plus at most a handful of API writes, and a sync slower than
 // the client's rate limit allows is what an operator needs to see.
@@ -43,6 +58,7 @@ type set struct {
 
 	syncDuration prometheus.Histogram
 	syncs        *prometheus.CounterVec
+	deferred     *prometheus.CounterVec
 
 	workqueue workqueueProvider
 	leader    leaderProvider
@@ -62,6 +78,11 @@ func newSet() *set {
 			Name:      "sync_total",
 			Help:      "Syncs of Deployments by result (success or error).",
 		}, []string{"result"}),
+		deferred: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace,
+			Name:      "sync_deferred_total",
+			Help:      "Syncs that did nothing because a cache was behind, by what was behind; the event bringing the newer object syncs again.",
+		}, []string{"reason"}),
 		workqueue: newWorkqueueProvider(),
 		leader:    newLeaderProvider(),
 	}
@@ -69,12 +90,16 @@ func newSet() *set {
 	// error series work before the first error.
 	s.syncs.WithLabelValues(resultSuccess)
 	s.syncs.WithLabelValues(resultError)
+	for _, reason := range deferredReasons {
+		s.deferred.WithLabelValues(reason)
+	}
 
 	s.registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		s.syncDuration,
 		s.syncs,
+		s.deferred,
 	)
 	s.workqueue.register(s.registry)
 	s.leader.register(s.registry)
@@ -102,6 +127,11 @@ func init() {
 // and whether it failed. Call it deferred at the top of the sync handler.
 func RecordSync(start time.Time, err error) {
 	global.recordSync(time.Since(start), err)
+}
+
+// RecordSyncDeferred counts one sync deferred for reason (one of the Deferred constants).
+func RecordSyncDeferred(reason string) {
+	global.deferred.WithLabelValues(reason).Inc()
 }
 
 // Handler serves the registry in the Prometheus exposition formats.

@@ -70,6 +70,27 @@ gray_controller_sync_total{result="success"} 0
 	}
 }
 
+// Every reason's series exists before its first deferral (an alert on its rate works from the
+// start), and a deferral counts under its own reason only.
+func TestRecordSyncDeferred(t *testing.T) {
+	before := testutil.ToFloat64(global.deferred.WithLabelValues(DeferredReplicaSetWrite))
+	RecordSyncDeferred(DeferredReplicaSetWrite)
+	if got := testutil.ToFloat64(global.deferred.WithLabelValues(DeferredReplicaSetWrite)) - before; got != 1 {
+		t.Errorf("replicaset_write deferrals grew by %v, want 1", got)
+	}
+	want := `
+# HELP gray_controller_sync_deferred_total Syncs that did nothing because a cache was behind, by what was behind; the event bringing the newer object syncs again.
+# TYPE gray_controller_sync_deferred_total counter
+gray_controller_sync_deferred_total{reason="deployment"} 0
+gray_controller_sync_deferred_total{reason="new_replicaset"} 0
+gray_controller_sync_deferred_total{reason="own_write"} 0
+gray_controller_sync_deferred_total{reason="replicaset_write"} 0
+`
+	if err := testutil.GatherAndCompare(newSet().registry, strings.NewReader(want), "gray_controller_sync_deferred_total"); err != nil {
+		t.Error(err)
+	}
+}
+
 // TestRecordSyncUsesServedRegistry checks the package-level function feeds
 // the registry behind Handler, not some other set.
 func TestRecordSyncUsesServedRegistry(t *testing.T) {

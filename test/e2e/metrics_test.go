@@ -14,8 +14,8 @@ import (
 
 // TestMetricsInPrometheus scrapes gray-controller with a real Prometheus while a gray rollout
 // is held and then completed, and reads the series back with PromQL, as a dashboard or an
-// alert would: the exposition parses, the target is up, and the phase gauges and the hold
-// counter follow the rollout.
+// alert would: the exposition parses, the target is up, the phase gauges and the hold
+// counter follow the rollout, and the deferral counter is there.
 func TestMetricsInPrometheus(t *testing.T) {
 	c := cluster.StartForTest(t, cluster.Options{Controllers: cluster.WithoutDeploymentController})
 	port, err := cluster.FreePort()
@@ -34,6 +34,9 @@ func TestMetricsInPrometheus(t *testing.T) {
 	wantQuery(t, p, `gray_controller_gray_deployments{phase="Held"}`, 1)
 	wantQuery(t, p, `gray_controller_gray_deployments{phase="Complete"}`, 0)
 	wantQuery(t, p, `sum(gray_controller_gray_holds_total)`, 1)
+	// Every reason a sync waits for a cache has its series from the start (how many syncs waited
+	// depends on the informers' timing, not on the rollout).
+	wantQuery(t, p, `count(gray_controller_sync_deferred_total)`, 4)
 
 	e.finish("web", 10)
 	wantQuery(t, p, `gray_controller_gray_deployments{phase="Held"}`, 0)
