@@ -62,7 +62,7 @@ func (dc *DeploymentController) claimReplicaSet(ctx context.Context, d *appsv1.D
 		if d.DeletionTimestamp != nil {
 			return false, nil
 		}
-		if err := dc.releaseReplicaSet(ctx, d, rs); err != nil {
+		if err := dc.orphanReplicaSet(ctx, d, rs); err != nil {
 			if apierrors.IsNotFound(err) {
 				return false, nil
 			}
@@ -133,10 +133,10 @@ func (dc *DeploymentController) adoptReplicaSet(ctx context.Context, d *appsv1.D
 	return err
 }
 
-// releaseReplicaSet removes d's owner reference from a ReplicaSet that no longer matches.
+// orphanReplicaSet removes d's owner reference from a ReplicaSet that no longer matches.
 // NotFound and Invalid (no such owner reference, or the uid precondition failed because the
-// ReplicaSet was recreated) mean there is nothing left to release.
-func (dc *DeploymentController) releaseReplicaSet(ctx context.Context, d *appsv1.Deployment, rs *appsv1.ReplicaSet) error {
+// ReplicaSet was recreated) mean there is nothing left to orphan.
+func (dc *DeploymentController) orphanReplicaSet(ctx context.Context, d *appsv1.Deployment, rs *appsv1.ReplicaSet) error {
 	klog.FromContext(ctx).V(2).Info("Patching ReplicaSet to remove its controllerRef",
 		"replicaSet", klog.KObj(rs), "gvk", controllerKind, "controller", d.Name)
 	patch, err := json.Marshal(map[string]deleteOwnerRefPatchMeta{"metadata": {

@@ -332,7 +332,7 @@ func (dc *DeploymentController) syncDeployment(ctx context.Context, key string) 
 	}
 	metrics.ForgetGray(key)
 	if hasGrayLeftovers(d) {
-		if err := dc.releaseGray(ctx, d); err != nil {
+		if err := dc.clearGray(ctx, d); err != nil {
 			return err
 		}
 	}

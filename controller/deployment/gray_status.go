@@ -2,7 +2,8 @@ package deployment
 
 // Reporting a gray sync: upstream's status counts and conditions, the gray phase and message
 // in kubegray.io/status, and the GrayHeld condition, written once per sync when anything
-// changed; and the frozen report of an invalid kubegray.io/percent.
+// changed; the report of an Invalid annotation; and clearing all of it from a Deployment that
+// left gray.
 
 import (
 	"context"
@@ -236,5 +237,39 @@ func (g *graySync) reportInvalid(ctx context.Context, perr error) error {
 		return fmt.Errorf("deployment %s/%s: writing status (gray phase Invalid): %w", d.Namespace, d.Name, err)
 	}
 	metrics.SetGrayPhase(g.in.key, g.st.Phase)
+	return nil
+}
+
+// clearGray removes what the gray path left on a Deployment that is no longer gray
+// (kubegray.io/percent removed, or the strategy is no longer RollingUpdate): our hold is
+// unpaused, and kubegray.io/status and the GrayHeld condition go. The caller goes on with
+// upstream's flow on d, whose resourceVersion follows these writes.
+func (dc *DeploymentController) clearGray(ctx context.Context, d *appsv1.Deployment) error {
+	prev, _ := readGrayStatus(ctx, d)
+	if d.Spec.Paused && prev.HeldAt != nil {
+		unpaused := d.DeepCopy()
+		unpaused.Spec.Paused = false
+		delete(unpaused.Annotations, grayapi.StatusAnnotation)
+		written, err := dc.client.AppsV1().Deployments(d.Namespace).Update(ctx, unpaused, metav1.UpdateOptions{FieldManager: dc.fieldManager})
+		if err != nil {
+			return fmt.Errorf("deployment %s/%s: unpausing the gray hold after %s was removed: %w", d.Namespace, d.Name, grayapi.PercentAnnotation, err)
+		}
+		d.ObjectMeta = *written.ObjectMeta.DeepCopy()
+		d.Spec = *written.Spec.DeepCopy()
+		dc.eventRecorder.Eventf(d, corev1.EventTypeNormal, grayapi.ReasonGrayResumed,
+			"Gray rollout of revision %d released: %s is gone, the rollout completes", prev.Revision, grayapi.PercentAnnotation)
+	}
+	if !hasGrayLeftovers(d) {
+		return nil
+	}
+	delete(d.Annotations, grayapi.StatusAnnotation)
+	for _, c := range grayapi.Conditions {
+		deployutil.RemoveDeploymentCondition(&d.Status, c)
+	}
+	written, err := dc.client.AppsV1().Deployments(d.Namespace).UpdateStatus(ctx, d, metav1.UpdateOptions{FieldManager: dc.fieldManager})
+	if err != nil {
+		return fmt.Errorf("deployment %s/%s: removing the gray status: %w", d.Namespace, d.Name, err)
+	}
+	d.ObjectMeta = *written.ObjectMeta.DeepCopy()
 	return nil
 }

@@ -11,47 +11,12 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/klog/v2"
 
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
-
-// releaseGray removes what the gray path left on a Deployment that is no longer gray
-// (kubegray.io/percent removed, or the strategy is no longer RollingUpdate): our hold is
-// unpaused, and kubegray.io/status and the GrayHeld condition go. The caller goes on with
-// upstream's flow on d, whose resourceVersion follows these writes.
-func (dc *DeploymentController) releaseGray(ctx context.Context, d *appsv1.Deployment) error {
-	prev, _ := readGrayStatus(ctx, d)
-	if d.Spec.Paused && prev.HeldAt != nil {
-		unpaused := d.DeepCopy()
-		unpaused.Spec.Paused = false
-		delete(unpaused.Annotations, grayapi.StatusAnnotation)
-		written, err := dc.client.AppsV1().Deployments(d.Namespace).Update(ctx, unpaused, metav1.UpdateOptions{FieldManager: dc.fieldManager})
-		if err != nil {
-			return fmt.Errorf("deployment %s/%s: unpausing the gray hold after %s was removed: %w", d.Namespace, d.Name, grayapi.PercentAnnotation, err)
-		}
-		d.ObjectMeta = *written.ObjectMeta.DeepCopy()
-		d.Spec = *written.Spec.DeepCopy()
-		dc.eventRecorder.Eventf(d, corev1.EventTypeNormal, grayapi.ReasonGrayResumed,
-			"Gray rollout of revision %d released: %s is gone, the rollout completes", prev.Revision, grayapi.PercentAnnotation)
-	}
-	if !hasGrayLeftovers(d) {
-		return nil
-	}
-	delete(d.Annotations, grayapi.StatusAnnotation)
-	for _, c := range grayapi.Conditions {
-		deployutil.RemoveDeploymentCondition(&d.Status, c)
-	}
-	written, err := dc.client.AppsV1().Deployments(d.Namespace).UpdateStatus(ctx, d, metav1.UpdateOptions{FieldManager: dc.fieldManager})
-	if err != nil {
-		return fmt.Errorf("deployment %s/%s: removing the gray status: %w", d.Namespace, d.Name, err)
-	}
-	d.ObjectMeta = *written.ObjectMeta.DeepCopy()
-	return nil
-}
 
 // releaseTakenOver releases, in instead mode, a Deployment taken over for alongside mode (see
 // the file comment): one patch restores the saved strategy (the API defaults, with a Warning
