@@ -112,11 +112,12 @@ func (v *alongsideView) adopted(d *appsv1.Deployment) { v.reapply(d) }
 // pausedByItsUser is kubegray.io/paused: the takeover's own pause hides the user's.
 func (v *alongsideView) pausedByItsUser() bool { return v.userPause }
 
-// ownsProgressing: the Progressing condition is the built-in controller's.
-func (v *alongsideView) ownsProgressing() bool { return false }
+// mirrorProgressing: the Progressing condition is the built-in controller's.
+func (v *alongsideView) mirrorProgressing(*appsv1.DeploymentStatus, appsv1.DeploymentCondition) {}
 
-// servesRollbackTo: the sync sees a view, which rollback's Update would write to the server.
-func (v *alongsideView) servesRollbackTo() bool { return false }
+// serveRollbackTo: never; the sync sees a view, which rollback's Update would write to the
+// server.
+func (v *alongsideView) serveRollbackTo(context.Context, *graySync) (bool, error) { return false, nil }
 
 // createsFrozen: the built-in controller must never size a ReplicaSet of ours (freeze.go).
 func (v *alongsideView) createsFrozen() bool { return true }
@@ -124,6 +125,11 @@ func (v *alongsideView) createsFrozen() bool { return true }
 // rollbackPaused: spec.paused is the takeover's, whatever the hold does.
 func (v *alongsideView) rollbackPaused(paused bool) bool { return paused }
 
-// writesComplete: a Complete rollout is released at once, and the release patch carries the
-// Complete status (releaseOnComplete).
-func (v *alongsideView) writesComplete() bool { return !v.releaseOnComplete }
+// writeReport: a Complete rollout is released at once, and the release patch carries the
+// Complete status (releaseOnComplete); any other status is written as it is.
+func (v *alongsideView) writeReport(ctx context.Context, g *graySync, updated *appsv1.Deployment) error {
+	if v.releaseOnComplete && g.st.Phase == grayapi.PhaseComplete {
+		return nil
+	}
+	return g.writeStatus(ctx, updated)
+}

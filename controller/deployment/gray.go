@@ -204,10 +204,8 @@ func (g *graySync) run(ctx context.Context) error {
 		return err
 	}
 
-	// The deprecated rollback annotation is served like upstream does (never while paused), but
-	// only once the new template has its (capped) ReplicaSet: rollback would create it uncapped.
-	if g.mode.servesRollbackTo() && !g.cur.d.Spec.Paused && g.cur.newRS != nil && getRollbackTo(g.cur.d) != nil {
-		return dc.rollback(ctx, g.cur.d, rsList)
+	if served, err := g.mode.serveRollbackTo(ctx, g); served || err != nil {
+		return err
 	}
 
 	scaled, err := g.reconcileReplicaSets(ctx, scaling)

@@ -167,10 +167,10 @@ func (g *graySync) reportAborted(ctx context.Context) error {
 	g.describeAbort()
 	allRSs := deployutil.WithNewRS(g.cur.oldRSs, g.cur.newRS)
 	newStatus := g.dc.calculateStatus(allRSs, g.cur.newRS, d)
-	if g.mode.ownsProgressing() && deployutil.HasProgressDeadline(d) {
+	if deployutil.HasProgressDeadline(d) {
 		cond := deployutil.GetDeploymentCondition(newStatus, appsv1.DeploymentProgressing)
 		if cond == nil || cond.Reason != deployutil.TimedOutReason || cond.Message != g.st.Message {
-			deployutil.SetDeploymentCondition(&newStatus, *deployutil.NewDeploymentCondition(appsv1.DeploymentProgressing,
+			g.mode.mirrorProgressing(&newStatus, *deployutil.NewDeploymentCondition(appsv1.DeploymentProgressing,
 				corev1.ConditionFalse, deployutil.TimedOutReason, g.st.Message, g.dc.metaNow()))
 		}
 	}

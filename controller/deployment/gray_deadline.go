@@ -87,18 +87,18 @@ func (g *graySync) degrade(ctx context.Context, available int32) {
 // upstream's Unknown/DeploymentPaused otherwise. A running or user-paused Deployment keeps
 // upstream's condition exactly; in alongside mode the condition is the built-in controller's.
 func (g *graySync) reportDeadlineCondition(status *appsv1.DeploymentStatus) {
-	if !g.mode.ownsProgressing() || !g.cur.d.Spec.Paused || g.st.HeldAt == nil || !deployutil.HasProgressDeadline(g.cur.d) {
+	if !g.cur.d.Spec.Paused || g.st.HeldAt == nil || !deployutil.HasProgressDeadline(g.cur.d) {
 		return
 	}
 	cond := deployutil.GetDeploymentCondition(*status, appsv1.DeploymentProgressing)
 	switch {
 	case g.st.Phase == grayapi.PhaseDegraded:
 		if cond == nil || cond.Reason != deployutil.TimedOutReason || cond.Message != g.st.Failure.Message {
-			deployutil.SetDeploymentCondition(status, *deployutil.NewDeploymentCondition(appsv1.DeploymentProgressing,
+			g.mode.mirrorProgressing(status, *deployutil.NewDeploymentCondition(appsv1.DeploymentProgressing,
 				corev1.ConditionFalse, deployutil.TimedOutReason, g.st.Failure.Message, g.dc.metaNow()))
 		}
 	case cond != nil && cond.Reason == deployutil.TimedOutReason:
-		deployutil.SetDeploymentCondition(status, *deployutil.NewDeploymentCondition(appsv1.DeploymentProgressing,
+		g.mode.mirrorProgressing(status, *deployutil.NewDeploymentCondition(appsv1.DeploymentProgressing,
 			corev1.ConditionUnknown, deployutil.PausedDeployReason, "Deployment is paused", g.dc.metaNow()))
 	}
 }

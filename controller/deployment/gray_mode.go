@@ -20,6 +20,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
@@ -43,10 +44,12 @@ type grayMode interface {
 
 	// pausedByItsUser reports a pause of the Deployment's user that spec.paused does not show.
 	pausedByItsUser() bool
-	// ownsProgressing reports whether the Progressing condition is ours to write while we hold.
-	ownsProgressing() bool
-	// servesRollbackTo reports whether the deprecated rollback annotation is served.
-	servesRollbackTo() bool
+	// mirrorProgressing sets the Progressing condition a held rollout reports (a missed
+	// deadline, an abort) in status, where the condition is ours to write.
+	mirrorProgressing(status *appsv1.DeploymentStatus, cond appsv1.DeploymentCondition)
+	// serveRollbackTo serves the deprecated rollback annotation where the mode can, and reports
+	// whether it did (the sync then ends).
+	serveRollbackTo(ctx context.Context, g *graySync) (bool, error)
 	// createsFrozen reports whether new ReplicaSets are created frozen (freeze.go).
 	createsFrozen() bool
 	// retryConflict answers a conflicting resize of rs: retried on the live object when only
@@ -54,9 +57,9 @@ type grayMode interface {
 	retryConflict(ctx context.Context, g *graySync, rs *appsv1.ReplicaSet, size int32, force bool, conflict error) (bool, *appsv1.ReplicaSet, error)
 	// rollbackPaused is spec.paused of a Deployment whose template a rollback puts back.
 	rollbackPaused(paused bool) bool
-	// writesComplete reports whether the sync writes a Complete status itself, rather than the
-	// release patch that follows it.
-	writesComplete() bool
+	// writeReport writes the status a sync ends with (writeStatus), unless the mode has another
+	// write carry it.
+	writeReport(ctx context.Context, g *graySync, updated *appsv1.Deployment) error
 }
 
 // insteadMode is grayMode with no other deployment controller: every write is upstream's.
@@ -105,11 +108,25 @@ func (insteadMode) begin(context.Context, *appsv1.Deployment) {}
 
 func (insteadMode) pausedByItsUser() bool { return false }
 
-// ownsProgressing: with no other controller, a held Deployment's Progressing condition reports
-// the gray deadline (gray_deadline.go: reportDeadlineCondition).
-func (insteadMode) ownsProgressing() bool { return true }
+// mirrorProgressing: with no other controller, a held Deployment's Progressing condition reports
+// the gray deadline (gray_deadline.go: reportDeadlineCondition) and an abort.
+func (insteadMode) mirrorProgressing(status *appsv1.DeploymentStatus, cond appsv1.DeploymentCondition) {
+	deployutil.SetDeploymentCondition(status, cond)
+}
 
-func (insteadMode) servesRollbackTo() bool { return true }
+// serveRollbackTo serves the annotation as upstream does (never while paused), but only once
+// the new template has its (capped) ReplicaSet: rollback would create it uncapped.
+func (insteadMode) serveRollbackTo(ctx context.Context, g *graySync) (bool, error) {
+	d := g.cur.d
+	if d.Spec.Paused || g.cur.newRS == nil || getRollbackTo(d) == nil {
+		return false, nil
+	}
+	return true, g.dc.rollback(ctx, d, g.in.rsList)
+}
+
+func (insteadMode) writeReport(ctx context.Context, g *graySync, updated *appsv1.Deployment) error {
+	return g.writeStatus(ctx, updated)
+}
 
 func (insteadMode) createsFrozen() bool { return false }
 
@@ -120,5 +137,3 @@ func (insteadMode) retryConflict(_ context.Context, _ *graySync, _ *appsv1.Repli
 
 // rollbackPaused: the hold is spec.paused, and a rollback leaves it.
 func (insteadMode) rollbackPaused(bool) bool { return false }
-
-func (insteadMode) writesComplete() bool { return true }

@@ -63,10 +63,8 @@ func (g *graySync) report(ctx context.Context) error {
 	if err := g.setStatusAnnotation(updated); err != nil {
 		return err
 	}
-	if g.mode.writesComplete() || g.st.Phase != grayapi.PhaseComplete {
-		if err := g.writeStatus(ctx, updated); err != nil {
-			return err
-		}
+	if err := g.mode.writeReport(ctx, g, updated); err != nil {
+		return err
 	}
 	g.heldSettledEvent()
 	if completed {
