@@ -1,38 +1,11 @@
 package deployment
 
-// Alongside mode (docs/design.md): the built-in deployment controller keeps running, so only
-// Deployments carrying kubegray.io/percent, or taken over, are ours; every other Deployment is
-// never written, not even its ReplicaSets' owner references (but for ReplicaSets left frozen,
-// which are thawed).
-//
-// While a gray rollout is in flight the Deployment is taken over: spec.paused=true and
-// strategy Recreate on the server (the built-in controller then creates no ReplicaSet and rolls
-// nothing: upstream sync.go: sync), the original strategy saved in kubegray.io/strategy (and
-// the user's own pause in kubegray.io/paused). The admission policy or `kubectl gray set
-// --image` take over in the write that creates the Deployment or changes its template; with
-// --takeover=eager we do it as soon as a Deployment is annotated. Its ReplicaSets are frozen
-// (freeze.go) before anything of the rollout is written: the built-in controller's paused sync
-// still resizes a lone active ReplicaSet and empties old ones next to a saturated new one
-// (upstream sync.go: scale), and the kubegray-freeze policy refuses exactly those writes.
-//
-// A taken-over Deployment runs the same gray sync as instead mode (gray.go), through a view:
-// the Deployment it sees has the saved strategy, and spec.paused is our hold (heldAt in
-// kubegray.io/status), because the real spec.paused is true the whole time. Holding and
-// resuming therefore only write kubegray.io/status. The built-in controller keeps writing the
-// Deployment status, so ours is limited to kubegray.io/status, the mirrored revision and the
-// GrayHeld condition, sent as a strategic merge patch of the status subresource (conditions
-// merge by type) rather than an UpdateStatus that would carry a copy of its fields.
-//
-// Release is one patch that restores the saved strategy, unpauses and drops
-// kubegray.io/strategy, after the ReplicaSets are thawed: when the rollout completes (a
-// rollback completes too; with eager takeover the Deployment stays taken over while
-// annotated), when kubegray.io/percent is removed, or when the saved strategy is Recreate (no
-// gray rollout to run). Every sync also repairs what the policies would have refused where
-// they are missing: a taken-over Deployment that was unpaused or had its strategy edited is
-// taken over again, and one whose kubegray.io/strategy was lost or is unreadable is released
-// to RollingUpdate with the API defaults, so no Deployment is ever left on Recreate. Instead
-// mode releases a taken-over Deployment it meets through the same patch (takeover.go): there
-// nothing else would ever take it off Recreate.
+// Alongside mode's dispatch (docs/design.md: Alongside mode): only Deployments carrying
+// kubegray.io/percent, or taken over, are ours, the rest the built-in controller's. A gray
+// rollout in flight is taken over (paused, Recreate, the strategy saved: takeover.go) with its
+// ReplicaSets frozen (freeze.go) before anything of it is written, runs the instead-mode gray
+// sync through a view (alongside_view.go), and is released when it ends or leaves gray. Every
+// sync repairs what a missing admission policy would have refused.
 
 import (
 	"context"

@@ -1,30 +1,10 @@
 package deployment
 
-// Gray rollouts (docs/design.md: gray semantics). This file is the entry of a gray sync;
-// gray_identify.go identifies the rollout in flight, gray_resume.go leaves holds and gray_hold.go
-// takes them, controller/gray decides the ReplicaSet sizes and gray_scale.go writes them,
-// controller/gray decides the phase and gray_status.go reports it, gray_record.go keeps the
-// durable record, takeover.go takes over and releases (alongside mode).
-//
-// A Deployment carrying kubegray.io/percent with the RollingUpdate strategy takes syncGray
-// instead of upstream's paused, rollback, scaling and rolling dispatch. Everything the gray
-// path knows lives on the Deployment: the hold points (kubegray.io/percent), the one-shot
-// resume request (kubegray.io/resume), our own record of the rollout (kubegray.io/status) and
-// spec.paused. "Our hold" is spec.paused with heldAt recorded for the revision in flight; a
-// pause without heldAt is the user's and is left alone.
-//
-// Every size decision is pkg/rollout arithmetic (GrayTarget, PlanGrayStep, GrayScaleSizes,
-// PlanGrayRestore); these files read the objects, order the ReplicaSets and write. The order
-// of writes is what keeps the invariant "the new ReplicaSet never exceeds the target recorded
-// on the Deployment": the status (or the resume Update) that raises the target is written
-// before any ReplicaSet write that uses it, and the pause is written in the same sync in
-// which the new ReplicaSet reaches its target.
-//
-// A Deployment taken over for alongside mode (kubegray.io/strategy set: by `kubectl gray set
-// --patch-takeover=always`, an older plugin, or a cluster that ran the controller alongside before)
-// is released before anything else, in the one patch alongside mode releases with
-// (releaseTakenOver): nothing in instead mode would ever take it off Recreate. Only our hold
-// survives the release, as spec.paused, since in this mode that is what a hold is.
+// The entry of a gray sync (docs/design.md: One gray sync, step by step): a Deployment with
+// kubegray.io/percent and the RollingUpdate strategy takes syncGray instead of upstream's
+// dispatch. controller/gray decides; these files read the objects and write, in an order that
+// keeps the new ReplicaSet within the target recorded on the Deployment (the status raising a
+// target goes before the ReplicaSet write using it, the pause in the sync the target is reached).
 
 import (
 	"context"

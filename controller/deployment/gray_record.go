@@ -1,29 +1,9 @@
 package deployment
 
-// The durable record of a gray Deployment: what must survive the tools that rewrite a
-// Deployment's annotations.
-//
-// kubegray.io/status lives on the Deployment, and ordinary tools replace it: `kubectl rollout
-// undo` sets the Deployment's annotations to those of the target ReplicaSet (dropping the
-// status, or bringing back a stale copy the built-in controller left on that ReplicaSet),
-// `kubectl apply` and GitOps tools replace annotations they do not know, people edit them.
-// Two facts are therefore also kept on the ReplicaSets this controller owns, in places those
-// tools never write:
-//
-//   - The stable ReplicaSet (the last one fully rolled out) carries the label
-//     kubegray.io/stable=true. `kubectl rollout undo` copies a ReplicaSet's annotations, never
-//     its labels, and no Deployment controller edits ReplicaSet labels, so the label outlives
-//     any loss or copy of the status. It wins over the status whenever they disagree, and it
-//     is what a rollback is recognised by when the status is gone.
-//   - Every owned ReplicaSet carries the Deployment's current kubegray.io/percent (and its
-//     kubegray.io/on-failure and kubegray.io/hold-for), so that a rollback to any revision,
-//     even one from before the Deployment became gray, brings the opt-in and its policy back
-//     with the annotations instead of silently leaving gray or dropping automatic rollback.
-//     A Deployment that is no longer gray has them removed from its ReplicaSets again.
-//
-// The step and the hold are re-derived when the status is missing or unreadable: the step from
-// the new ReplicaSet's size (GrayFirstStepNotPassed), the hold from spec.paused with the new
-// ReplicaSet at that step's target (gray.go: identify).
+// The durable record of a gray Deployment (docs/design.md: The durable record): the stable label
+// and the copied opt-in on the ReplicaSets, which outlive the tools that rewrite a Deployment's
+// annotations (`kubectl rollout undo`, apply, GitOps), and the re-derivation of the step and
+// the hold when kubegray.io/status is lost or untrusted.
 
 import (
 	"context"
