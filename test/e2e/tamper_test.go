@@ -102,8 +102,8 @@ type tamperScenario struct {
 
 func runTamperScenarios(t *testing.T, tc *tamperCluster) {
 	var all []tamperScenario
-	all = append(all, tamperScenariosA()...)
-	all = append(all, tamperScenariosB()...)
+	all = append(all, tamperUndoScenarios()...)
+	all = append(all, tamperEditScenarios()...)
 	mode := "instead"
 	if tc.alongside {
 		mode = "alongside"

@@ -5,84 +5,127 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
-func tamperScenariosB() []tamperScenario {
-	held, complete := grayapi.PhaseHeld, grayapi.PhaseComplete
+// tamperEditScenarios are the edits people and tools make to a gray Deployment while it is held
+// or progressing: its annotations, an apply of the original manifest, a restart, the user's
+// own pause.
+func tamperEditScenarios() []tamperScenario {
+	held := grayapi.PhaseHeld
 	scenarios := []tamperScenario{
-		{name: "7a rollout undo while progressing", modes: "both", run: func(e *tamperEnv) {
+		{name: "3 lowering the percent while held keeps availability", modes: "both", run: func(e *tamperEnv) {
 			e.create(webManifest{replicas: 10, image: tpImg1, percent: "50", surge: "1", unavailable: "0"}, false)
-			// Pods of the new template never become ready: the rollout stays
-			// at one new replica, short of the 50% hold.
-			e.u.must("patch", "deploy/web", "-p", fmt.Sprintf(`{"spec":{"template":{"metadata":{"annotations":{%q:"true"}},"spec":{"containers":[{"name":"app","image":%q}]}}}}`,
-				"kubegray.test/never-ready", tpImg2))
-			e.want("progressing with an unready new replica", grayapi.PhaseProgressing, map[string]int32{tpImg1: 10, tpImg2 + "+broken": 1}, e.alongside())
-			e.restartController("while progressing")
+			e.u.must("set", "image", "deploy/web", "app="+tpImg2)
+			e.until("held")
+			e.want("held at 50%", held, map[string]int32{tpImg1: 5, tpImg2: 5}, true)
+			e.takenOver("RollingUpdate;maxSurge=1;maxUnavailable=0")
+			e.u.must("gray", "set", "web", "20")
+			e.want("held at 20%", held, map[string]int32{tpImg1: 8, tpImg2: 2}, true)
+			e.until("held")
+			if st := e.status(); st.Percent != 20 || st.Step != 0 || st.Target != 2 {
+				e.t.Errorf("held after lowering: status step %d percent %d target %d, want 0, 20, 2", st.Step, st.Percent, st.Target)
+			}
+			e.restartController("while held at the lowered 20%")
+			e.u.must("gray", "resume", "web", "--full")
+			e.until("complete")
+			e.final(map[string]int32{tpImg1: 0, tpImg2: 10}, true, "1", "0")
+		}},
+
+		{name: "4 status annotation deleted or garbage or dropped by a replace while held", modes: "both", run: func(e *tamperEnv) {
+			e.create(webManifest{replicas: 10, image: tpImg1, percent: "20,40,60,80"}, false)
+			e.u.must("set", "image", "deploy/web", "app="+tpImg2)
+			e.until("held")
+			e.want("held at 20%", held, map[string]int32{tpImg1: 8, tpImg2: 2}, true)
+			stable := e.status().StableRevision
+
+			// Instead mode has no guard: the controller re-derives the status each write
+			// removed or garbled. In alongside mode the guard refuses every one of them.
+			e.tamperStatus(grayapi.StatusAnnotation + "-")
+			e.restartAfterTamper("right after the status annotation was deleted")
+			e.want("held at 20% again after the status was deleted", held, map[string]int32{tpImg1: 8, tpImg2: 2}, true)
+			e.until("held")
+			e.u.must("gray", "resume", "web")
+			e.want("held at 40%", held, map[string]int32{tpImg1: 6, tpImg2: 4}, true)
+			e.until("held")
+
+			e.tamperStatus(grayapi.StatusAnnotation + "={")
+			e.stillAfterTamper("after the status became garbage", 3*time.Second)
+			e.want("held at 40% again after the status became garbage", held, map[string]int32{tpImg1: 6, tpImg2: 4}, true)
+			e.until("held")
 			if e.alongside() {
-				// Taken over, hence paused: kubectl refuses, kubectl gray undo works.
-				e.u.fails(1, []string{refusedPaused}, "rollout", "undo", "deploy/web")
-				e.still("after the refused kubectl rollout undo", 2*time.Second)
-				e.u.must("gray", "undo", "web")
+				e.u.must("gray", "resume", "web")
 			} else {
-				e.u.must("rollout", "undo", "deploy/web")
+				// Instead mode: a plain kubectl rollout resume counts as next.
+				e.u.must("rollout", "resume", "deploy/web")
 			}
-			e.until("complete")
-			e.final(map[string]int32{tpImg1: 10, tpImg2 + "+broken": 0}, true, "1", "0")
-		}},
-
-		{name: "7b rollout undo while held is refused by kubectl", modes: "both", run: func(e *tamperEnv) {
-			e.create(webManifest{replicas: 10, image: tpImg1, percent: "20"}, false)
-			e.u.must("set", "image", "deploy/web", "app="+tpImg2)
+			e.want("held at 60%", held, map[string]int32{tpImg1: 4, tpImg2: 6}, true)
 			e.until("held")
-			e.want("held at 20%", held, map[string]int32{tpImg1: 8, tpImg2: 2}, true)
-			e.u.fails(1, []string{refusedPaused}, "rollout", "undo", "deploy/web")
-			e.still("after the refused kubectl rollout undo", 2*time.Second)
-			e.restartController("while held after the refused undo")
-			e.u.must("gray", "undo", "web")
-			e.until("complete")
-			e.final(map[string]int32{tpImg1: 10, tpImg2: 0}, true, "25%", "25%")
-		}},
 
-		{name: "7c rollout undo after complete holds at the first point", modes: "both", run: func(e *tamperEnv) {
-			e.create(webManifest{replicas: 10, image: tpImg1, percent: "20"}, false)
-			e.u.must("set", "image", "deploy/web", "app="+tpImg2)
+			// A tool that replaces the object with the annotations it knows: in alongside mode
+			// the guard refuses the write, which would drop gray-controller's status.
+			var refusal []string
+			if e.alongside() {
+				refusal = e.statusRefusal()
+			}
+			e.replaceEdited(func(obj map[string]any) {
+				meta := obj["metadata"].(map[string]any)
+				ann := meta["annotations"].(map[string]any)
+				for k := range ann {
+					switch k {
+					case grayapi.PercentAnnotation, grayapi.StrategyAnnotation, deployutil.RevisionAnnotation:
+					default:
+						delete(ann, k)
+					}
+				}
+			}, refusal...)
+			e.stillAfterTamper("after the replace without the status", 3*time.Second)
+			e.want("held at 60% again after the replace", held, map[string]int32{tpImg1: 4, tpImg2: 6}, true)
 			e.until("held")
-			e.want("held at 20%", held, map[string]int32{tpImg1: 8, tpImg2: 2}, true)
+			if st := e.status(); st.StableRevision != stable || st.Step != 2 {
+				e.t.Errorf("after the replace: stableRevision %d step %d, want %d and 2", st.StableRevision, st.Step, stable)
+			}
+			e.u.must("gray", "resume", "web")
+			e.want("held at 80%", held, map[string]int32{tpImg1: 2, tpImg2: 8}, true)
+			e.until("held")
+			e.takenOver(alongsideSaved)
 			e.u.must("gray", "resume", "web", "--full")
 			e.until("complete")
-			e.want("v2 complete", complete, map[string]int32{tpImg1: 0, tpImg2: 10}, false)
-			e.restartController("after the rollout completed")
-			e.u.must("rollout", "undo", "deploy/web")
-			e.until("held")
-			e.want("the undo held at 20%", held, map[string]int32{tpImg1: 2, tpImg2: 8}, true)
-			if st := e.status(); st.StableRevision != 2 || st.Revision != 3 {
-				e.t.Errorf("the undo held with status revision %d stableRevision %d, want 3 and 2", st.Revision, st.StableRevision)
-			}
-			e.u.must("gray", "resume", "web", "--full")
-			e.until("complete")
-			e.final(map[string]int32{tpImg1: 10, tpImg2: 0}, true, "25%", "25%")
+			e.final(map[string]int32{tpImg1: 0, tpImg2: 10}, true, "25%", "25%")
 		}},
 
-		{name: "7d rollout undo after kubectl gray undo holds the canary again", modes: "both", run: func(e *tamperEnv) {
+		{name: "5 the user's own pause stands", modes: "alongside", run: func(e *tamperEnv) {
 			e.create(webManifest{replicas: 10, image: tpImg1, percent: "20"}, false)
+			e.u.must("rollout", "pause", "deploy/web")
+			change := time.Now()
 			e.u.must("set", "image", "deploy/web", "app="+tpImg2)
-			e.until("held")
-			e.want("held at 20%", held, map[string]int32{tpImg1: 8, tpImg2: 2}, true)
-			e.u.must("gray", "undo", "web")
-			e.until("complete")
-			e.want("rolled back to v1", complete, map[string]int32{tpImg1: 10, tpImg2: 0}, false)
-			e.restartController("after kubectl gray undo")
-			// Back to revision 2, the canary: not the stable revision.
-			e.u.must("rollout", "undo", "deploy/web")
-			e.until("held")
-			e.want("the canary held at 20% again", held, map[string]int32{tpImg1: 8, tpImg2: 2}, true)
-			if st := e.status(); st.StableRevision != 3 {
-				e.t.Errorf("stableRevision %d, want 3 (v1 as renumbered by kubectl gray undo)", st.StableRevision)
+			time.Sleep(8 * time.Second)
+			e.restartController("while the user's pause stands")
+			time.Sleep(2 * time.Second)
+			if p := e.peak(tpImg2, change, time.Time{}); p > 0 {
+				e.t.Errorf("under the user's pause the new template %s got %d replicas", tpImg2, p)
 			}
+			_, _, msg := e.look()
+			e.t.Logf("under the user's pause after kubectl set image: %s", msg)
+			e.u.kubectl("gray", "status", "web")
+			// Roll back; the release must hand the user's pause back.
 			e.u.must("gray", "undo", "web")
-			e.until("complete")
-			e.final(map[string]int32{tpImg1: 10, tpImg2: 0}, true, "25%", "25%")
+			back := map[string]int32{tpImg1: 10, tpImg2: 0}
+			eventually(e.t, 60*time.Second, "back on v1 (10), the new template at 0 or absent", func() (bool, string) {
+				s, _, msg := e.look()
+				if _, ok := s.sizes[tpImg2]; !ok {
+					delete(back, tpImg2)
+				}
+				return s.sizes[tpImg1] == 10 && s.sizes[tpImg2] == 0 && len(s.sizes) == len(back) && s.phase == grayapi.PhaseComplete, msg
+			})
+			e.strategyIs("25%", "25%")
+			if d := e.get("web"); !d.Spec.Paused {
+				e.t.Errorf("the release dropped the user's pause: spec.paused=false")
+			} else {
+				e.u.must("rollout", "resume", "deploy/web")
+			}
+			e.final(back, true, "25%", "25%")
 		}},
 
 		{name: "8 rollout restart while held", modes: "both", run: func(e *tamperEnv) {
