@@ -70,8 +70,8 @@ type Cluster struct {
 	Client     kubernetes.Interface
 
 	ownsDir bool
-	procs   []*process
-	stopped []*process // stopped early by StopComponent; kept for their logs
+	procs   []*Process
+	stopped []*Process // stopped early by StopComponent; kept for their logs
 }
 
 // Start builds (or reuses) the binaries, starts every component in order,
@@ -228,7 +228,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 // waits until healthURL answers 200 ("" skips the wait).
 func (c *Cluster) StartComponent(ctx context.Context, name, binary, healthURL string, args ...string) error {
 	if healthURL == "" {
-		p, err := startProcess(c.Dir, name, binary, args...)
+		p, err := StartProcess(c.Dir, name, binary, args...)
 		if err != nil {
 			return err
 		}
@@ -243,7 +243,7 @@ func (c *Cluster) StartComponent(ctx context.Context, name, binary, healthURL st
 func (c *Cluster) StopComponent(name string, grace time.Duration) error {
 	for i, p := range c.procs {
 		if p.name == name {
-			err := p.stop(grace)
+			err := p.Stop(grace)
 			c.stopped = append(c.stopped, p)
 			c.procs = append(c.procs[:i], c.procs[i+1:]...)
 			return err
@@ -272,7 +272,7 @@ func (c *Cluster) KillComponent(name string) error {
 func (c *Cluster) ComponentAlive(name string) bool {
 	for _, p := range c.procs {
 		if p.name == name {
-			return p.alive()
+			return p.Alive()
 		}
 	}
 	return false
@@ -280,7 +280,7 @@ func (c *Cluster) ComponentAlive(name string) bool {
 
 // start launches one component and waits until healthURL answers 200.
 func (c *Cluster) start(ctx context.Context, name, binary, healthURL string, clientCert *tls.Certificate, args ...string) error {
-	p, err := startProcess(c.Dir, name, binary, args...)
+	p, err := StartProcess(c.Dir, name, binary, args...)
 	if err != nil {
 		return err
 	}
@@ -291,7 +291,7 @@ func (c *Cluster) start(ctx context.Context, name, binary, healthURL string, cli
 	}
 	httpClient := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsConfig}}
 	err = Poll(ctx, 90*time.Second, 50*time.Millisecond, func(ctx context.Context) (bool, string, error) {
-		if !p.alive() {
+		if !p.Alive() {
 			return false, "", errors.New("exited during start-up")
 		}
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, healthURL, nil)
@@ -357,7 +357,7 @@ func (c *Cluster) createNodes(ctx context.Context, n, pods int) error {
 func (c *Cluster) Stop() error {
 	var errs []error
 	for i := len(c.procs) - 1; i >= 0; i-- {
-		if err := c.procs[i].stop(5 * time.Second); err != nil {
+		if err := c.procs[i].Stop(5 * time.Second); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -371,8 +371,8 @@ func (c *Cluster) Stop() error {
 // LogTails returns the last n lines of every component's log, for failed tests.
 func (c *Cluster) LogTails(n int) string {
 	var b strings.Builder
-	for _, p := range append(append([]*process{}, c.stopped...), c.procs...) {
-		fmt.Fprintf(&b, "----- %s (last %d lines of %s) -----\n%s\n", p.name, n, p.logPath, p.tail(n))
+	for _, p := range append(append([]*Process{}, c.stopped...), c.procs...) {
+		fmt.Fprintf(&b, "----- %s (last %d lines of %s) -----\n%s\n", p.name, n, p.logPath, p.Tail(n))
 	}
 	return b.String()
 }

@@ -14,8 +14,9 @@ import (
 	"time"
 )
 
-// process is one control-plane component started by the harness.
-type process struct {
+// Process is one server a test starts (a control-plane component, gray-controller, Prometheus),
+// stopped by its pid.
+type Process struct {
 	name    string
 	binary  string
 	pid     int
@@ -25,10 +26,10 @@ type process struct {
 	exited chan struct{}
 }
 
-// startProcess runs binary with args, its output going to <dir>/<name>.log.
+// StartProcess runs binary with args, its output going to <dir>/<name>.log.
 // The child gets its own session so that it survives the end of a short-lived
 // `cluster-up` command and never receives the terminal's signals.
-func startProcess(dir, name, binary string, args ...string) (*process, error) {
+func StartProcess(dir, name, binary string, args ...string) (*Process, error) {
 	logPath := filepath.Join(dir, name+".log")
 	logFile, err := os.Create(logPath)
 	if err != nil {
@@ -43,7 +44,7 @@ func startProcess(dir, name, binary string, args ...string) (*process, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	p := &process{name: name, binary: binary, pid: cmd.Process.Pid, logPath: logPath, exited: make(chan struct{})}
+	p := &Process{name: name, binary: binary, pid: cmd.Process.Pid, logPath: logPath, exited: make(chan struct{})}
 	go func() {
 		_ = cmd.Wait()
 		close(p.exited)
@@ -51,10 +52,10 @@ func startProcess(dir, name, binary string, args ...string) (*process, error) {
 	return p, nil
 }
 
-// alive reports whether the process still runs. For a child of ours that is
+// Alive reports whether the process still runs. For a child of ours that is
 // whether it has been reaped; for an adopted pid, whether it still runs our
 // binary (a recycled pid that now belongs to something else counts as gone).
-func (p *process) alive() bool {
+func (p *Process) Alive() bool {
 	if p.exited != nil {
 		select {
 		case <-p.exited:
@@ -76,9 +77,9 @@ func (p *process) alive() bool {
 	return strings.HasPrefix(string(cmdline), p.binary)
 }
 
-// stop sends SIGTERM to the pid, then SIGKILL after grace.
-func (p *process) stop(grace time.Duration) error {
-	if !p.alive() {
+// Stop sends SIGTERM to the pid, then SIGKILL after grace.
+func (p *Process) Stop(grace time.Duration) error {
+	if !p.Alive() {
 		return nil
 	}
 	if err := syscall.Kill(p.pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
@@ -95,15 +96,15 @@ func (p *process) stop(grace time.Duration) error {
 }
 
 // waitGone waits up to timeout for the process to be gone.
-func (p *process) waitGone(timeout, interval time.Duration) error {
+func (p *Process) waitGone(timeout, interval time.Duration) error {
 	return Poll(context.Background(), timeout, interval, func(context.Context) (bool, string, error) {
-		return !p.alive(), "still running", nil
+		return !p.Alive(), "still running", nil
 	})
 }
 
 // kill sends SIGKILL to the pid at once and waits until it has exited.
-func (p *process) kill() error {
-	if !p.alive() {
+func (p *Process) kill() error {
+	if !p.Alive() {
 		return nil
 	}
 	if err := syscall.Kill(p.pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
@@ -115,8 +116,8 @@ func (p *process) kill() error {
 	return nil
 }
 
-// tail returns the last n lines of the process log.
-func (p *process) tail(n int) string {
+// Tail returns the last n lines of the process log.
+func (p *Process) Tail(n int) string {
 	data, err := os.ReadFile(p.logPath)
 	if err != nil {
 		return fmt.Sprintf("(no log: %v)", err)
@@ -128,11 +129,11 @@ func (p *process) tail(n int) string {
 	return strings.Join(lines, "\n")
 }
 
-func (p *process) stateLine() string {
+func (p *Process) stateLine() string {
 	return strings.Join([]string{p.name, strconv.Itoa(p.pid), p.binary, p.logPath}, "\t")
 }
 
-func parseStateLine(line string) (*process, error) {
+func parseStateLine(line string) (*Process, error) {
 	f := strings.Split(line, "\t")
 	if len(f) != 4 {
 		return nil, fmt.Errorf("malformed state line %q", line)
@@ -141,5 +142,5 @@ func parseStateLine(line string) (*process, error) {
 	if err != nil {
 		return nil, fmt.Errorf("malformed pid in state line %q: %w", line, err)
 	}
-	return &process{name: f[0], pid: pid, binary: f[2], logPath: f[3]}, nil
+	return &Process{name: f[0], pid: pid, binary: f[2], logPath: f[3]}, nil
 }

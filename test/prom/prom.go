@@ -11,11 +11,9 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -28,8 +26,8 @@ const ScrapeInterval = time.Second
 
 // Server is one running Prometheus.
 type Server struct {
-	URL string // http://127.0.0.1:<port>
-	log string // its output, printed when it fails to start
+	URL  string // http://127.0.0.1:<port>
+	proc *cluster.Process
 }
 
 // Start runs Prometheus scraping targets ("host:port", plain HTTP /metrics) as job "test", its
@@ -50,43 +48,29 @@ func Start(t testing.TB, targets ...string) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{URL: "http://127.0.0.1:" + strconv.Itoa(port), log: filepath.Join(dir, "prometheus.log")}
-	out, err := os.Create(s.log)
+	proc, err := cluster.StartProcess(dir, "prometheus", bin, "--config.file="+filepath.Join(dir, "prometheus.yml"),
+		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address=127.0.0.1:"+strconv.Itoa(port))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer out.Close()
-	cmd := exec.Command(bin, "--config.file="+filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address=127.0.0.1:"+strconv.Itoa(port))
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
+		if err := proc.Stop(10 * time.Second); err != nil {
+			t.Error(err)
 		}
 	})
-	if err := s.waitReady(exited); err != nil {
+	s := &Server{URL: "http://127.0.0.1:" + strconv.Itoa(port), proc: proc}
+	if err := s.waitReady(); err != nil {
 		t.Fatalf("prometheus did not become ready: %v\n%s", err, s.Tail())
 	}
 	return s
 }
 
-func (s *Server) waitReady(exited <-chan struct{}) error {
+func (s *Server) waitReady() error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	return cluster.Poll(ctx, time.Minute, 200*time.Millisecond, func(ctx context.Context) (bool, string, error) {
-		select {
-		case <-exited:
+		if !s.proc.Alive() {
 			return false, "", errors.New("prometheus exited")
-		default:
 		}
 		resp, err := http.Get(s.URL + "/-/ready")
 		if err != nil {
@@ -99,11 +83,7 @@ func (s *Server) waitReady(exited <-chan struct{}) error {
 
 // Tail is the end of Prometheus' log.
 func (s *Server) Tail() string {
-	b, _ := os.ReadFile(s.log)
-	if len(b) > 4000 {
-		b = b[len(b)-4000:]
-	}
-	return string(b)
+	return s.proc.Tail(40)
 }
 
 // Sample is one series of an instant query's result.
