@@ -235,3 +235,110 @@ func TestGrayReplicaSetTrustsOnlyCurrentStatus(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanSizesSettlesWithoutNewAvailability decides again and again on the sizes the previous
+// decision wrote, before the ReplicaSet controller observes any of them (so no pod becomes
+// available or goes away in between), as syncs triggered by our own writes do. Decisions may
+// take several syncs to get there (like upstream's rolling update, one shrinks old ReplicaSets
+// and the next grows the canary into the room that made; a canary above its target comes down
+// by the availability to spare), but they settle, after a scaling event's share no ReplicaSet
+// moves back the way it came (no flapping), and none grows the canary past its target (above
+// it, none grows it at all).
+func TestPlanSizesSettlesWithoutNewAvailability(t *testing.T) {
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(20261203, 33))
+	moved := 0
+	for i := range 5000 {
+		f := randomSizeFacts(r)
+		limit := max(f.Target, 0)
+		if f.NewRS != nil {
+			limit = max(limit, *f.NewRS.Spec.Replicas)
+		}
+		// Each writing decision moves some ReplicaSet one way for good, by at least one
+		// replica, and no size exceeds R + surge + what it started with: 4·(R+5) bounds them.
+		most := 4 * (int(*f.Deployment.Spec.Replicas) + 5)
+		direction := map[string]int{} // +1 grown, -1 shrunk
+		settled := false
+		for range most {
+			plan := PlanSizes(ctx, f)
+			if plan.Kind == SizesKept || plan.Kind == SizesCreateFirst || !changes(f, plan) {
+				settled = true
+				break
+			}
+			if plan.NewSize > limit {
+				t.Fatalf("case %d: the canary planned at %d, past %d (its target, or its size when above it)", i, plan.NewSize, limit)
+			}
+			moves := map[string][2]int32{}
+			if f.NewRS != nil {
+				moves[f.NewRS.Name] = [2]int32{*f.NewRS.Spec.Replicas, plan.NewSize}
+			}
+			for j, rs := range plan.Old {
+				moves[rs.Name] = [2]int32{*rs.Spec.Replicas, plan.OldSizes[j]}
+			}
+			for name, m := range moves {
+				if m[0] == m[1] || plan.Kind == SizesScaled {
+					continue
+				}
+				dir := 1
+				if m[1] < m[0] {
+					dir = -1
+				}
+				if direction[name] == -dir {
+					t.Fatalf("case %d: %s moves %d → %d, back the way it came (%+v)", i, name, m[0], m[1], f)
+				}
+				direction[name] = dir
+			}
+			f = written(f, plan)
+			moved++
+		}
+		if !settled {
+			t.Fatalf("case %d: still writing after %d decisions with no new availability: %+v", i, most, f)
+		}
+	}
+	if moved < 1000 {
+		t.Fatalf("only %d writing decisions in 5000 random cases", moved)
+	}
+}
+
+// changes reports whether plan resizes any ReplicaSet of f.
+func changes(f SizeFacts, plan SizePlan) bool {
+	if f.NewRS != nil && plan.NewSize != *f.NewRS.Spec.Replicas {
+		return true
+	}
+	for j, rs := range plan.Old {
+		if plan.OldSizes[j] != *rs.Spec.Replicas {
+			return true
+		}
+	}
+	return false
+}
+
+// written is f after plan's writes have landed and before the ReplicaSet controller observed
+// them: each resized ReplicaSet has its new spec.replicas, a new generation and the desired
+// replicas of the Deployment (as every scale write sets them), its status still the old one.
+func written(f SizeFacts, plan SizePlan) SizeFacts {
+	replicas := *f.Deployment.Spec.Replicas
+	resize := func(rs *appsv1.ReplicaSet, size int32) *appsv1.ReplicaSet {
+		rs = rs.DeepCopy()
+		if *rs.Spec.Replicas != size {
+			rs.Spec.Replicas = &size
+			rs.Generation++
+			deployutil.SetReplicasAnnotations(rs, replicas, replicas+deployutil.MaxSurge(*f.Deployment))
+		}
+		return rs
+	}
+	next := f
+	if f.NewRS != nil {
+		next.NewRS = resize(f.NewRS, plan.NewSize)
+	}
+	sizes := map[string]int32{}
+	for j, rs := range plan.Old {
+		sizes[rs.Name] = plan.OldSizes[j]
+	}
+	next.OldRSs = nil
+	for _, rs := range f.OldRSs {
+		next.OldRSs = append(next.OldRSs, resize(rs, sizes[rs.Name]))
+	}
+	next.Scaling = deployutil.ReplicasChanged(context.Background(), f.Deployment, deployutil.WithNewRS(next.OldRSs, next.NewRS))
+	return next
+}
