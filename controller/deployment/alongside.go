@@ -197,12 +197,9 @@ func (dc *DeploymentController) trackNotTakenOver(ctx context.Context, d *appsv1
 		step = int32(len(points))
 	}
 	replicas := *d.Spec.Replicas
-	st := grayapi.Status{
-		Mode: grayapi.ModeAlongside, Takeover: dc.takeover, Revision: rev, StableRevision: rev, Step: step, Percent: grayapi.FullPercent, Target: replicas,
-		Phase: grayapi.PhaseComplete, Message: fmt.Sprintf("all %d replicas run revision %d", replicas, rev), ObservedGeneration: d.Generation,
-		// The failure of a rollout that on-failure rolled back stays across the release.
-		Failure: gray.KeptRollbackFailure(prev, rev),
-	}
+	// The failure of a rollout that on-failure rolled back stays across the release.
+	st := gray.Completed(rev, step, replicas, gray.KeptRollbackFailure(prev, rev))
+	st.Mode, st.Takeover, st.ObservedGeneration = grayapi.ModeAlongside, dc.takeover, d.Generation
 	value, err := grayapi.FormatStatus(st)
 	if err != nil {
 		return fmt.Errorf("deployment %s/%s: %w", d.Namespace, d.Name, err)

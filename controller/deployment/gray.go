@@ -8,6 +8,7 @@ package deployment
 
 import (
 	"context"
+	"time"
 
 	"github.com/kubegray/kubectl-gray/controller/gray"
 
@@ -81,7 +82,10 @@ type graySync struct {
 // points, the policy and our status as stored. Nothing the sync writes changes them; only
 // distrustCopiedStatus revises prev, before any decision reads it.
 type grayInputs struct {
-	key    string
+	key string
+	// now is the clock, read once when the sync began: every time this sync records or
+	// compares with (heldAt, a deadline, hold-for, a condition's timestamps) is this one.
+	now    time.Time
 	rsList []*appsv1.ReplicaSet
 	points []int32
 	// policy is kubegray.io/on-failure and kubegray.io/hold-for.
@@ -126,7 +130,7 @@ func (dc *DeploymentController) runGray(ctx context.Context, key string, d *apps
 	}
 	server := d.DeepCopy()
 	mode.begin(ctx, d)
-	in := grayInputs{key: key, rsList: rsList, statusWriter: foreignStatusWriter(live, dc.fieldManager)}
+	in := grayInputs{key: key, now: dc.now(), rsList: rsList, statusWriter: foreignStatusWriter(live, dc.fieldManager)}
 	g := &graySync{dc: dc, in: in, cur: grayObjects{d: d, server: server}, mode: mode}
 	return g, g.run(ctx)
 }
@@ -157,9 +161,9 @@ func (g *graySync) run(ctx context.Context) error {
 	recordedHold := g.in.hasPrev && g.in.prev.HeldAt != nil
 	g.distrustCopiedStatus(ctx)
 	id := g.identify(ctx)
-	g.st = id.st
-	if id.rollingBack != "" {
-		dc.eventRecorder.Eventf(d, corev1.EventTypeNormal, grayapi.ReasonGrayRolledBack, "%s", id.rollingBack)
+	g.st = id.Status
+	if id.RollingBack != "" {
+		dc.eventRecorder.Eventf(d, corev1.EventTypeNormal, grayapi.ReasonGrayRolledBack, "%s", id.RollingBack)
 	}
 	if err := g.markStableOfRollout(ctx); err != nil {
 		return err
@@ -174,11 +178,11 @@ func (g *graySync) run(ctx context.Context) error {
 	// ReplicaSets' desired-replicas annotations.
 	scaling := deployutil.ReplicasChanged(ctx, d, deployutil.WithNewRS(g.cur.oldRSs, g.cur.newRS))
 	g.retarget()
-	resumed := g.takeResume(ctx, id.heldByUs(g.in.prev, g.in.hasPrev))
+	resumed := g.takeResume(ctx, id.HeldByUs(g.in.prev, g.in.hasPrev))
 	g.retarget()
 	// spec.paused is our pause when a hold explains it: one recorded (even by a status that
 	// turned out untrusted) or one identify re-derived.
-	hold := gray.HoldFacts{PausedByUs: d.Spec.Paused && (recordedHold || id.rederivedHold), NewRollout: id.newRollout,
+	hold := gray.HoldFacts{PausedByUs: d.Spec.Paused && (recordedHold || id.RederivedHold), NewRollout: id.NewRollout,
 		Resumed: resumed, Scaling: scaling}
 	if err := g.settleHold(ctx, hold); err != nil {
 		return err
@@ -205,6 +209,9 @@ func (g *graySync) run(ctx context.Context) error {
 	}
 	return g.report(ctx)
 }
+
+// metaNow is the sync's clock as an API timestamp.
+func (in grayInputs) metaNow() metav1.Time { return metav1.NewTime(in.now) }
 
 // statusRead reports whether a status was read at all, even one naming no rollout (an Invalid
 // one, see readGrayStatus) or one this sync does not trust.

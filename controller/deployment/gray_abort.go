@@ -35,7 +35,7 @@ func abortRecorded(rs *appsv1.ReplicaSet) bool {
 		return false
 	}
 	value, ok := rs.Labels[grayapi.AbortedLabel]
-	return ok && value == strconv.FormatInt(revisionOf(rs), 10)
+	return ok && value == strconv.FormatInt(gray.RevisionOf(rs), 10)
 }
 
 // isAborted reports whether the rollout in flight is aborted: its ReplicaSet's record says so,
@@ -107,9 +107,7 @@ func (g *graySync) retry(ctx context.Context) error {
 			g.cur.newRS = written
 		}
 	}
-	g.st.Step = 0
-	g.st.Phase = grayapi.PhaseProgressing
-	g.st.Failure, g.st.Progress, g.st.SettledAt, g.st.HeldAt = nil, nil, nil, nil
+	g.st = gray.Retried(g.st)
 	g.dc.eventRecorder.Eventf(g.cur.d, corev1.EventTypeNormal, grayapi.ReasonGrayRetried, "Revision %d retried: rolling it to its first hold point again",
 		g.st.Revision)
 	return nil
@@ -120,15 +118,7 @@ func (g *graySync) retry(ctx context.Context) error {
 // revision (PlanGrayAbort), then the status with the counts.
 func (g *graySync) syncAborted(ctx context.Context) error {
 	d := g.cur.d
-	st := &g.st
-	st.Phase = grayapi.PhaseAborted
-	st.Target = 0
-	st.HeldAt, st.Progress, st.SettledAt = nil, nil, nil
-	if st.Failure == nil {
-		// Re-derived from the record: the status that said why was lost.
-		st.Failure = &grayapi.Failure{Reason: grayapi.ReasonAborted,
-			Message: fmt.Sprintf("replica set %s carries %s=%d", g.cur.newRS.Name, grayapi.AbortedLabel, st.Revision)}
-	}
+	g.st = gray.Aborted(g.st, g.cur.newRS.Name)
 	g.describeAbort()
 	ourHold := d.Spec.Paused && g.in.hasPrev && g.in.prev.HeldAt != nil
 	if ourHold || g.removeResume {
@@ -171,10 +161,10 @@ func (g *graySync) reportAborted(ctx context.Context) error {
 		cond := deployutil.GetDeploymentCondition(newStatus, appsv1.DeploymentProgressing)
 		if cond == nil || cond.Reason != deployutil.TimedOutReason || cond.Message != g.st.Message {
 			g.mode.mirrorProgressing(&newStatus, *deployutil.NewDeploymentCondition(appsv1.DeploymentProgressing,
-				corev1.ConditionFalse, deployutil.TimedOutReason, g.st.Message, g.dc.metaNow()))
+				corev1.ConditionFalse, deployutil.TimedOutReason, g.st.Message, g.in.metaNow()))
 		}
 	}
-	setGrayConditions(&newStatus, g.st, *d.Spec.Replicas, len(g.in.points), g.dc.metaNow())
+	setGrayConditions(&newStatus, g.st, *d.Spec.Replicas, len(g.in.points), g.in.metaNow())
 	updated := d.DeepCopy()
 	updated.Status = newStatus
 	if err := g.setStatusAnnotation(updated); err != nil {

@@ -30,7 +30,7 @@ import (
 // trackDeadline carries out DecideDeadline: it queues the next deadline check, or makes the
 // step Degraded.
 func (g *graySync) trackDeadline(ctx context.Context) {
-	f := gray.DeadlineFacts{Status: g.st, Prev: g.in.prev, HasPrev: g.in.hasPrev, Now: g.dc.now(),
+	f := gray.DeadlineFacts{Status: g.st, Prev: g.in.prev, HasPrev: g.in.hasPrev, Now: g.in.now,
 		ClockStopped: g.pausedByUser() || !deployutil.HasProgressDeadline(g.cur.d)}
 	if !f.ClockStopped {
 		f.Deadline = time.Duration(*g.cur.d.Spec.ProgressDeadlineSeconds) * time.Second
@@ -59,10 +59,8 @@ func (g *graySync) pausedByUser() bool {
 // are produced once per step; a later sync of the same Degraded step keeps them.
 func (g *graySync) degrade(ctx context.Context, available int32) {
 	st := &g.st
-	st.Phase = grayapi.PhaseDegraded
-	if g.in.prev.Phase == grayapi.PhaseDegraded && g.in.prev.Failure != nil && g.in.prev.Revision == st.Revision && g.in.prev.Step == st.Step {
-		st.Failure = g.in.prev.Failure
-		st.Message = g.in.prev.Message
+	if p := g.in.prev; p.Phase == grayapi.PhaseDegraded && p.Failure != nil && p.Revision == st.Revision && p.Step == st.Step {
+		g.st = gray.Degraded(g.st, p.Failure, p.Message)
 		return
 	}
 	rsName := "(none created)"
@@ -74,8 +72,8 @@ func (g *graySync) degrade(ctx context.Context, available int32) {
 	if why := g.dc.whyNewPodsNotReady(ctx, g.cur.newRS); why != "" {
 		msg += ": " + why
 	}
-	st.Failure = &grayapi.Failure{Reason: grayapi.ReasonProgressDeadlineExceeded, Message: msg}
-	st.Message = fmt.Sprintf("revision %d missed its progress deadline: %s", st.Revision, msg)
+	g.st = gray.Degraded(g.st, &grayapi.Failure{Reason: grayapi.ReasonProgressDeadlineExceeded, Message: msg},
+		fmt.Sprintf("revision %d missed its progress deadline: %s", st.Revision, msg))
 	g.dc.eventRecorder.Eventf(g.cur.d, corev1.EventTypeWarning, grayapi.ReasonGrayDegraded, "Revision %d at %d%%: %s", st.Revision, st.Percent, msg)
 	klog.FromContext(ctx).V(2).Info("Gray rollout degraded", "deployment", klog.KObj(g.cur.d), "revision", st.Revision,
 		"replicaSet", rsName, "available", available, "target", st.Target)
@@ -95,10 +93,10 @@ func (g *graySync) reportDeadlineCondition(status *appsv1.DeploymentStatus) {
 	case g.st.Phase == grayapi.PhaseDegraded:
 		if cond == nil || cond.Reason != deployutil.TimedOutReason || cond.Message != g.st.Failure.Message {
 			g.mode.mirrorProgressing(status, *deployutil.NewDeploymentCondition(appsv1.DeploymentProgressing,
-				corev1.ConditionFalse, deployutil.TimedOutReason, g.st.Failure.Message, g.dc.metaNow()))
+				corev1.ConditionFalse, deployutil.TimedOutReason, g.st.Failure.Message, g.in.metaNow()))
 		}
 	case cond != nil && cond.Reason == deployutil.TimedOutReason:
 		g.mode.mirrorProgressing(status, *deployutil.NewDeploymentCondition(appsv1.DeploymentProgressing,
-			corev1.ConditionUnknown, deployutil.PausedDeployReason, "Deployment is paused", g.dc.metaNow()))
+			corev1.ConditionUnknown, deployutil.PausedDeployReason, "Deployment is paused", g.in.metaNow()))
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/kubegray/kubectl-gray/controller/gray"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -103,33 +105,15 @@ func (g *graySync) writeRollback(ctx context.Context, stable *appsv1.ReplicaSet)
 // stableForRollback is the ReplicaSet to roll back to: the one carrying the stable label, or
 // the one with the stable revision; never the failing new one.
 func (g *graySync) stableForRollback() *appsv1.ReplicaSet {
-	if rs := stableReplicaSet(g.cur.oldRSs); rs != nil {
+	if rs := gray.StableReplicaSet(g.cur.oldRSs); rs != nil {
 		return rs
 	}
 	for _, rs := range g.cur.oldRSs {
-		if g.st.StableRevision > 0 && revisionOf(rs) == g.st.StableRevision {
+		if g.st.StableRevision > 0 && gray.RevisionOf(rs) == g.st.StableRevision {
 			return rs
 		}
 	}
 	return nil
-}
-
-// abandonedRollout is the Failure recorded when the stable revision comes back (kubectl gray
-// undo, kubectl rollout undo, a revert in Git) while the rollout of another revision was in
-// flight: that rollout's own failure when it had one, a rollback otherwise; nil when the status
-// read names no rollout in flight (the stable revision just completed, or it was lost).
-func (g *graySync) abandonedRollout() *grayapi.Failure {
-	p := g.in.prev
-	if !g.in.hasPrev || p.Phase == grayapi.PhaseComplete || p.Phase == grayapi.PhaseRolledBack || p.Revision == g.newRevision() {
-		return nil
-	}
-	if p.Failure != nil && p.Failure.RolledBackFrom == 0 {
-		f := *p.Failure
-		f.RolledBackFrom = p.Revision
-		return &f
-	}
-	return &grayapi.Failure{Reason: grayapi.ReasonRolledBack, RolledBackFrom: p.Revision,
-		Message: fmt.Sprintf("revision %d was rolled back to stable revision %d at %d%% before it completed", p.Revision, p.StableRevision, p.Percent)}
 }
 
 // stableGone reports whether a rollout that is not at its last step has lost the ReplicaSet of its
@@ -139,20 +123,15 @@ func (g *graySync) abandonedRollout() *grayapi.Failure {
 // abandoned canary, and the new one stays within its target as always.
 func (g *graySync) stableGone() bool {
 	stable := g.st.StableRevision
-	if stable <= 0 || int(g.st.Step) >= len(g.in.points) || g.cur.newRS == nil || isRevisionOf(g.cur.newRS, stable) {
+	if stable <= 0 || int(g.st.Step) >= len(g.in.points) || g.cur.newRS == nil || gray.IsRevisionOf(g.cur.newRS, stable) {
 		return false
 	}
 	for _, rs := range g.cur.oldRSs {
-		if isRevisionOf(rs, stable) || rs.Labels[grayapi.StableLabel] == grayapi.StableLabelValue {
+		if gray.IsRevisionOf(rs, stable) || rs.Labels[grayapi.StableLabel] == grayapi.StableLabelValue {
 			return false
 		}
 	}
 	return true
-}
-
-// isRevisionOf reports whether rs has the revision rev, or had it before a rollback renumbered it.
-func isRevisionOf(rs *appsv1.ReplicaSet, rev int64) bool {
-	return revisionOf(rs) == rev || deployutil.RevisionHistoryContains(rs, rev)
 }
 
 // reportStableGone makes a rollout whose stable ReplicaSet is gone Degraded, with a Warning
@@ -164,14 +143,13 @@ func (g *graySync) reportStableGone(ctx context.Context) {
 	st := &g.st
 	msg := fmt.Sprintf("the replica set of stable revision %d is gone, so revision %d cannot be rolled back and holds at %d of %d replicas; "+
 		"finish it with kubectl gray resume --full", st.StableRevision, st.Revision, *g.cur.newRS.Spec.Replicas, *g.cur.d.Spec.Replicas)
-	st.Phase = grayapi.PhaseDegraded
-	st.Message = fmt.Sprintf("revision %d: %s", st.Revision, msg)
+	message := fmt.Sprintf("revision %d: %s", st.Revision, msg)
 	if f := g.in.prev.Failure; g.in.prev.Phase == grayapi.PhaseDegraded && f != nil && f.Reason == grayapi.ReasonStableReplicaSetGone &&
 		g.in.prev.Revision == st.Revision {
-		st.Failure = f
+		g.st = gray.Degraded(g.st, f, message)
 		return
 	}
-	st.Failure = &grayapi.Failure{Reason: grayapi.ReasonStableReplicaSetGone, Message: msg}
+	g.st = gray.Degraded(g.st, &grayapi.Failure{Reason: grayapi.ReasonStableReplicaSetGone, Message: msg}, message)
 	g.dc.eventRecorder.Eventf(g.cur.d, corev1.EventTypeWarning, grayapi.ReasonGrayDegraded, "Revision %d: %s", st.Revision, msg)
 	klog.FromContext(ctx).V(2).Info("Stable replica set gone", "deployment", klog.KObj(g.cur.d), "revision", st.Revision,
 		"stableRevision", st.StableRevision)

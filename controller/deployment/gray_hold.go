@@ -25,7 +25,7 @@ func (g *graySync) scheduleTimedHold() {
 	if g.st.Phase != grayapi.PhaseHeld || g.in.policy.HoldFor <= 0 || g.st.SettledAt == nil || g.pausedByUser() {
 		return
 	}
-	left := g.st.SettledAt.Add(g.in.policy.HoldFor).Sub(g.dc.now())
+	left := g.st.SettledAt.Add(g.in.policy.HoldFor).Sub(g.in.now)
 	// One second late rather than early: the stored time has whole seconds.
 	g.dc.enqueueAfter(g.cur.d, max(left, 0)+time.Second)
 }
@@ -45,12 +45,9 @@ func (g *graySync) settleHold(ctx context.Context, f gray.HoldFacts) error {
 	change := gray.DecideHold(f)
 	switch change {
 	case gray.HoldLeft:
-		g.st.HeldAt = nil
-		if g.st.Phase != grayapi.PhaseRolledBack {
-			g.st.Phase = grayapi.PhaseProgressing
-		}
+		g.st = gray.NotHolding(g.st)
 	case gray.HoldAgain:
-		g.st.HeldAt = ptrTime(g.dc.metaNow())
+		g.st = gray.Holding(g.st, g.in.metaNow())
 	case gray.HoldUnchanged:
 		if !g.removeResume {
 			return nil
@@ -96,8 +93,7 @@ func (g *graySync) holdIfReached(ctx context.Context) error {
 	if !gray.HoldReached(g.cur.d.Spec.Paused, g.cur.newRS, g.st.Step, len(g.in.points), g.st.Target) {
 		return nil
 	}
-	g.st.HeldAt = ptrTime(g.dc.metaNow())
-	g.st.Phase = grayapi.PhaseProgressing
+	g.st = gray.Holding(g.st, g.in.metaNow())
 	if err := g.writeHold(ctx, true); err != nil {
 		return err
 	}
@@ -122,7 +118,7 @@ func (g *graySync) heldEvent(ctx context.Context) {
 		"target", g.st.Target, "replicas", replicas, "percent", g.st.Percent)
 	sinceStart := time.Duration(-1)
 	if g.st.Step == 0 && !g.cur.newRS.CreationTimestamp.IsZero() {
-		sinceStart = max(g.dc.now().Sub(g.cur.newRS.CreationTimestamp.Time), 0)
+		sinceStart = max(g.in.now.Sub(g.cur.newRS.CreationTimestamp.Time), 0)
 	}
 	metrics.RecordGrayHold(sinceStart)
 }

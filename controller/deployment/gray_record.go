@@ -10,6 +10,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/kubegray/kubectl-gray/controller/gray"
+
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -18,26 +20,6 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
-
-// stableReplicaSet returns the ReplicaSet carrying the stable label, the one of the highest
-// revision if several do (a mark moved by a sync that failed half-way), or nil.
-func stableReplicaSet(rsList []*appsv1.ReplicaSet) *appsv1.ReplicaSet {
-	var found *appsv1.ReplicaSet
-	var foundRev int64
-	for _, rs := range rsList {
-		if rs.Labels[grayapi.StableLabel] != grayapi.StableLabelValue {
-			continue
-		}
-		rev, err := deployutil.Revision(rs)
-		if err != nil {
-			continue
-		}
-		if found == nil || rev > foundRev {
-			found, foundRev = rs, rev
-		}
-	}
-	return found
-}
 
 // markStableOfRollout labels the ReplicaSet of the stable revision of the rollout in flight, from
 // the sync that starts the rollout on: a rollback (kubectl gray undo, or one that the built-in
@@ -50,7 +32,7 @@ func (g *graySync) markStableOfRollout(ctx context.Context) error {
 	}
 	all := deployutil.WithNewRS(g.cur.oldRSs, g.cur.newRS)
 	for _, rs := range all {
-		if isRevisionOf(rs, g.st.StableRevision) {
+		if gray.IsRevisionOf(rs, g.st.StableRevision) {
 			if rs.Labels[grayapi.StableLabel] == grayapi.StableLabelValue {
 				return nil
 			}

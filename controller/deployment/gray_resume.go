@@ -33,9 +33,7 @@ func (g *graySync) takeResume(ctx context.Context, heldByUs bool) bool {
 	if dec.Resumed == "" {
 		return false
 	}
-	g.st.Step = dec.Step
-	g.st.HeldAt = nil
-	g.st.Phase = grayapi.PhaseProgressing
+	g.st = gray.Resumed(g.st, dec.Step)
 	g.dc.eventRecorder.Eventf(g.cur.d, corev1.EventTypeNormal, grayapi.ReasonGrayResumed, "%s", dec.Resumed)
 	klog.FromContext(ctx).V(2).Info("Gray rollout resumed", "deployment", klog.KObj(g.cur.d), "revision", g.st.Revision, "step", g.st.Step)
 	return true
@@ -53,5 +51,5 @@ func (g *graySync) timedHoldDue() bool {
 		int(g.st.Step) >= len(g.in.points) || !g.holdInPlace() {
 		return false
 	}
-	return !g.dc.now().Before(settledAt.Add(g.in.policy.HoldFor))
+	return !g.in.now.Before(settledAt.Add(g.in.policy.HoldFor))
 }

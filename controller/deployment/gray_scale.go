@@ -12,8 +12,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/klog/v2"
-
-	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
 // persistTargetFirst puts the status that covers this sync's ReplicaSet writes on the server before the
@@ -25,13 +23,7 @@ func (g *graySync) persistTargetFirst(ctx context.Context) error {
 		stored.Target == g.st.Target && stored.StableRevision == g.st.StableRevision {
 		return nil
 	}
-	if g.st.Phase == grayapi.PhaseHeld {
-		// The target moved (a scaling event, say): whatever was held is not settled for it
-		// yet, and a Held written here would be taken back by report.
-		g.st.Phase = grayapi.PhaseProgressing
-		g.st.Message = fmt.Sprintf("resizing revision %d to its hold target %d of %d replicas (%d%%)",
-			g.st.Revision, g.st.Target, *g.cur.d.Spec.Replicas, g.st.Percent)
-	}
+	g.st = gray.Retargeted(g.st, *g.cur.d.Spec.Replicas)
 	if err := g.setStatusAnnotation(g.cur.d); err != nil {
 		return err
 	}

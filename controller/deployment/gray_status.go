@@ -31,9 +31,9 @@ func (g *graySync) report(ctx context.Context) error {
 	var newStatus appsv1.DeploymentStatus
 	if d.Spec.Paused {
 		newStatus = g.dc.calculateStatus(allRSs, g.cur.newRS, d)
-		g.dc.setPausedCondition(&newStatus, d)
+		setPausedCondition(&newStatus, d, g.in.metaNow())
 	} else {
-		g.dc.setResumedCondition(d)
+		setResumedCondition(d, g.in.metaNow())
 		newStatus = g.dc.calculateRolloutStatus(ctx, allRSs, g.cur.newRS, d)
 	}
 
@@ -46,7 +46,7 @@ func (g *graySync) report(ctx context.Context) error {
 	g.warnAbortImpossible()
 	g.reportDeadlineCondition(&newStatus)
 	g.scheduleTimedHold()
-	setGrayConditions(&newStatus, g.st, *d.Spec.Replicas, len(g.in.points), g.dc.metaNow())
+	setGrayConditions(&newStatus, g.st, *d.Spec.Replicas, len(g.in.points), g.in.metaNow())
 	// A Deployment first seen complete has completed nothing under our watch.
 	completed := g.st.Phase == grayapi.PhaseComplete && g.statusRead() &&
 		!(g.in.prev.Phase == grayapi.PhaseComplete && g.in.prev.Revision == g.st.Revision)
@@ -133,7 +133,7 @@ func failureReason(st grayapi.Status) string {
 
 // setPausedCondition is checkPausedConditions' paused half applied to a status being built:
 // Progressing Unknown/DeploymentPaused, unless there is no deadline or it already timed out.
-func (dc *DeploymentController) setPausedCondition(status *appsv1.DeploymentStatus, d *appsv1.Deployment) {
+func setPausedCondition(status *appsv1.DeploymentStatus, d *appsv1.Deployment, now metav1.Time) {
 	if !deployutil.HasProgressDeadline(d) {
 		return
 	}
@@ -142,12 +142,12 @@ func (dc *DeploymentController) setPausedCondition(status *appsv1.DeploymentStat
 		return
 	}
 	deployutil.SetDeploymentCondition(status, *deployutil.NewDeploymentCondition(appsv1.DeploymentProgressing, corev1.ConditionUnknown,
-		deployutil.PausedDeployReason, "Deployment is paused", dc.metaNow()))
+		deployutil.PausedDeployReason, "Deployment is paused", now))
 }
 
 // setResumedCondition is checkPausedConditions' resumed half, applied to d's status in memory
 // so that the rolling status built from it starts from Unknown/DeploymentResumed.
-func (dc *DeploymentController) setResumedCondition(d *appsv1.Deployment) {
+func setResumedCondition(d *appsv1.Deployment, now metav1.Time) {
 	if !deployutil.HasProgressDeadline(d) {
 		return
 	}
@@ -156,7 +156,7 @@ func (dc *DeploymentController) setResumedCondition(d *appsv1.Deployment) {
 		return
 	}
 	deployutil.SetDeploymentCondition(&d.Status, *deployutil.NewDeploymentCondition(appsv1.DeploymentProgressing, corev1.ConditionUnknown,
-		deployutil.ResumedDeployReason, "Deployment is resumed", dc.metaNow()))
+		deployutil.ResumedDeployReason, "Deployment is resumed", now))
 }
 
 // setStatusAnnotation writes st into d's annotations.
@@ -205,8 +205,7 @@ func (g *graySync) reportInvalid(ctx context.Context, perr error) error {
 	if g.in.prev.Phase != grayapi.PhaseInvalid || g.in.prev.Message != msg {
 		g.dc.eventRecorder.Eventf(d, corev1.EventTypeWarning, grayapi.ReasonGrayInvalid, "%s; the rollout is frozen until it is fixed or removed", msg)
 	}
-	g.st.Phase = grayapi.PhaseInvalid
-	g.st.Message = msg
+	g.st = gray.Invalid(g.st, msg)
 	klog.FromContext(ctx).V(2).Info("Gray rollout frozen", "deployment", klog.KObj(d), "err", perr)
 	if g.removeResume {
 		if err := g.writeHold(ctx, d.Spec.Paused); err != nil {
@@ -219,9 +218,9 @@ func (g *graySync) reportInvalid(ctx context.Context, perr error) error {
 
 	newStatus := g.dc.calculateStatus(deployutil.WithNewRS(g.cur.oldRSs, g.cur.newRS), g.cur.newRS, d)
 	if d.Spec.Paused {
-		g.dc.setPausedCondition(&newStatus, d)
+		setPausedCondition(&newStatus, d, g.in.metaNow())
 	}
-	setGrayConditions(&newStatus, g.st, *d.Spec.Replicas, 0, g.dc.metaNow())
+	setGrayConditions(&newStatus, g.st, *d.Spec.Replicas, 0, g.in.metaNow())
 	updated := d.DeepCopy()
 	updated.Status = newStatus
 	if err := g.setStatusAnnotation(updated); err != nil {

@@ -9,6 +9,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/kubegray/kubectl-gray/controller/gray"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -43,7 +45,7 @@ func (dc *DeploymentController) releaseTakenOver(ctx context.Context, d *appsv1.
 	// revision too, so that the bad percent is not reported a second time.
 	if annotated && strategy.Type == appsv1.RollingUpdateDeploymentStrategyType && st.Phase != "" {
 		_, oldRSs := deployutil.FindOldReplicaSets(d, rsList)
-		r.held = st.HeldAt != nil && st.Revision == revisionInFlight(deployutil.FindNewReplicaSet(d, rsList), oldRSs)
+		r.held = st.HeldAt != nil && st.Revision == gray.RevisionInFlight(deployutil.FindNewReplicaSet(d, rsList), oldRSs)
 		if !r.held {
 			st.HeldAt = nil
 		}

@@ -37,7 +37,7 @@ func DecidePhase(f PhaseFacts) grayapi.Status {
 	switch {
 	case last && f.Complete:
 		st.Phase = grayapi.PhaseComplete
-		st.Message = fmt.Sprintf("all %d replicas run revision %d", replicas, st.Revision)
+		st.Message = completeMessage(replicas, st.Revision)
 		st.StableRevision = st.Revision
 		st.HeldAt = nil
 	case held && (HoldSettled(f.NewRS, f.OldRSs, st.Target, replicas) || f.HeldBefore):

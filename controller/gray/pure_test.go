@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -55,4 +56,72 @@ func TestPure(t *testing.T) {
 	if checked == 0 {
 		t.Fatal("no source file checked")
 	}
+}
+
+// TestPhaseSetOnlyInCore fails when code of gray-controller outside this package sets a gray
+// phase (an assignment to a Phase field, or a grayapi.Phase constant assigned or given as a
+// field's value): the phases mean what this package says, in one place. The same scan must find
+// this package's own settings, or it looked at nothing.
+func TestPhaseSetOnlyInCore(t *testing.T) {
+	var files []string
+	err := filepath.WalkDir("..", func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") {
+			files = append(files, path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	inCore, outside := 0, 0
+	for _, name := range files {
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		core := filepath.Dir(name) == filepath.Join("..", "gray")
+		for _, pos := range phaseSettings(f) {
+			if core {
+				inCore++
+				continue
+			}
+			outside++
+			t.Errorf("%s sets a gray phase outside controller/gray", fset.Position(pos))
+		}
+	}
+	if len(files) < 20 || inCore == 0 {
+		t.Fatalf("scanned %d files under controller/ and found %d phase settings in controller/gray: the scan saw nothing", len(files), inCore)
+	}
+	t.Logf("%d files scanned: %d phase settings in controller/gray, %d outside", len(files), inCore, outside)
+}
+
+// phaseSettings lists where f sets a gray phase.
+func phaseSettings(f *ast.File) []token.Pos {
+	isPhaseConst := func(e ast.Expr) bool {
+		sel, ok := e.(*ast.SelectorExpr)
+		if !ok {
+			return false
+		}
+		pkg, ok := sel.X.(*ast.Ident)
+		return ok && pkg.Name == "grayapi" && strings.HasPrefix(sel.Sel.Name, "Phase")
+	}
+	var found []token.Pos
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.AssignStmt:
+			for i, lhs := range n.Lhs {
+				sel, ok := lhs.(*ast.SelectorExpr)
+				if (ok && sel.Sel.Name == "Phase") || (i < len(n.Rhs) && isPhaseConst(n.Rhs[i])) {
+					found = append(found, n.Pos())
+				}
+			}
+		case *ast.KeyValueExpr:
+			if key, ok := n.Key.(*ast.Ident); ok && key.Name == "Phase" && isPhaseConst(n.Value) {
+				found = append(found, n.Pos())
+			}
+		}
+		return true
+	})
+	return found
 }

@@ -1,0 +1,103 @@
+package gray
+
+// The moves a sync makes on the rollout's status between identifying it and reporting it. With
+// Identify and DecidePhase these are the only code that sets a phase (TestPhaseSetOnlyInCore),
+// so each phase's meaning lives in one package: Progressing is a rollout moving or about to,
+// Held is DecidePhase's alone (a hold is Held only once it settles), RolledBack is said from the
+// first write of a rollback on and a hold left then does not unsay it.
+
+import (
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+)
+
+// Holding is st held from now at its target: Progressing until the hold settles.
+func Holding(st grayapi.Status, now metav1.Time) grayapi.Status {
+	st.HeldAt = &now
+	st.Phase = grayapi.PhaseProgressing
+	return st
+}
+
+// NotHolding is st with our hold gone: Progressing, unless the rollout is rolling back.
+func NotHolding(st grayapi.Status) grayapi.Status {
+	st.HeldAt = nil
+	if st.Phase != grayapi.PhaseRolledBack {
+		st.Phase = grayapi.PhaseProgressing
+	}
+	return st
+}
+
+// Resumed is st moved on to step, its hold left.
+func Resumed(st grayapi.Status, step int32) grayapi.Status {
+	st.Step = step
+	st.HeldAt = nil
+	st.Phase = grayapi.PhaseProgressing
+	return st
+}
+
+// Retargeted is st whose target moved under a Held status (a scaling event, say): what was held
+// is not settled for the new target yet, and a Held written before the resize would be taken
+// back by the report after it. replicas is the Deployment's count. Any other phase is kept.
+func Retargeted(st grayapi.Status, replicas int32) grayapi.Status {
+	if st.Phase != grayapi.PhaseHeld {
+		return st
+	}
+	st.Phase = grayapi.PhaseProgressing
+	st.Message = fmt.Sprintf("resizing revision %d to its hold target %d of %d replicas (%d%%)", st.Revision, st.Target, replicas, st.Percent)
+	return st
+}
+
+// Retried is an aborted st rolled to its first hold point again, its failure, clocks and hold
+// cleared.
+func Retried(st grayapi.Status) grayapi.Status {
+	st.Step = 0
+	st.Phase = grayapi.PhaseProgressing
+	st.Failure, st.Progress, st.SettledAt, st.HeldAt = nil, nil, nil, nil
+	return st
+}
+
+// Aborted is st aborted: no canary target, no hold, no clocks. Its failure is kept; without one
+// (the status that said why was lost) it is re-derived from the abort record on newRSName.
+func Aborted(st grayapi.Status, newRSName string) grayapi.Status {
+	st.Phase = grayapi.PhaseAborted
+	st.Target = 0
+	st.HeldAt, st.Progress, st.SettledAt = nil, nil, nil
+	if st.Failure == nil {
+		st.Failure = &grayapi.Failure{Reason: grayapi.ReasonAborted,
+			Message: fmt.Sprintf("replica set %s carries %s=%d", newRSName, grayapi.AbortedLabel, st.Revision)}
+	}
+	return st
+}
+
+// Completed is the status of a rollout whose revision rev runs all replicas after steps hold
+// points, outside a gray sync: alongside mode's record of a rollout the built-in controller
+// completed while we had not taken the Deployment over. kept is the failure it keeps
+// (KeptRollbackFailure).
+func Completed(rev int64, steps int32, replicas int32, kept *grayapi.Failure) grayapi.Status {
+	return grayapi.Status{Revision: rev, StableRevision: rev, Step: steps, Percent: grayapi.FullPercent, Target: replicas,
+		Phase: grayapi.PhaseComplete, Message: completeMessage(replicas, rev), Failure: kept}
+}
+
+// completeMessage is a Complete status's message.
+func completeMessage(replicas int32, rev int64) string {
+	return fmt.Sprintf("all %d replicas run revision %d", replicas, rev)
+}
+
+// Degraded is st failed with failure, message saying so.
+func Degraded(st grayapi.Status, failure *grayapi.Failure, message string) grayapi.Status {
+	st.Phase = grayapi.PhaseDegraded
+	st.Failure = failure
+	st.Message = message
+	return st
+}
+
+// Invalid is st frozen by a bad annotation, message naming the object and the value (the parse
+// error). The rest of st is kept, so that fixing the value finds the rollout where it stood.
+func Invalid(st grayapi.Status, message string) grayapi.Status {
+	st.Phase = grayapi.PhaseInvalid
+	st.Message = message
+	return st
+}
