@@ -5,10 +5,12 @@ package deployment
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
@@ -139,4 +141,55 @@ func TestGrayNewDeploymentIsNotHeld(t *testing.T) {
 	w.settle()
 	w.wantSizes(sz("v1", 3))
 	w.wantState(grayapi.PhaseComplete, false)
+}
+
+func TestGrayOptedInAtRestSaysNoRollback(t *testing.T) {
+	// A plain Deployment at rest on its only revision, then opted in: that revision is its own
+	// stable one, and nothing is rolling back.
+	d := grayDeployment(10, "20")
+	delete(d.Annotations, grayapi.PercentAnnotation)
+	w := newGrayWorld(t, d)
+	w.step()
+	w.takeEvents()
+	w.edit(func(d *appsv1.Deployment) { d.Annotations[grayapi.PercentAnnotation] = "20" })
+	var written []grayapi.Status
+	for range 40 {
+		actions := w.step()
+		written = append(written, statusesWritten(actions)...)
+		if writes(actions) == 0 {
+			break
+		}
+	}
+	if len(written) == 0 {
+		t.Fatal("no gray status was written after the opt-in")
+	}
+	w.wantSizes(sz("v1", 10))
+	w.wantState(grayapi.PhaseComplete, false)
+	for _, e := range w.takeEvents() {
+		if strings.Contains(e, grayapi.ReasonGrayRolledBack) {
+			t.Fatalf("a Deployment opted in at rest reported a rollback: %q", e)
+		}
+	}
+	for _, st := range written {
+		if st.Phase == grayapi.PhaseRolledBack {
+			t.Fatalf("a Deployment opted in at rest wrote the phase %s: %s", st.Phase, st.Message)
+		}
+	}
+}
+
+// statusesWritten lists the gray statuses that Deployment updates among actions carried.
+func statusesWritten(actions []clienttesting.Action) []grayapi.Status {
+	var out []grayapi.Status
+	for _, a := range actions {
+		u, ok := a.(clienttesting.UpdateAction)
+		if !ok {
+			continue
+		}
+		if d, ok := u.GetObject().(*appsv1.Deployment); ok {
+			if st, err := grayapi.ParseStatus(d.Annotations[grayapi.StatusAnnotation]); err == nil {
+				out = append(out, st)
+			}
+		}
+	}
+	return out
 }

@@ -93,9 +93,11 @@ func Identify(f IdentifyFacts) Identity {
 
 	last := int32(len(f.Points))
 	switch {
-	case isStableComingBack(f.NewRS, st.StableRevision):
+	case (oldActive || f.HasPrev) && isStableComingBack(f.NewRS, st.StableRevision):
 		// Before the no-old-replicas case: an undo of an aborted rollout finds the stable
-		// revision at every replica already, and still records what it abandoned.
+		// revision at every replica already, and still records what it abandoned. With no old
+		// replicas and no status, nothing is abandoned: a first revision is its own stable one,
+		// and so is one found at rest with its status lost; neither is rolling back.
 		st.Step = last
 		// Said from the first write of the rollback on (the hold write comes before any resize).
 		st.Phase = grayapi.PhaseRolledBack

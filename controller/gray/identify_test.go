@@ -70,6 +70,16 @@ func TestIdentify(t *testing.T) {
 		newRoll:     true,
 		rollingBack: "Rolling back to stable revision 1 (replica set web-4): hold points skipped, revision 3 abandoned",
 	}, {
+		name:    "a first Deployment has no old replicas to canary against: its last step at once",
+		f:       IdentifyFacts{Deployment: web(false), NewRS: planRS(1, 10, 0, 10)},
+		want:    grayapi.Status{Mode: grayapi.ModeInstead, Revision: 1, StableRevision: 1, Step: 2, Phase: grayapi.PhaseProgressing},
+		newRoll: true,
+	}, {
+		name:    "the stable ReplicaSet at rest with its status lost is not rolling back",
+		f:       IdentifyFacts{Deployment: web(false), NewRS: stable(planRS(3, 10, 10, 10)), OldRSs: []*appsv1.ReplicaSet{planRS(2, 0, 0, 10)}},
+		want:    grayapi.Status{Mode: grayapi.ModeInstead, Revision: 3, StableRevision: 3, Step: 2, Phase: grayapi.PhaseProgressing},
+		newRoll: true,
+	}, {
 		name: "opted in mid-rollout: the first hold point not yet passed, the largest old ReplicaSet stable",
 		f: IdentifyFacts{Deployment: web(false), NewRS: planRS(3, 3, 3, 10),
 			OldRSs: []*appsv1.ReplicaSet{planRS(1, 2, 2, 10), planRS(2, 5, 5, 10)}},

@@ -158,6 +158,27 @@ func (e *grayEnv) events(name, reason string) []corev1.Event {
 	return list.Items
 }
 
+// saidNoRollback fails when Deployment name, in a scenario without a rollback, said it was
+// rolling back: a GrayRolledBack event, or a version of it with the phase RolledBack. It waits
+// for GrayHolding first: the controller's events are sent one after another, so one sent by an
+// earlier sync is listed by then.
+func (e *grayEnv) saidNoRollback(name string) {
+	e.t.Helper()
+	e.waitEvent(name, grayapi.ReasonGrayHolding)
+	if evs := e.events(name, grayapi.ReasonGrayRolledBack); len(evs) > 0 {
+		e.t.Fatalf("deployment %s/%s sent %d GrayRolledBack events without a rollback, the first: %s", e.ns, name, len(evs), evs[0].Message)
+	}
+	h := e.history(name)
+	if len(h) == 0 {
+		e.t.Fatalf("the recorder saw no version of deployment %s/%s", e.ns, name)
+	}
+	for _, s := range h {
+		if s.ok && s.st.Phase == grayapi.PhaseRolledBack {
+			e.t.Fatalf("deployment %s/%s said %s without a rollback: %s", e.ns, name, s.st.Phase, s.st.Message)
+		}
+	}
+}
+
 // waitEvent waits for an event of reason on the Deployment (the recorder
 // sends events asynchronously) and returns the first one.
 func (e *grayEnv) waitEvent(name, reason string) corev1.Event {

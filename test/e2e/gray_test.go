@@ -233,6 +233,21 @@ func runGrayScenarios(t *testing.T, c *cluster.Cluster, m grayMode) {
 		}
 	})
 
+	t.Run("opted in at rest, then a new image: no rollback said", func(t *testing.T) {
+		t.Parallel()
+		e := newGrayEnv(t, c, "optin")
+		plain := grayDeployment("web", 10, "20")
+		delete(plain.Annotations, grayapi.PercentAnnotation)
+		e.do(createDeployment(plain))
+		waitRolledOut(t, e.client, e.ns, "web", 60*time.Second)
+		e.do(setPercent("web", "20"))
+		e.expect("web", grayState{phase: complete, newSpec: 10})
+		e.do(setImage("web", "nginx:1.26"))
+		e.expect("web", grayState{phase: held, newSpec: 2, oldTotal: 8, paused: true})
+		e.saidNoRollback("web")
+		e.finish("web", 10)
+	})
+
 	t.Run("steps 10,30,60 through every resume", func(t *testing.T) {
 		t.Parallel()
 		e := newGrayEnv(t, c, "steps")
