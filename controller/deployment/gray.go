@@ -225,5 +225,3 @@ func (g *graySync) statusOnServer() (st grayapi.Status, ok bool) {
 	st, err := grayapi.ParseStatus(g.cur.server.Annotations[grayapi.StatusAnnotation])
 	return st, err == nil && st.Revision > 0
 }
-
-func ptrTime(t metav1.Time) *metav1.Time { return &t }
