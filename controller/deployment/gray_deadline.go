@@ -58,8 +58,7 @@ func (g *graySync) pausedByUser() bool {
 // degrade makes the step Degraded. The Failure, its Warning event and the pod reasons in it
 // are produced once per step; a later sync of the same Degraded step keeps them.
 func (g *graySync) degrade(ctx context.Context, available int32) {
-	st := &g.st
-	if p := g.in.prev; p.Phase == grayapi.PhaseDegraded && p.Failure != nil && p.Revision == st.Revision && p.Step == st.Step {
+	if p := g.in.prev; p.Phase == grayapi.PhaseDegraded && p.Failure != nil && p.Revision == g.st.Revision && p.Step == g.st.Step {
 		g.st = gray.Degraded(g.st, p.Failure, p.Message)
 		return
 	}
@@ -68,15 +67,15 @@ func (g *graySync) degrade(ctx context.Context, available int32) {
 		rsName = g.cur.newRS.Name
 	}
 	msg := fmt.Sprintf("replica set %s has %d of %d replicas available, %ds after the step last progressed (progressDeadlineSeconds)",
-		rsName, available, st.Target, *g.cur.d.Spec.ProgressDeadlineSeconds)
+		rsName, available, g.st.Target, *g.cur.d.Spec.ProgressDeadlineSeconds)
 	if why := g.dc.whyNewPodsNotReady(ctx, g.cur.newRS); why != "" {
 		msg += ": " + why
 	}
 	g.st = gray.Degraded(g.st, &grayapi.Failure{Reason: grayapi.ReasonProgressDeadlineExceeded, Message: msg},
-		fmt.Sprintf("revision %d missed its progress deadline: %s", st.Revision, msg))
-	g.dc.eventRecorder.Eventf(g.cur.d, corev1.EventTypeWarning, grayapi.ReasonGrayDegraded, "Revision %d at %d%%: %s", st.Revision, st.Percent, msg)
-	klog.FromContext(ctx).V(2).Info("Gray rollout degraded", "deployment", klog.KObj(g.cur.d), "revision", st.Revision,
-		"replicaSet", rsName, "available", available, "target", st.Target)
+		fmt.Sprintf("revision %d missed its progress deadline: %s", g.st.Revision, msg))
+	g.dc.eventRecorder.Eventf(g.cur.d, corev1.EventTypeWarning, grayapi.ReasonGrayDegraded, "Revision %d at %d%%: %s", g.st.Revision, g.st.Percent, msg)
+	klog.FromContext(ctx).V(2).Info("Gray rollout degraded", "deployment", klog.KObj(g.cur.d), "revision", g.st.Revision,
+		"replicaSet", rsName, "available", available, "target", g.st.Target)
 }
 
 // reportDeadlineCondition mirrors a gray deadline into upstream's Progressing condition while

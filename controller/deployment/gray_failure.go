@@ -140,17 +140,16 @@ func (g *graySync) reportStableGone(ctx context.Context) {
 	if !g.stableGone() {
 		return
 	}
-	st := &g.st
 	msg := fmt.Sprintf("the replica set of stable revision %d is gone, so revision %d cannot be rolled back and holds at %d of %d replicas; "+
-		"finish it with kubectl gray resume --full", st.StableRevision, st.Revision, *g.cur.newRS.Spec.Replicas, *g.cur.d.Spec.Replicas)
-	message := fmt.Sprintf("revision %d: %s", st.Revision, msg)
+		"finish it with kubectl gray resume --full", g.st.StableRevision, g.st.Revision, *g.cur.newRS.Spec.Replicas, *g.cur.d.Spec.Replicas)
+	message := fmt.Sprintf("revision %d: %s", g.st.Revision, msg)
 	if f := g.in.prev.Failure; g.in.prev.Phase == grayapi.PhaseDegraded && f != nil && f.Reason == grayapi.ReasonStableReplicaSetGone &&
-		g.in.prev.Revision == st.Revision {
+		g.in.prev.Revision == g.st.Revision {
 		g.st = gray.Degraded(g.st, f, message)
 		return
 	}
 	g.st = gray.Degraded(g.st, &grayapi.Failure{Reason: grayapi.ReasonStableReplicaSetGone, Message: msg}, message)
-	g.dc.eventRecorder.Eventf(g.cur.d, corev1.EventTypeWarning, grayapi.ReasonGrayDegraded, "Revision %d: %s", st.Revision, msg)
-	klog.FromContext(ctx).V(2).Info("Stable replica set gone", "deployment", klog.KObj(g.cur.d), "revision", st.Revision,
-		"stableRevision", st.StableRevision)
+	g.dc.eventRecorder.Eventf(g.cur.d, corev1.EventTypeWarning, grayapi.ReasonGrayDegraded, "Revision %d: %s", g.st.Revision, msg)
+	klog.FromContext(ctx).V(2).Info("Stable replica set gone", "deployment", klog.KObj(g.cur.d), "revision", g.st.Revision,
+		"stableRevision", g.st.StableRevision)
 }

@@ -27,21 +27,9 @@ func TestPure(t *testing.T) {
 			t.Errorf("the gray core depends on %s", dep)
 		}
 	}
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
 	fset := token.NewFileSet()
-	checked := 0
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		checked++
+	files := parseProductionFiles(t, fset, ".")
+	for _, f := range files {
 		ast.Inspect(f, func(n ast.Node) bool {
 			sel, ok := n.(*ast.SelectorExpr)
 			if !ok {
@@ -53,7 +41,7 @@ func TestPure(t *testing.T) {
 			return true
 		})
 	}
-	if checked == 0 {
+	if len(files) == 0 {
 		t.Fatal("no source file checked")
 	}
 }
@@ -63,23 +51,10 @@ func TestPure(t *testing.T) {
 // field's value): the phases mean what this package says, in one place. The same scan must find
 // this package's own settings, or it looked at nothing.
 func TestPhaseSetOnlyInCore(t *testing.T) {
-	var files []string
-	err := filepath.WalkDir("..", func(path string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") {
-			files = append(files, path)
-		}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	fset := token.NewFileSet()
+	files := parseProductionFiles(t, fset, "..")
 	inCore, outside := 0, 0
-	for _, name := range files {
-		f, err := parser.ParseFile(fset, name, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for name, f := range files {
 		core := filepath.Dir(name) == filepath.Join("..", "gray")
 		for _, pos := range phaseSettings(f) {
 			if core {
@@ -124,4 +99,22 @@ func phaseSettings(f *ast.File) []token.Pos {
 		return true
 	})
 	return found
+}
+
+// parseProductionFiles parses every .go file under root that is not a test, by path.
+func parseProductionFiles(t *testing.T, fset *token.FileSet, root string) map[string]*ast.File {
+	t.Helper()
+	files := map[string]*ast.File{}
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		files[path] = f
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
 }
