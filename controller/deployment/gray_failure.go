@@ -55,38 +55,26 @@ func (g *graySync) warnAbortImpossible() {
 		g.st.Revision, g.st.StableRevision)
 }
 
-// takeUndo serves kubegray.io/resume "<revision>:undo", the request of a tool that can write
-// nothing but the Deployment (an Argo CD resource action): the stable ReplicaSet's template is
-// written back, as `kubectl gray undo` writes it, and the request removed, in one Update. It
-// reports whether it wrote; the next sync rolls back like after any undo. A request that
-// cannot be served is dropped with a Warning event naming why.
+// takeUndo carries out gray.DecideUndo: the stable ReplicaSet's template written back and the
+// request removed, in one Update. It reports whether it wrote; the next sync rolls back like
+// after any undo.
 func (g *graySync) takeUndo(ctx context.Context) (bool, error) {
 	d := g.cur.d
 	value := d.Annotations[grayapi.ResumeAnnotation]
-	req, err := grayapi.ParseResume(value)
-	if err != nil || !req.Undo {
+	req, _ := grayapi.ParseResume(value)
+	dec := gray.DecideUndo(gray.UndoFacts{Status: g.st, Request: req, NewRS: g.cur.newRS, OldRSs: g.cur.oldRSs})
+	if dec.Ignored != "" {
+		g.dropRequest(fmt.Sprintf("Ignored %s=%s: %s", grayapi.ResumeAnnotation, grayapi.QuoteValue(value), dec.Ignored))
+	}
+	if dec.To == nil {
 		return false, nil
 	}
-	stable := g.stableForRollback()
-	why := ""
-	switch {
-	case req.Revision != g.st.Revision:
-		why = fmt.Sprintf("revision %d is not the rollout in flight (revision %d)", req.Revision, g.st.Revision)
-	case g.cur.newRS == nil || g.st.StableRevision <= 0 || g.st.StableRevision == g.st.Revision:
-		why = fmt.Sprintf("revision %d is the stable one: nothing to roll back to", g.st.Revision)
-	case stable == nil:
-		why = fmt.Sprintf("no replica set of stable revision %d is left", g.st.StableRevision)
-	}
-	if why != "" {
-		g.dropRequest(fmt.Sprintf("Ignored %s=%s: %s", grayapi.ResumeAnnotation, grayapi.QuoteValue(value), why))
-		return false, nil
-	}
-	if err := g.writeRollback(ctx, stable); err != nil {
+	if err := g.writeRollback(ctx, dec.To); err != nil {
 		return false, fmt.Errorf("deployment %s/%s: rolling revision %d back to stable revision %d (%s=%q): %w", d.Namespace, d.Name,
 			g.st.Revision, g.st.StableRevision, grayapi.ResumeAnnotation, value, err)
 	}
 	klog.FromContext(ctx).V(2).Info("Gray rollout undone on request", "deployment", klog.KObj(d), "revision", g.st.Revision,
-		"stableRevision", g.st.StableRevision, "replicaSet", klog.KObj(stable))
+		"stableRevision", g.st.StableRevision, "replicaSet", klog.KObj(dec.To))
 	return true, nil
 }
 
@@ -102,36 +90,14 @@ func (g *graySync) writeRollback(ctx context.Context, stable *appsv1.ReplicaSet)
 	return err
 }
 
-// stableForRollback is the ReplicaSet to roll back to: the one carrying the stable label, or
-// the one with the stable revision; never the failing new one.
+// stableForRollback is gray.StableForRollback for this sync.
 func (g *graySync) stableForRollback() *appsv1.ReplicaSet {
-	if rs := gray.StableReplicaSet(g.cur.oldRSs); rs != nil {
-		return rs
-	}
-	for _, rs := range g.cur.oldRSs {
-		if g.st.StableRevision > 0 && gray.RevisionOf(rs) == g.st.StableRevision {
-			return rs
-		}
-	}
-	return nil
+	return gray.StableForRollback(g.cur.oldRSs, g.st.StableRevision)
 }
 
-// stableGone reports whether a rollout that is not at its last step has lost the ReplicaSet of its
-// stable revision (deleted by hand, or by a revisionHistoryLimit while it had no replicas). Nothing
-// is left to go back to, and no other old ReplicaSet stands in for it: old ReplicaSets then never
-// grow (controller/gray/plan.go: keepOldFromGrowing), so that a scale or a broken cap cannot revive an
-// abandoned canary, and the new one stays within its target as always.
+// stableGone is gray.StableGone for this sync.
 func (g *graySync) stableGone() bool {
-	stable := g.st.StableRevision
-	if stable <= 0 || int(g.st.Step) >= len(g.in.points) || g.cur.newRS == nil || gray.IsRevisionOf(g.cur.newRS, stable) {
-		return false
-	}
-	for _, rs := range g.cur.oldRSs {
-		if gray.IsRevisionOf(rs, stable) || rs.Labels[grayapi.StableLabel] == grayapi.StableLabelValue {
-			return false
-		}
-	}
-	return true
+	return gray.StableGone(g.st, len(g.in.points), g.cur.newRS, g.cur.oldRSs)
 }
 
 // reportStableGone makes a rollout whose stable ReplicaSet is gone Degraded, with a Warning
