@@ -213,12 +213,6 @@ func (g *graySync) run(ctx context.Context) error {
 // metaNow is the sync's clock as an API timestamp.
 func (in grayInputs) metaNow() metav1.Time { return metav1.NewTime(in.now) }
 
-// statusRead reports whether a status was read at all, even one naming no rollout (an Invalid
-// one, see readGrayStatus) or one this sync does not trust.
-func (g *graySync) statusRead() bool {
-	return g.in.prev.Phase != ""
-}
-
 // statusOnServer is our status as the server has it now: as read, or as this sync last wrote
 // it (every write adopts what the server answered). ok: it names a rollout.
 func (g *graySync) statusOnServer() (st grayapi.Status, ok bool) {

@@ -42,19 +42,6 @@ func (dc *DeploymentController) whyNewPodsNotReady(ctx context.Context, rs *apps
 	return podhealth.Summarize(rs, pods).Top()
 }
 
-// warnAbortImpossible warns once, when a step first becomes Degraded, that kubegray.io/on-failure:
-// abort cannot act because no ReplicaSet of the stable revision is left (a first rollout, or one
-// whose stable ReplicaSet was deleted); the rollout stays Degraded.
-func (g *graySync) warnAbortImpossible() {
-	if g.st.Phase != grayapi.PhaseDegraded || g.in.policy.OnFailure != grayapi.OnFailureAbort || g.in.prev.Phase == grayapi.PhaseDegraded ||
-		g.stableForRollback() != nil {
-		return
-	}
-	g.dc.eventRecorder.Eventf(g.cur.d, corev1.EventTypeWarning, grayapi.ReasonGrayDegraded,
-		"%s: %s cannot abort revision %d: no replica set of stable revision %d is left", grayapi.OnFailureAnnotation, grayapi.OnFailureAbort,
-		g.st.Revision, g.st.StableRevision)
-}
-
 // takeUndo carries out gray.DecideUndo: the stable ReplicaSet's template written back and the
 // request removed, in one Update. It reports whether it wrote; the next sync rolls back like
 // after any undo.
@@ -98,24 +85,4 @@ func (g *graySync) stableForRollback() *appsv1.ReplicaSet {
 // stableGone is gray.StableGone for this sync.
 func (g *graySync) stableGone() bool {
 	return gray.StableGone(g.st, len(g.in.points), g.cur.newRS, g.cur.oldRSs)
-}
-
-// reportStableGone makes a rollout whose stable ReplicaSet is gone Degraded, with a Warning
-// event once, and says what is left to do: finish it on the new revision.
-func (g *graySync) reportStableGone(ctx context.Context) {
-	if !g.stableGone() {
-		return
-	}
-	msg := fmt.Sprintf("the replica set of stable revision %d is gone, so revision %d cannot be rolled back and holds at %d of %d replicas; "+
-		"finish it with kubectl gray resume --full", g.st.StableRevision, g.st.Revision, *g.cur.newRS.Spec.Replicas, *g.cur.d.Spec.Replicas)
-	message := fmt.Sprintf("revision %d: %s", g.st.Revision, msg)
-	if f := g.in.prev.Failure; g.in.prev.Phase == grayapi.PhaseDegraded && f != nil && f.Reason == grayapi.ReasonStableReplicaSetGone &&
-		g.in.prev.Revision == g.st.Revision {
-		g.st = gray.Degraded(g.st, f, message)
-		return
-	}
-	g.st = gray.Degraded(g.st, &grayapi.Failure{Reason: grayapi.ReasonStableReplicaSetGone, Message: msg}, message)
-	g.dc.eventRecorder.Eventf(g.cur.d, corev1.EventTypeWarning, grayapi.ReasonGrayDegraded, "Revision %d: %s", g.st.Revision, msg)
-	klog.FromContext(ctx).V(2).Info("Stable replica set gone", "deployment", klog.KObj(g.cur.d), "revision", g.st.Revision,
-		"stableRevision", g.st.StableRevision)
 }

@@ -20,16 +20,6 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/rollout"
 )
 
-// scheduleTimedHold queues the sync that ends a timed hold about to be reported Held.
-func (g *graySync) scheduleTimedHold() {
-	if g.st.Phase != grayapi.PhaseHeld || g.in.policy.HoldFor <= 0 || g.st.SettledAt == nil || g.pausedByUser() {
-		return
-	}
-	left := g.st.SettledAt.Add(g.in.policy.HoldFor).Sub(g.in.now)
-	// One second late rather than early: the stored time has whole seconds.
-	g.dc.enqueueAfter(g.cur.d, max(left, 0)+time.Second)
-}
-
 // retarget sets percent and target for the current step and replica count.
 func (g *graySync) retarget() {
 	g.st.Step = min(g.st.Step, int32(len(g.in.points)))
@@ -103,7 +93,7 @@ func (g *graySync) holdIfReached(ctx context.Context) error {
 
 // heldEvent reports a hold point reached: event, log and metrics. The event is GrayHolding and
 // says how many of the canary's pods are still to become ready; GrayHeld follows when the hold
-// is settled (heldSettledEvent), so that the event, the GrayHeld condition and `kubectl gray
+// is settled (gray.DecideReport), so that the event, the GrayHeld condition and `kubectl gray
 // status` agree. Only the first hold point of a rollout feeds the time-to-hold histogram; later
 // ones include the time people took to resume.
 func (g *graySync) heldEvent(ctx context.Context) {
@@ -123,29 +113,7 @@ func (g *graySync) heldEvent(ctx context.Context) {
 	metrics.RecordGrayHold(sinceStart)
 }
 
-// heldSettledEvent emits GrayHeld the first time a hold is reported Held for this revision, step
-// and target: every pod of the canary available, the old ReplicaSets at their share.
-func (g *graySync) heldSettledEvent() {
-	p := g.in.prev
-	if g.st.Phase != grayapi.PhaseHeld || g.cur.newRS == nil ||
-		(g.in.hasPrev && p.Phase == grayapi.PhaseHeld && p.Revision == g.st.Revision && p.Step == g.st.Step && p.Target == g.st.Target) {
-		return
-	}
-	g.dc.eventRecorder.Eventf(g.cur.d, corev1.EventTypeNormal, grayapi.ReasonGrayHeld, "%s holds %d/%d (%d%%), all %d available",
-		g.cur.newRS.Name, g.st.Target, *g.cur.d.Spec.Replicas, g.st.Percent, g.st.Target)
-}
-
 // HoldInPlace is HoldInPlace for this sync's ReplicaSets, target and replica count.
 func (g *graySync) holdInPlace() bool {
 	return gray.HoldInPlace(g.cur.newRS, g.cur.oldRSs, g.st.Target, *g.cur.d.Spec.Replicas)
-}
-
-// heldThisGeneration reports whether our status already reported this hold as Held for the
-// Deployment's current generation: within one generation Held is final (docs/design.md), so that
-// whoever waited for it can act on it; a pod lost under a settled hold does not make it
-// Progressing again. A scaling event, a resume or an edit is a new generation and is settled
-// afresh.
-func (g *graySync) heldThisGeneration() bool {
-	return g.in.hasPrev && g.in.prev.Phase == grayapi.PhaseHeld && g.in.prev.ObservedGeneration == g.cur.d.Generation &&
-		g.in.prev.Revision == g.st.Revision && g.in.prev.Step == g.st.Step && g.in.prev.Target == g.st.Target
 }

@@ -109,7 +109,7 @@ func (insteadMode) begin(context.Context, *appsv1.Deployment) {}
 func (insteadMode) pausedByItsUser() bool { return false }
 
 // mirrorProgressing: with no other controller, a held Deployment's Progressing condition reports
-// the gray deadline (gray_deadline.go: reportDeadlineCondition) and an abort.
+// the gray deadline (gray.DecideReport: Progressing) and an abort.
 func (insteadMode) mirrorProgressing(status *appsv1.DeploymentStatus, cond appsv1.DeploymentCondition) {
 	deployutil.SetDeploymentCondition(status, cond)
 }

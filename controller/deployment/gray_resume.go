@@ -53,3 +53,10 @@ func (g *graySync) timedHoldDue() bool {
 	}
 	return !g.in.now.Before(settledAt.Add(g.in.policy.HoldFor))
 }
+
+// pausedByUser reports whether the rollout is paused by its user rather than by our hold:
+// spec.paused without heldAt, or in alongside mode kubegray.io/paused. Such a pause keeps a
+// timed hold (and stops the step's deadline: gray.DecideReport).
+func (g *graySync) pausedByUser() bool {
+	return (g.cur.d.Spec.Paused && g.st.HeldAt == nil) || g.mode.pausedByItsUser()
+}

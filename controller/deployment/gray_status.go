@@ -22,9 +22,9 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
-// report computes and writes the Deployment status: upstream's counts and conditions (the
-// paused form while paused, the rolling form otherwise), the gray phase in kubegray.io/status
-// and the GrayHeld condition, all in one UpdateStatus when anything changed.
+// report writes what gray.DecideReport decided: upstream's counts and conditions (the paused
+// form while paused, the rolling form otherwise), the gray phase in kubegray.io/status and the
+// GrayHeld condition, all in one UpdateStatus when anything changed, and then the events.
 func (g *graySync) report(ctx context.Context) error {
 	d := g.cur.d
 	allRSs := deployutil.WithNewRS(g.cur.oldRSs, g.cur.newRS)
@@ -37,23 +37,26 @@ func (g *graySync) report(ctx context.Context) error {
 		newStatus = g.dc.calculateRolloutStatus(ctx, allRSs, g.cur.newRS, d)
 	}
 
-	g.st = gray.DecidePhase(gray.PhaseFacts{
-		Status: g.st, Steps: len(g.in.points), Deployment: d, Complete: deployutil.DeploymentComplete(d, &newStatus),
-		NewRS: g.cur.newRS, OldRSs: g.cur.oldRSs, HeldBefore: g.heldThisGeneration(),
-	})
-	g.trackDeadline(ctx)
-	g.reportStableGone(ctx)
-	g.warnAbortImpossible()
-	g.reportDeadlineCondition(&newStatus)
-	g.scheduleTimedHold()
+	f := gray.ReportFacts{Status: g.st, Prev: g.in.prev, HasPrev: g.in.hasPrev, Steps: len(g.in.points), Policy: g.in.policy,
+		Deployment: d, NewRS: g.cur.newRS, OldRSs: g.cur.oldRSs, Complete: deployutil.DeploymentComplete(d, &newStatus),
+		Progressing: deployutil.GetDeploymentCondition(newStatus, appsv1.DeploymentProgressing), ModePaused: g.mode.pausedByItsUser(),
+		Now: g.in.now}
+	dec := gray.DecideReport(f)
+	if dec.NeedsPodReasons {
+		f.PodsRead, f.PodsNotReady = true, g.dc.whyNewPodsNotReady(ctx, g.cur.newRS)
+		dec = gray.DecideReport(f)
+	}
+	g.st = dec.Status
+	if dec.Progressing != nil {
+		g.mode.mirrorProgressing(&newStatus, *dec.Progressing)
+	}
+	if dec.LookAgain > 0 {
+		g.dc.enqueueAfter(d, dec.LookAgain)
+	}
 	setGrayConditions(&newStatus, g.st, *d.Spec.Replicas, len(g.in.points), g.in.metaNow())
-	// A Deployment first seen complete has completed nothing under our watch.
-	completed := g.st.Phase == grayapi.PhaseComplete && g.statusRead() &&
-		!(g.in.prev.Phase == grayapi.PhaseComplete && g.in.prev.Revision == g.st.Revision)
-
 	// The stable mark moves before the status says Complete: a controller stopped in between
 	// leaves a mark no older than the status, and the mark is what wins (gray_record.go).
-	if g.st.Phase == grayapi.PhaseComplete && g.cur.newRS != nil {
+	if dec.MarkStable {
 		if err := g.dc.markStable(ctx, d, g.cur.newRS, g.cur.oldRSs); err != nil {
 			return err
 		}
@@ -66,12 +69,17 @@ func (g *graySync) report(ctx context.Context) error {
 	if err := g.mode.writeReport(ctx, g, updated); err != nil {
 		return err
 	}
-	g.heldSettledEvent()
-	if completed {
-		g.dc.eventRecorder.Eventf(d, corev1.EventTypeNormal, grayapi.ReasonGrayComplete, "Revision %d complete: all %d replicas updated", g.st.Revision, *d.Spec.Replicas)
-	}
+	g.emit(ctx, dec.Events)
 	metrics.SetGrayPhase(g.in.key, g.st.Phase)
 	return nil
+}
+
+// emit sends events the core decided, and logs them.
+func (g *graySync) emit(ctx context.Context, events []gray.Event) {
+	for _, e := range events {
+		g.dc.eventRecorder.Eventf(g.cur.d, e.Type, e.Reason, "%s", e.Message)
+		klog.FromContext(ctx).V(2).Info("Gray event", "deployment", klog.KObj(g.cur.d), "reason", e.Reason, "message", e.Message)
+	}
 }
 
 // writeStatus writes updated through /status unless it equals what we have; an unchanged

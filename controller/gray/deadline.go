@@ -1,5 +1,12 @@
 package gray
 
+// The progress deadline of a gray step (docs/design.md: failing canaries). Upstream's Progressing
+// condition cannot catch a failing canary: a held Deployment is paused, and a paused Deployment
+// never times out. So every step keeps its own clock in kubegray.io/status (Status.Progress),
+// started with the step and restarted when the canary gains an available replica; a step still
+// short of its target progressDeadlineSeconds after its last progress is Degraded. Degraded
+// changes no ReplicaSet; kubegray.io/on-failure: abort acts on it in a later sync (DecideAbort).
+
 import (
 	"time"
 

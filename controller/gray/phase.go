@@ -21,7 +21,7 @@ type PhaseFacts struct {
 	NewRS    *appsv1.ReplicaSet
 	OldRSs   []*appsv1.ReplicaSet
 	// heldBefore: the status read already reported this hold Held for this generation
-	// (heldThisGeneration); within one generation Held is final.
+	// (DecideReport); within one generation Held is final.
 	HeldBefore bool
 }
 
