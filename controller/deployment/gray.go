@@ -10,8 +10,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/kubegray/kubectl-gray/controller/gray"
-
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -177,14 +175,8 @@ func (g *graySync) run(ctx context.Context) error {
 	// A scaling event is read once: our own writes below change neither spec.replicas nor the
 	// ReplicaSets' desired-replicas annotations.
 	scaling := deployutil.ReplicasChanged(ctx, d, deployutil.WithNewRS(g.cur.oldRSs, g.cur.newRS))
-	g.retarget()
-	resumed := g.takeResume(ctx, id.HeldByUs(g.in.prev, g.in.hasPrev))
-	g.retarget()
-	// spec.paused is our pause when a hold explains it: one recorded (even by a status that
-	// turned out untrusted) or one identify re-derived.
-	hold := gray.HoldFacts{PausedByUs: d.Spec.Paused && (recordedHold || id.RederivedHold), NewRollout: id.NewRollout,
-		Resumed: resumed, Scaling: scaling}
-	if err := g.settleHold(ctx, hold); err != nil {
+	move := g.decideMove(ctx, id, recordedHold, scaling)
+	if err := g.takeMove(ctx, move); err != nil {
 		return err
 	}
 
@@ -192,7 +184,7 @@ func (g *graySync) run(ctx context.Context) error {
 		return err
 	}
 
-	scaled, err := g.reconcileReplicaSets(ctx, scaling)
+	scaled, err := g.reconcileReplicaSets(ctx, move.Sizes, scaling)
 	if err != nil {
 		return err
 	}

@@ -1,8 +1,7 @@
 package deployment
 
-// Taking and leaving holds: the target follows the step and the replica count, our pause stays
-// or goes before any ReplicaSet is written, and the sync in which the new ReplicaSet reaches its
-// target pauses it (docs/design.md: gray semantics). Resume requests: gray_resume.go.
+// Writing holds: our pause as the move decided it (gray_move.go) and the sync in which the new
+// ReplicaSet reaches its target, which pauses it (docs/design.md: gray semantics).
 
 import (
 	"context"
@@ -17,40 +16,7 @@ import (
 	"github.com/kubegray/kubectl-gray/controller/metrics"
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
-	"github.com/kubegray/kubectl-gray/pkg/rollout"
 )
-
-// retarget sets percent and target for the current step and replica count.
-func (g *graySync) retarget() {
-	g.st.Step = min(g.st.Step, int32(len(g.in.points)))
-	g.st.Percent, g.st.Target = rollout.GrayStepTarget(*g.cur.d.Spec.Replicas, g.in.points, g.st.Step)
-}
-
-// settleHold writes DecideHold's answer before any ReplicaSet is written: the pause, the
-// consumed resume request and the status go in one main-resource Update. f carries the hold
-// facts of the sync (pausedByUs, newRollout, resumed, scaling); the ReplicaSet and the step
-// are this sync's.
-func (g *graySync) settleHold(ctx context.Context, f gray.HoldFacts) error {
-	f.NewRS, f.Step, f.Steps, f.Target = g.cur.newRS, g.st.Step, len(g.in.points), g.st.Target
-	change := gray.DecideHold(f)
-	switch change {
-	case gray.HoldLeft:
-		g.st = gray.NotHolding(g.st)
-	case gray.HoldAgain:
-		g.st = gray.Holding(g.st, g.in.metaNow())
-	case gray.HoldUnchanged:
-		if !g.removeResume {
-			return nil
-		}
-	}
-	if err := g.writeHold(ctx, g.cur.d.Spec.Paused && change != gray.HoldLeft); err != nil {
-		return err
-	}
-	if change == gray.HoldAgain {
-		g.heldEvent(ctx)
-	}
-	return nil
-}
 
 // writeHold writes the hold (paused or not) as this sync's mode keeps it (gray_mode.go).
 func (g *graySync) writeHold(ctx context.Context, paused bool) error {
@@ -111,9 +77,4 @@ func (g *graySync) heldEvent(ctx context.Context) {
 		sinceStart = max(g.in.now.Sub(g.cur.newRS.CreationTimestamp.Time), 0)
 	}
 	metrics.RecordGrayHold(sinceStart)
-}
-
-// HoldInPlace is HoldInPlace for this sync's ReplicaSets, target and replica count.
-func (g *graySync) holdInPlace() bool {
-	return gray.HoldInPlace(g.cur.newRS, g.cur.oldRSs, g.st.Target, *g.cur.d.Spec.Replicas)
 }

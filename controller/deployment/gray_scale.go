@@ -35,12 +35,10 @@ func (g *graySync) persistTargetFirst(ctx context.Context) error {
 	return nil
 }
 
-// reconcileReplicaSets performs this sync's ReplicaSet writes, as PlanSizes decided them, and
+// reconcileReplicaSets performs this sync's ReplicaSet writes as the move planned them, and
 // reports whether any size changed. A new ReplicaSet is created first when there is none (its
 // size capped at the target), and the step is planned again with it.
-func (g *graySync) reconcileReplicaSets(ctx context.Context, scaling bool) (bool, error) {
-	facts := g.sizeFacts(scaling)
-	plan := gray.PlanSizes(ctx, facts)
+func (g *graySync) reconcileReplicaSets(ctx context.Context, plan gray.SizePlan, scaling bool) (bool, error) {
 	switch plan.Kind {
 	case gray.SizesKept:
 		return false, nil
@@ -61,7 +59,7 @@ func (g *graySync) reconcileReplicaSets(ctx context.Context, scaling bool) (bool
 		plan = gray.PlanFirstStep(g.sizeFacts(scaling))
 	case gray.SizesScaled:
 		klog.FromContext(ctx).V(2).Info("Scaling gray deployment", "deployment", klog.KObj(g.cur.d), "replicas", *g.cur.d.Spec.Replicas,
-			"target", g.st.Target, "held", facts.Held, "newReplicas", plan.NewSize, "oldReplicas", plan.OldSizes)
+			"target", g.st.Target, "held", g.cur.d.Spec.Paused && g.st.HeldAt != nil, "newReplicas", plan.NewSize, "oldReplicas", plan.OldSizes)
 	case gray.SizesRestored:
 		klog.FromContext(ctx).V(2).Info("Restoring gray caps", "deployment", klog.KObj(g.cur.d), "target", g.st.Target,
 			"newReplicas", plan.NewSize, "oldReplicas", plan.OldSizes)

@@ -1,0 +1,55 @@
+package deployment
+
+// Carrying out the rollout's move (controller/gray: DecideMove): the resume it decided, then our
+// hold, the consumed resume request and the status in one write before any ReplicaSet is written.
+
+import (
+	"context"
+
+	"github.com/kubegray/kubectl-gray/controller/gray"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+)
+
+// decideMove asks gray.DecideMove for this sync's move. recordedHold: the status read recorded
+// our hold, even if it turned out untrusted (a sync that renumbered the new ReplicaSet and stopped
+// before its status write leaves one); scaling: spec.replicas changed.
+func (g *graySync) decideMove(ctx context.Context, id gray.Identity, recordedHold, scaling bool) gray.Move {
+	d := g.cur.d
+	return gray.DecideMove(ctx, gray.MoveFacts{Status: g.st, Prev: g.in.prev, HasPrev: g.in.hasPrev, Points: g.in.points, Policy: g.in.policy,
+		Deployment: d, NewRS: g.cur.newRS, OldRSs: g.cur.oldRSs, HeldByUs: id.HeldByUs(g.in.prev, g.in.hasPrev),
+		PausedByUs: d.Spec.Paused && (recordedHold || id.RederivedHold), NewRollout: id.NewRollout, Scaling: scaling,
+		ModePaused: g.mode.pausedByItsUser(), Now: g.in.now})
+}
+
+// takeMove carries out m up to the ReplicaSet writes: the resume's request and event, then the
+// hold write when the hold changes or a request was consumed.
+func (g *graySync) takeMove(ctx context.Context, m gray.Move) error {
+	log := klog.FromContext(ctx).V(2)
+	switch r := m.Resume; {
+	case r.Ignored != "":
+		g.dropRequest(r.Ignored)
+	case r.Consume:
+		g.removeResume = true
+	case r.Waits:
+		log.Info("Gray resume waits for the hold to settle", "deployment", klog.KObj(g.cur.d), "revision", g.st.Revision, "target", g.st.Target)
+	}
+	g.st = m.Status
+	if m.Resume.Resumed != "" {
+		g.dc.eventRecorder.Eventf(g.cur.d, corev1.EventTypeNormal, grayapi.ReasonGrayResumed, "%s", m.Resume.Resumed)
+		log.Info("Gray rollout resumed", "deployment", klog.KObj(g.cur.d), "revision", g.st.Revision, "step", g.st.Step)
+	}
+	if m.Hold == gray.HoldUnchanged && !g.removeResume {
+		return nil
+	}
+	if err := g.writeHold(ctx, m.Paused); err != nil {
+		return err
+	}
+	if m.Hold == gray.HoldAgain {
+		g.heldEvent(ctx)
+	}
+	return nil
+}

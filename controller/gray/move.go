@@ -1,0 +1,114 @@
+package gray
+
+// The rollout's move in one sync, between identifying it and writing ReplicaSets: the target for
+// the step and the replica count, a resume (DecideResume), what becomes of our hold (DecideHold)
+// and the sizes to write from the hold as it will stand (PlanSizes).
+
+import (
+	"context"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+	"github.com/kubegray/kubectl-gray/pkg/rollout"
+)
+
+// MoveFacts is what DecideMove decides from.
+type MoveFacts struct {
+	// Status is the rollout as identified (Identify, then an abort retried); Prev is the status
+	// read (whatever its trust), HasPrev whether it names a rollout and is trusted.
+	Status, Prev grayapi.Status
+	HasPrev      bool
+	Points       []int32
+	Policy       grayapi.Policy
+	// Deployment, NewRS and OldRSs are as the sync read them (through the mode's view).
+	Deployment *appsv1.Deployment
+	NewRS      *appsv1.ReplicaSet
+	OldRSs     []*appsv1.ReplicaSet
+	// HeldByUs: the rollout in flight is held by us (Identity.HeldByUs); PausedByUs: spec.paused
+	// is a hold's (one recorded, even by a status since distrusted, or one Identify re-derived).
+	HeldByUs, PausedByUs bool
+	// NewRollout: the revision in flight changed in this sync (Identity.NewRollout).
+	NewRollout bool
+	// Scaling: spec.replicas changed (a scaling event, read once per sync).
+	Scaling bool
+	// ModePaused: the user paused the rollout in a way spec.paused does not show.
+	ModePaused bool
+	Now        time.Time
+}
+
+// Move is what DecideMove decided.
+type Move struct {
+	// Status is the rollout retargeted, moved on and held as decided.
+	Status grayapi.Status
+	// Resume is what became of a resume (the request consumed, ignored or kept; the GrayResumed
+	// event's message when the rollout moved on).
+	Resume ResumeDecision
+	// Hold is what becomes of our pause, and Paused is our hold as the hold write puts it (in
+	// alongside mode the user's own pause stays on top of it).
+	Hold   HoldChange
+	Paused bool
+	// Sizes are the ReplicaSet writes, planned from the Deployment as the hold leaves it.
+	Sizes SizePlan
+}
+
+// DecideMove decides the rollout's move: web at 20% of 10 held at 2 with "2:next" and hold
+// points 20,50 moves to step 1 (target 5), leaves the hold (the canary is below 5) and plans one
+// capped rolling step toward 5.
+func DecideMove(ctx context.Context, f MoveFacts) Move {
+	d := f.Deployment
+	replicas, steps := *d.Spec.Replicas, len(f.Points)
+	st := retarget(f.Status, replicas, f.Points)
+	inPlace := HoldInPlace(f.NewRS, f.OldRSs, st.Target, replicas)
+	m := Move{Resume: DecideResume(ResumeFacts{Deployment: d, Status: st, Points: f.Points, HeldByUs: f.HeldByUs, HoldFor: f.Policy.HoldFor,
+		TimedHoldDue: timedHoldDue(f, st, inPlace), HoldInPlace: inPlace, StableGone: StableGone(st, steps, f.NewRS, f.OldRSs)})}
+	resumed := m.Resume.Resumed != ""
+	if resumed {
+		st = Resumed(st, m.Resume.Step)
+	}
+	st = retarget(st, replicas, f.Points)
+
+	m.Hold = DecideHold(HoldFacts{PausedByUs: f.PausedByUs, NewRollout: f.NewRollout, Resumed: resumed, Scaling: f.Scaling,
+		NewRS: f.NewRS, Step: st.Step, Steps: steps, Target: st.Target})
+	switch m.Hold {
+	case HoldLeft:
+		st = NotHolding(st)
+	case HoldAgain:
+		st = Holding(st, metav1.NewTime(f.Now))
+	}
+	m.Paused = d.Spec.Paused && m.Hold != HoldLeft
+	// The sizes see the Deployment paused by our hold as decided, or by its user's own pause,
+	// which no hold change lifts.
+	held := *d
+	held.Spec.Paused = m.Paused || f.ModePaused
+	m.Sizes = PlanSizes(ctx, SizeFacts{Deployment: &held, NewRS: f.NewRS, OldRSs: f.OldRSs, Target: st.Target,
+		StableRevision: st.StableRevision, Held: m.Paused && st.HeldAt != nil, Scaling: f.Scaling,
+		StableGone: StableGone(st, steps, f.NewRS, f.OldRSs)})
+	m.Status = st
+	return m
+}
+
+// retarget is st with percent and target for its step (capped at the last) and replicas.
+func retarget(st grayapi.Status, replicas int32, points []int32) grayapi.Status {
+	st.Step = min(st.Step, int32(len(points)))
+	st.Percent, st.Target = rollout.GrayStepTarget(replicas, points, st.Step)
+	return st
+}
+
+// timedHoldDue reports whether kubegray.io/hold-for has run out on a hold that was reported Held
+// (settled) and still stands: counted from the first time this step was Held, so that scaling
+// events under the hold do not postpone it. A hold the user paused is not resumed.
+func timedHoldDue(f MoveFacts, st grayapi.Status, inPlace bool) bool {
+	pausedByUser := (f.Deployment.Spec.Paused && st.HeldAt == nil) || f.ModePaused
+	if f.Policy.HoldFor <= 0 || pausedByUser || !f.Deployment.Spec.Paused {
+		return false
+	}
+	p := f.Prev
+	if p.Phase != grayapi.PhaseHeld || p.SettledAt == nil || p.Revision != st.Revision || p.Step != st.Step ||
+		int(st.Step) >= len(f.Points) || !inPlace {
+		return false
+	}
+	return !f.Now.Before(p.SettledAt.Add(f.Policy.HoldFor))
+}
