@@ -28,20 +28,10 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
-// abortRecorded reports whether rs carries the abort label of its own revision; a label of
-// another revision was left by an earlier rollout of the same template and means nothing now.
-func abortRecorded(rs *appsv1.ReplicaSet) bool {
-	if rs == nil {
-		return false
-	}
-	value, ok := rs.Labels[grayapi.AbortedLabel]
-	return ok && value == strconv.FormatInt(gray.RevisionOf(rs), 10)
-}
-
 // isAborted reports whether the rollout in flight is aborted: its ReplicaSet's record says so,
 // or the status identify trusted does.
 func (g *graySync) isAborted() bool {
-	return abortRecorded(g.cur.newRS) || (g.st.Phase == grayapi.PhaseAborted && g.in.hasPrev && g.in.prev.Revision == g.st.Revision)
+	return gray.AbortRecorded(g.cur.newRS) || (g.st.Phase == grayapi.PhaseAborted && g.in.hasPrev && g.in.prev.Revision == g.st.Revision)
 }
 
 // serveAbort carries out DecideAbort and, for an aborted rollout, the whole aborted sync. It
@@ -113,56 +103,38 @@ func (g *graySync) retry(ctx context.Context) error {
 	return nil
 }
 
-// syncAborted is the sync of an aborted rollout: the status saying so goes first (with our
-// hold, which an abort leaves, and a consumed request), then the sizes back to the stable
-// revision (PlanGrayAbort), then the status with the counts.
+// syncAborted carries out gray.DecideAborted: the status saying so first (with our hold, which
+// an abort leaves, and a consumed request), then the sizes back to the stable revision, then the
+// status with the counts.
 func (g *graySync) syncAborted(ctx context.Context) error {
-	d := g.cur.d
-	g.st = gray.Aborted(g.st, g.cur.newRS.Name)
-	g.describeAbort()
-	ourHold := d.Spec.Paused && g.in.hasPrev && g.in.prev.HeldAt != nil
-	if ourHold || g.removeResume {
-		if err := g.writeHold(ctx, d.Spec.Paused && !ourHold); err != nil {
+	dec := gray.DecideAborted(gray.AbortedFacts{Status: g.st, Prev: g.in.prev, HasPrev: g.in.hasPrev, Deployment: g.cur.d,
+		NewRS: g.cur.newRS, OldRSs: g.cur.oldRSs, Now: g.in.now})
+	g.st = dec.Status
+	if dec.LeavesHold || g.removeResume {
+		if err := g.writeHold(ctx, dec.Paused); err != nil {
 			return err
 		}
 	}
-	if stable := g.stableForRollback(); stable != nil {
-		if _, err := g.apply(ctx, gray.PlanAbortSizes(g.cur.d, stable, g.cur.newRS, g.cur.oldRSs)); err != nil {
+	if dec.Sizes != nil {
+		if _, err := g.apply(ctx, *dec.Sizes); err != nil {
 			return err
 		}
 	}
 	if err := g.dc.mirrorRecord(ctx, g.cur.d, deployutil.WithNewRS(g.cur.oldRSs, g.cur.newRS)); err != nil {
 		return err
 	}
-	return g.reportAborted(ctx)
-}
-
-// describeAbort sets the message of an aborted rollout, with the stable revision's replicas as
-// this sync left them.
-func (g *graySync) describeAbort() {
-	st := &g.st
-	var stable int32
-	if rs := g.stableForRollback(); rs != nil {
-		stable = *rs.Spec.Replicas
-	}
-	st.Message = fmt.Sprintf("revision %d aborted (%s: %s); stable revision %d runs %d of %d replicas; kubectl gray retry %s, or a new template, starts again",
-		st.Revision, st.Failure.Reason, st.Failure.Message, st.StableRevision, stable, *g.cur.d.Spec.Replicas, g.cur.d.Name)
+	g.st = dec.Reported
+	return g.reportAborted(ctx, dec.Progressing)
 }
 
 // reportAborted writes the status of an aborted rollout: upstream's counts, Stalled True and
-// GrayHeld False with reason Aborted, and in instead mode Progressing False with
-// ProgressDeadlineExceeded, the one reason `kubectl rollout status` reports as a failure.
-func (g *graySync) reportAborted(ctx context.Context) error {
+// GrayHeld False with reason Aborted, and the Progressing condition decided, where the mode
+// keeps it.
+func (g *graySync) reportAborted(ctx context.Context, progressing *appsv1.DeploymentCondition) error {
 	d := g.cur.d
-	g.describeAbort()
-	allRSs := deployutil.WithNewRS(g.cur.oldRSs, g.cur.newRS)
-	newStatus := g.dc.calculateStatus(allRSs, g.cur.newRS, d)
-	if deployutil.HasProgressDeadline(d) {
-		cond := deployutil.GetDeploymentCondition(newStatus, appsv1.DeploymentProgressing)
-		if cond == nil || cond.Reason != deployutil.TimedOutReason || cond.Message != g.st.Message {
-			g.mode.mirrorProgressing(&newStatus, *deployutil.NewDeploymentCondition(appsv1.DeploymentProgressing,
-				corev1.ConditionFalse, deployutil.TimedOutReason, g.st.Message, g.in.metaNow()))
-		}
+	newStatus := g.dc.calculateStatus(deployutil.WithNewRS(g.cur.oldRSs, g.cur.newRS), g.cur.newRS, d)
+	if progressing != nil {
+		g.mode.mirrorProgressing(&newStatus, *progressing)
 	}
 	setGrayConditions(&newStatus, g.st, *d.Spec.Replicas, len(g.in.points), g.in.metaNow())
 	updated := d.DeepCopy()

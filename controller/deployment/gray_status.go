@@ -2,8 +2,8 @@ package deployment
 
 // Reporting a gray sync: upstream's status counts and conditions, the gray phase and message
 // in kubegray.io/status, and the GrayHeld condition, written once per sync when anything
-// changed; the report of an Invalid annotation; and clearing all of it from a Deployment that
-// left gray.
+// changed (gray.DecideReport); and clearing all of it from a Deployment that left gray. An
+// Invalid annotation's report: gray_invalid.go.
 
 import (
 	"context"
@@ -186,63 +186,6 @@ func (g *graySync) adopt(written *appsv1.Deployment) {
 	g.cur.d.Spec = *written.Spec.DeepCopy()
 	g.cur.server = written.DeepCopy()
 	g.mode.adopted(g.cur.d)
-}
-
-// reportInvalid handles an invalid gray annotation (kubegray.io/percent, on-failure or hold-for): the
-// rollout's progress is held where it is, the phase is Invalid with the parse error (which quotes
-// the value and the rule) as message, and a Warning event is emitted once per distinct bad value.
-// It never blocks scaling: a change of spec.replicas is carried out with the share of the last
-// valid status (invalid_scale.go). An abort needs no hold point and is carried out; any other
-// kubegray.io/resume request is dropped at once with the reason, never kept for later. Our
-// hold, if any, stays recorded, so that fixing the value finds it again.
-func (g *graySync) reportInvalid(ctx context.Context, perr error) error {
-	d := g.cur.d
-	// Found, not synced: a frozen rollout does not even copy annotations to its ReplicaSets.
-	_, g.cur.oldRSs = deployutil.FindOldReplicaSets(d, g.in.rsList)
-	g.cur.newRS = deployutil.FindNewReplicaSet(d, g.in.rsList)
-	msg := perr.Error()
-	if g.in.hasPrev {
-		g.st = g.in.prev
-		if done, err := g.serveWhileInvalid(ctx, msg); done || err != nil {
-			return err
-		}
-	} else {
-		g.st = grayapi.Status{}
-		g.dropRequestWhileInvalid(msg)
-	}
-	if g.in.prev.Phase != grayapi.PhaseInvalid || g.in.prev.Message != msg {
-		g.dc.eventRecorder.Eventf(d, corev1.EventTypeWarning, grayapi.ReasonGrayInvalid, "%s; the rollout is frozen until it is fixed or removed", msg)
-	}
-	g.st = gray.Invalid(g.st, msg)
-	klog.FromContext(ctx).V(2).Info("Gray rollout frozen", "deployment", klog.KObj(d), "err", perr)
-	if g.removeResume {
-		if err := g.writeHold(ctx, d.Spec.Paused); err != nil {
-			return err
-		}
-	}
-	if err := g.scaleWhileInvalid(ctx); err != nil {
-		return err
-	}
-
-	newStatus := g.dc.calculateStatus(deployutil.WithNewRS(g.cur.oldRSs, g.cur.newRS), g.cur.newRS, d)
-	if d.Spec.Paused {
-		setPausedCondition(&newStatus, d, g.in.metaNow())
-	}
-	setGrayConditions(&newStatus, g.st, *d.Spec.Replicas, 0, g.in.metaNow())
-	updated := d.DeepCopy()
-	updated.Status = newStatus
-	if err := g.setStatusAnnotation(updated); err != nil {
-		return err
-	}
-	if g.mode.statusUnchanged(g.cur.server, updated) {
-		metrics.SetGrayPhase(g.in.key, g.st.Phase)
-		return nil
-	}
-	if _, err := g.mode.persistStatus(ctx, g.dc, updated); err != nil {
-		return fmt.Errorf("deployment %s/%s: writing status (gray phase Invalid): %w", d.Namespace, d.Name, err)
-	}
-	metrics.SetGrayPhase(g.in.key, g.st.Phase)
-	return nil
 }
 
 // clearGray removes what the gray path left on a Deployment that is no longer gray

@@ -2,6 +2,7 @@ package gray
 
 import (
 	"fmt"
+	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
 
@@ -108,6 +109,17 @@ func PlanAbortSizes(d *appsv1.Deployment, stable, newRS *appsv1.ReplicaSet, oldR
 	plan.Old = append(plan.Old, leaving...)
 	plan.OldSizes = append(plan.OldSizes, leavingSizes...)
 	return plan
+}
+
+// AbortRecorded reports whether rs carries the abort label of its own revision, the durable
+// record of an abort; a label of another revision was left by an earlier rollout of the same
+// template and means nothing now.
+func AbortRecorded(rs *appsv1.ReplicaSet) bool {
+	if rs == nil {
+		return false
+	}
+	value, ok := rs.Labels[grayapi.AbortedLabel]
+	return ok && value == strconv.FormatInt(RevisionOf(rs), 10)
 }
 
 const (

@@ -1,12 +1,16 @@
-// Package gray decides a gray rollout's next move from the facts of one sync: which rollout is
-// in flight (Identify), the moves its status makes and the phase to report (transition.go,
-// DecidePhase: no phase is set anywhere else), whether our hold stays (DecideHold), whether a
-// hold is left (DecideResume), the step's clocks and deadline (DecideDeadline), an abort or a
-// retry (DecideAbort), and the ReplicaSet sizes (PlanSizes, PlanAbortSizes). Every function
-// here is pure: it reads no client and no clock (now is a fact like any other), and writes
-// nothing; controller/deployment reads the objects, asks, and writes what was decided. The
-// sizing arithmetic itself is pkg/rollout's; this package picks which rule applies, feeds it
-// from the objects and orders the old ReplicaSets the way it expects.
+// Package gray decides a gray rollout's next move from the facts of one sync, in the order a
+// sync asks: whether the status read is trusted (TrustStatus) and which rollout is in flight
+// (Identify); the requests that end a sync, an undo (DecideUndo) or an abort (DecideAbort,
+// DecideAborted); the move, which is a resume, a hold kept or left and the ReplicaSet sizes
+// (DecideMove, built on DecideResume, DecideHold and PlanSizes); the report once the writes are
+// done (DecideReport: the phase, DecidePhase; the step's deadline, DecideDeadline; the events;
+// when to look again); and what a rollout with an unreadable annotation still does
+// (DecideInvalid). The moves a status makes are transition.go's: no phase is set anywhere else.
+//
+// Every function here is pure: it reads no client and no clock (now is a fact like any other),
+// and writes nothing; controller/deployment reads the objects, asks, and writes what was
+// decided, in the order its mode requires. The sizing arithmetic itself is pkg/rollout's; this
+// package picks which rule applies and feeds it from the objects.
 //
 // TestPure holds the package to that: no k8s.io/client-go package among its dependencies, no
 // call of time.Now in its code.

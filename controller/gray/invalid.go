@@ -1,0 +1,109 @@
+package gray
+
+// What a rollout with an unreadable gray annotation (kubegray.io/percent, on-failure or hold-for)
+// still does. An invalid annotation freezes the rollout's progress, never the replica count an
+// HPA or a person asks for, and never a way back from a failing canary: it scales, and it aborts.
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubegray/kubectl-gray/pkg/deployutil"
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+	"github.com/kubegray/kubectl-gray/pkg/rollout"
+)
+
+// InvalidFacts is what DecideInvalid decides from.
+type InvalidFacts struct {
+	// Problem is the parse error, which quotes the bad value and the rule.
+	Problem string
+	// Prev is the status read (Prev.Phase is empty when none was); HasPrev: it names a rollout.
+	Prev    grayapi.Status
+	HasPrev bool
+	// Deployment, NewRS and OldRSs are as found (not synced: a frozen rollout does not even copy
+	// annotations to its ReplicaSets).
+	Deployment *appsv1.Deployment
+	NewRS      *appsv1.ReplicaSet
+	OldRSs     []*appsv1.ReplicaSet
+	// Aborted: the rollout of the status read is aborted; Scaling: spec.replicas changed.
+	Aborted, Scaling bool
+}
+
+// InvalidDecision is what DecideInvalid decided.
+type InvalidDecision struct {
+	// ServeAbort: an abort asked for, or one standing, is carried out (DecideAbort) before
+	// anything else; what follows applies when that did not end the sync.
+	ServeAbort bool
+	// Ignored is the GrayResumeIgnored Warning of a request dropped: any but an abort.
+	Ignored string
+	// Status is Invalid, the rest of the status read kept, so that fixing the value finds the
+	// rollout where it stood (our hold included); its target follows a scaling event.
+	Status grayapi.Status
+	// Sizes is the scaling event's ReplicaSet writes (nil without one).
+	Sizes *SizePlan
+	// Events go out once the status is written: GrayInvalid once per distinct bad value.
+	Events []Event
+}
+
+// DecideInvalid decides the sync of a rollout with an unreadable annotation. A request other
+// than an abort is dropped at once with the reason, never kept to be carried out by surprise
+// when someone fixes the value. A change of spec.replicas keeps the share of the last valid
+// status (GrayScaleSizes: 20% of 10 held at 2, scaled to 20, holds 4) or, when no valid status
+// was ever written, is upstream's proportional scaling.
+func DecideInvalid(ctx context.Context, f InvalidFacts) InvalidDecision {
+	d := f.Deployment
+	value, requested := d.Annotations[grayapi.ResumeAnnotation]
+	req, err := grayapi.ParseResume(value)
+	abortAsked := requested && err == nil && req.Abort
+	var dec InvalidDecision
+	if requested && !abortAsked {
+		dec.Ignored = fmt.Sprintf("Ignored %s=%s: the rollout is Invalid (%s); fix the annotation first (kubectl gray abort works while Invalid)",
+			grayapi.ResumeAnnotation, grayapi.QuoteValue(value), f.Problem)
+	}
+	var st grayapi.Status
+	if f.HasPrev {
+		st = f.Prev
+		dec.ServeAbort = abortAsked || (!requested && f.Aborted)
+	}
+	if f.Prev.Phase != grayapi.PhaseInvalid || f.Prev.Message != f.Problem {
+		dec.Events = append(dec.Events, Event{corev1.EventTypeWarning, grayapi.ReasonGrayInvalid,
+			f.Problem + "; the rollout is frozen until it is fixed or removed"})
+	}
+	st = Invalid(st, f.Problem)
+	if f.Scaling {
+		var plan SizePlan
+		if f.HasPrev {
+			st.Target = *d.Spec.Replicas
+			if st.Percent < grayapi.FullPercent {
+				st.Target = rollout.GrayTarget(*d.Spec.Replicas, st.Percent)
+			}
+			plan = PlanRescale(ctx, SizeFacts{Deployment: d, NewRS: f.NewRS, OldRSs: f.OldRSs, Target: st.Target,
+				StableRevision: st.StableRevision, Held: d.Spec.Paused && st.HeldAt != nil, Scaling: true})
+		} else {
+			plan = planProportional(ctx, d, f.NewRS, f.OldRSs)
+		}
+		dec.Sizes = &plan
+	}
+	dec.Status = st
+	return dec
+}
+
+// planProportional is upstream's scale() (deployutil.ScalePlan) as a SizePlan.
+func planProportional(ctx context.Context, d *appsv1.Deployment, newRS *appsv1.ReplicaSet, oldRSs []*appsv1.ReplicaSet) SizePlan {
+	plan := SizePlan{Kind: SizesScaled, Force: true}
+	if newRS != nil {
+		plan.NewSize = *newRS.Spec.Replicas
+	}
+	for _, step := range deployutil.ScalePlan(ctx, d, newRS, oldRSs) {
+		if step.ReplicaSet == newRS {
+			plan.NewSize = step.Size
+			continue
+		}
+		plan.Old = append(plan.Old, step.ReplicaSet)
+		plan.OldSizes = append(plan.OldSizes, step.Size)
+	}
+	return plan
+}

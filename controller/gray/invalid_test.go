@@ -1,0 +1,101 @@
+package gray
+
+import (
+	"context"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+)
+
+// TestDecideInvalid pins what a rollout with an unreadable annotation still does. web has 10
+// replicas; revision 2 was held at 20% (2 of 10) over stable revision 1 when its hold points
+// became unreadable.
+func TestDecideInvalid(t *testing.T) {
+	const problem = `kubegray.io/percent="2O": not a percent`
+	const frozen = problem + "; the rollout is frozen until it is fixed or removed"
+	held := grayapi.Status{Revision: 2, StableRevision: 1, Step: 0, Percent: 20, Target: 2, Phase: grayapi.PhaseHeld}
+	invalid := held
+	invalid.Phase, invalid.Message = grayapi.PhaseInvalid, problem
+	web := func(replicas int32, request string) *appsv1.Deployment {
+		d := grayDeployment(replicas, "2O")
+		if request != "" {
+			d.Annotations[grayapi.ResumeAnnotation] = request
+		}
+		return d
+	}
+	facts := func(d *appsv1.Deployment) InvalidFacts {
+		return InvalidFacts{Problem: problem, Prev: held, HasPrev: true, Deployment: d, NewRS: planRS(2, 2, 2, 10),
+			OldRSs: []*appsv1.ReplicaSet{planRS(1, 8, 8, 10)}}
+	}
+	said := []Event{{corev1.EventTypeWarning, grayapi.ReasonGrayInvalid, frozen}}
+	tests := []struct {
+		name  string
+		f     InvalidFacts
+		want  InvalidDecision
+		sizes *SizePlan
+	}{{
+		name: "first seen: Invalid, the rest of the status kept, said once",
+		f:    facts(web(10, "")),
+		want: InvalidDecision{Status: invalid, Events: said},
+	}, {
+		name: "the same value reported before: nothing said again",
+		f:    func() InvalidFacts { f := facts(web(10, "")); f.Prev = invalid; return f }(),
+		want: InvalidDecision{Status: invalid},
+	}, {
+		name: "2:next is dropped with the reason",
+		f:    facts(web(10, "2:next")),
+		want: InvalidDecision{Status: invalid, Events: said,
+			Ignored: `Ignored kubegray.io/resume="2:next": the rollout is Invalid (` + problem + `); fix the annotation first (kubectl gray abort works while Invalid)`},
+	}, {
+		name: "2:abort is served",
+		f:    facts(web(10, "2:abort")),
+		want: InvalidDecision{ServeAbort: true, Status: invalid, Events: said},
+	}, {
+		name: "an abort standing is kept up",
+		f:    func() InvalidFacts { f := facts(web(10, "")); f.Aborted = true; return f }(),
+		want: InvalidDecision{ServeAbort: true, Status: invalid, Events: said},
+	}, {
+		name: "an abort standing with 2:next asked: the request dropped, nothing served",
+		f:    func() InvalidFacts { f := facts(web(10, "2:next")); f.Aborted = true; return f }(),
+		want: InvalidDecision{Status: invalid, Events: said,
+			Ignored: `Ignored kubegray.io/resume="2:next": the rollout is Invalid (` + problem + `); fix the annotation first (kubectl gray abort works while Invalid)`},
+	}, {
+		name: "no status ever written: an abort has no rollout to act on and is left alone",
+		f: func() InvalidFacts {
+			f := facts(web(10, "2:abort"))
+			f.Prev, f.HasPrev = grayapi.Status{}, false
+			return f
+		}(),
+		want: InvalidDecision{Status: grayapi.Status{Phase: grayapi.PhaseInvalid, Message: problem}, Events: said},
+	}, {
+		name: "scaled to 20 while held at 20%: the share kept, 4 and 16",
+		f:    func() InvalidFacts { f := facts(web(20, "")); f.Scaling = true; return f }(),
+		want: func() InvalidDecision {
+			st := invalid
+			st.Target = 4
+			return InvalidDecision{Status: st, Events: said}
+		}(),
+		sizes: &SizePlan{Kind: SizesScaled, NewSize: 4, OldSizes: []int32{16}, Force: true},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := DecideInvalid(context.Background(), tt.f)
+			gotSizes := got.Sizes
+			got.Sizes = nil
+			if !apiequality.Semantic.DeepEqual(got, tt.want) {
+				t.Errorf("DecideInvalid =\n%+v\nwant\n%+v", got, tt.want)
+			}
+			switch {
+			case (gotSizes == nil) != (tt.sizes == nil):
+				t.Errorf("sizes %+v, want %+v", gotSizes, tt.sizes)
+			case gotSizes != nil && (gotSizes.Kind != tt.sizes.Kind || gotSizes.NewSize != tt.sizes.NewSize ||
+				!apiequality.Semantic.DeepEqual(gotSizes.OldSizes, tt.sizes.OldSizes) || gotSizes.Force != tt.sizes.Force):
+				t.Errorf("sizes %+v, want %+v", gotSizes, tt.sizes)
+			}
+		})
+	}
+}
