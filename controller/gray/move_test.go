@@ -2,6 +2,7 @@ package gray
 
 import (
 	"context"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+	"github.com/kubegray/kubectl-gray/pkg/rollout"
 )
 
 // TestDecideMove pins the move of one sync, from the facts alone. web has 10 replicas, maxSurge
@@ -112,4 +114,150 @@ func TestDecideMove(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDecideMoveSettles decides the move of random rollouts (R 1–20, one to three hold points,
+// any step, held by us, by the user or not at all, a resume request of every kind or none, a
+// hold-for that may have run out, a canary and old ReplicaSets of any size, a scaling event or
+// not), then decides again on the state each decision produced, as the sync its writes trigger
+// would: the hold written, the request consumed, the sizes written. No move grows the canary past
+// its target; the rollout moves on at most once; and by the third decision nothing is left to do
+// but wait (a sync serves one request: an unpause that came with a request it dropped is served
+// by the next; a request kept while a scaling event is absorbed waits for the sizes). The cases must reach every kind of move, or the test looked at too little.
+func TestDecideMoveSettles(t *testing.T) {
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(20261204, 33))
+	seen := map[string]int{}
+	for i := range 5000 {
+		f := randomMoveFacts(r)
+		next, resumes, quiet := f, 0, false
+		for decision := range 3 {
+			m := DecideMove(ctx, next)
+			if decision == 0 {
+				seen[firstMoveKind(m)]++
+			}
+			if next.NewRS != nil && (m.Sizes.Kind == SizesStepped || m.Sizes.Kind == SizesScaled || m.Sizes.Kind == SizesRestored) &&
+				m.Sizes.NewSize > *next.NewRS.Spec.Replicas && m.Sizes.NewSize > m.Status.Target {
+				t.Fatalf("case %d, decision %d: the canary grows %d → %d, past its target %d\nfacts %+v\nmove %+v", i, decision,
+					*next.NewRS.Spec.Replicas, m.Sizes.NewSize, m.Status.Target, next, m)
+			}
+			if m.Resume.Resumed != "" {
+				resumes++
+			}
+			// A request kept while the sizes converge (Waits) is nothing done yet.
+			if m.Resume.Resumed == "" && !m.Resume.Consume && m.Resume.Ignored == "" && m.Hold == HoldUnchanged {
+				quiet = true
+				break
+			}
+			next = afterMove(next, m)
+		}
+		if !quiet || resumes > 1 {
+			t.Fatalf("case %d: %d resumes, quiet by the third decision %t\nfacts %+v", i, resumes, quiet, f)
+		}
+	}
+	t.Logf("first moves: %v", seen)
+	for _, kind := range []string{"resumed", "ignored", "waits", "hold left", "held again", "nothing"} {
+		if seen[kind] < 20 {
+			t.Errorf("only %d of 5000 random first moves were %q: %v", seen[kind], kind, seen)
+		}
+	}
+}
+
+// firstMoveKind names what m does, for TestDecideMoveSettles's count.
+func firstMoveKind(m Move) string {
+	switch {
+	case m.Hold == HoldAgain:
+		return "held again"
+	case m.Resume.Resumed != "":
+		return "resumed"
+	case m.Resume.Ignored != "":
+		return "ignored"
+	case m.Resume.Waits:
+		return "waits"
+	case m.Hold == HoldLeft:
+		return "hold left"
+	}
+	return "nothing"
+}
+
+// randomMoveFacts is revision 2 over stable revision 1 at a random step.
+func randomMoveFacts(r *rand.Rand) MoveFacts {
+	replicas := 1 + r.Int32N(20)
+	var points []int32
+	for p := int32(0); len(points) < 3; {
+		p += 1 + r.Int32N(60)
+		if p >= 100 {
+			break
+		}
+		points = append(points, p)
+	}
+	d := grayDeployment(replicas, "")
+	step := r.Int32N(int32(len(points)) + 1)
+	percent, target := rollout.GrayStepTarget(replicas, points, step)
+	st := grayapi.Status{Revision: 2, StableRevision: 1, Step: step, Percent: percent, Target: target, Phase: grayapi.PhaseProgressing}
+	f := MoveFacts{Points: points, Deployment: d, Now: testNow, ModePaused: r.IntN(10) == 0}
+	if r.IntN(2) == 0 {
+		// Our hold, settled a while ago (or just now).
+		st.HeldAt = new(metav1.NewTime(testNow.Add(-time.Duration(r.IntN(300)) * time.Second)))
+		st.Phase = grayapi.PhaseHeld
+		st.SettledAt = new(metav1.NewTime(testNow.Add(-time.Duration(r.IntN(120)) * time.Second)))
+		d.Spec.Paused = r.IntN(5) > 0 // else: unpaused by hand
+		f.HeldByUs, f.PausedByUs = true, d.Spec.Paused
+	} else {
+		d.Spec.Paused = r.IntN(4) == 0 // the user's own pause
+	}
+	switch r.IntN(6) {
+	case 0:
+		d.Annotations[grayapi.ResumeAnnotation] = "2:next"
+	case 1:
+		d.Annotations[grayapi.ResumeAnnotation] = "2:full"
+	case 2:
+		d.Annotations[grayapi.ResumeAnnotation] = []string{"3:next", "two", "2:undo"}[r.IntN(3)]
+	}
+	if r.IntN(3) == 0 {
+		f.Policy.HoldFor = time.Duration(r.IntN(120)) * time.Second
+	}
+	size := target
+	if r.IntN(3) == 0 {
+		size = r.Int32N(replicas + 1)
+	}
+	f.NewRS = planRS(2, size, r.Int32N(size+1), replicas)
+	if r.IntN(4) > 0 {
+		f.OldRSs = []*appsv1.ReplicaSet{planRS(1, replicas-min(size, replicas), replicas-min(size, replicas), replicas)}
+	}
+	f.Scaling = r.IntN(6) == 0
+	f.Status, f.Prev, f.HasPrev = st, st, true
+	return f
+}
+
+// afterMove is f after the sync that decided m: the hold and the status written, a request it
+// consumed gone, the sizes written and observed with the availability they had, and no scaling
+// event left to absorb.
+func afterMove(f MoveFacts, m Move) MoveFacts {
+	next := f
+	d := f.Deployment.DeepCopy()
+	d.Spec.Paused = m.Paused || f.ModePaused
+	if m.Resume.Consume || m.Resume.Ignored != "" {
+		delete(d.Annotations, grayapi.ResumeAnnotation)
+	}
+	next.Deployment = d
+	next.Status, next.Prev = m.Status, m.Status
+	next.HeldByUs = m.Status.HeldAt != nil
+	next.PausedByUs = d.Spec.Paused && m.Status.HeldAt != nil
+	next.Scaling = false
+	resize := func(rs *appsv1.ReplicaSet, size int32) *appsv1.ReplicaSet {
+		rs = rs.DeepCopy()
+		rs.Spec.Replicas = &size
+		rs.Status.Replicas = size
+		rs.Status.AvailableReplicas = min(rs.Status.AvailableReplicas, size)
+		return rs
+	}
+	if m.Sizes.Kind == SizesStepped || m.Sizes.Kind == SizesScaled || m.Sizes.Kind == SizesRestored {
+		next.NewRS = resize(f.NewRS, m.Sizes.NewSize)
+		next.OldRSs = nil
+		for i, rs := range m.Sizes.Old {
+			next.OldRSs = append(next.OldRSs, resize(rs, m.Sizes.OldSizes[i]))
+		}
+	}
+	return next
 }
