@@ -73,7 +73,7 @@ const (
 // ReplicaSet of a gray Deployment, so that `kubectl rollout undo`, which sets
 // a Deployment's annotations to a ReplicaSet's, keeps the opt-in and its
 // policy.
-var RecordedAnnotations = []string{PercentAnnotation, OnFailureAnnotation, HoldForAnnotation}
+var RecordedAnnotations = []string{PercentAnnotation, OnFailureAnnotation, HoldForAnnotation, GatesAnnotation, GatesDryRunAnnotation}
 
 // StableLabel marks the stable ReplicaSet of a gray Deployment (the last one
 // fully rolled out) with StableLabelValue. It is a label because `kubectl
@@ -196,7 +196,7 @@ func IsEventReason(reason string) bool {
 	switch reason {
 	case ReasonGrayHeld, ReasonGrayHolding, ReasonGrayResumed, ReasonGrayInvalid, ReasonGrayTakeover,
 		ReasonGrayRelease, ReasonGrayRolledBack, ReasonGrayComplete, ReasonGrayResumeIgnored, ReasonGrayDegraded,
-		ReasonGrayAborted, ReasonGrayRetried, ReasonGrayStatusDistrusted:
+		ReasonGrayAborted, ReasonGrayRetried, ReasonGrayStatusDistrusted, ReasonGrayGatePassed, ReasonGrayGateFailed, ReasonGrayGateInconclusive:
 		return true
 	}
 	return false

@@ -81,9 +81,13 @@ type Policy struct {
 	OnFailure OnFailure
 	// HoldFor is 0 when holds last until a resume.
 	HoldFor time.Duration
+	// Gates are the gates a hold must pass (kubegray.io/gates), DryRunGates
+	// those only measured (kubegray.io/gates-dry-run); a gate named in both
+	// is a dry run.
+	Gates, DryRunGates []string
 }
 
-// ParsePolicy reads kubegray.io/on-failure and kubegray.io/hold-for from a
+// ParsePolicy reads kubegray.io/on-failure, kubegray.io/hold-for and the gates from a
 // Deployment's annotations; the error names the first bad value.
 func ParsePolicy(annotations map[string]string) (Policy, error) {
 	var p Policy
@@ -95,6 +99,16 @@ func ParsePolicy(annotations map[string]string) (Policy, error) {
 	if holdFor, ok := annotations[HoldForAnnotation]; ok {
 		if p.HoldFor, err = ParseHoldFor(holdFor); err != nil {
 			return Policy{}, err
+		}
+	}
+	for _, g := range []struct {
+		key   string
+		names *[]string
+	}{{GatesAnnotation, &p.Gates}, {GatesDryRunAnnotation, &p.DryRunGates}} {
+		if value, ok := annotations[g.key]; ok {
+			if *g.names, err = ParseGates(g.key, value); err != nil {
+				return Policy{}, err
+			}
 		}
 	}
 	return p, nil

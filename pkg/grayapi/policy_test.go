@@ -1,6 +1,7 @@
 package grayapi
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -55,14 +56,36 @@ func TestParseHoldFor(t *testing.T) {
 }
 
 func TestParsePolicy(t *testing.T) {
-	p, err := ParsePolicy(map[string]string{OnFailureAnnotation: "rollback", HoldForAnnotation: "5s"})
-	if err != nil || p != (Policy{OnFailure: OnFailureAbort, HoldFor: 5 * time.Second}) {
+	p, err := ParsePolicy(map[string]string{OnFailureAnnotation: "rollback", HoldForAnnotation: "5s",
+		GatesAnnotation: "pods, error-rate", GatesDryRunAnnotation: "latency"})
+	if err != nil || !reflect.DeepEqual(p, Policy{OnFailure: OnFailureAbort, HoldFor: 5 * time.Second,
+		Gates: []string{"pods", "error-rate"}, DryRunGates: []string{"latency"}}) {
 		t.Fatalf("ParsePolicy = %+v, %v", p, err)
 	}
-	if p, err := ParsePolicy(nil); err != nil || p != (Policy{OnFailure: OnFailureHold}) {
+	if p, err := ParsePolicy(nil); err != nil || !reflect.DeepEqual(p, Policy{OnFailure: OnFailureHold}) {
 		t.Fatalf("ParsePolicy(nil) = %+v, %v; want hold and no timed hold", p, err)
 	}
 	if _, err := ParsePolicy(map[string]string{HoldForAnnotation: "soon"}); err == nil || !strings.Contains(err.Error(), HoldForAnnotation) {
 		t.Fatalf("ParsePolicy with a bad hold-for: %v", err)
+	}
+	if _, err := ParsePolicy(map[string]string{GatesAnnotation: "pods,Pods"}); err == nil || !strings.Contains(err.Error(), GatesAnnotation) {
+		t.Fatalf("ParsePolicy with a bad gate name: %v", err)
+	}
+}
+
+func TestParseGates(t *testing.T) {
+	bad := map[string]string{
+		"":                  "a name is empty",
+		"pods,,x":           "a name is empty",
+		"Pods":              `"Pods" is not a lowercase DNS label`,
+		"pods,pods":         `"pods" is named twice`,
+		"a,b,c,d,e,f,g,h,i": "9 gates named, at most 8 allowed",
+		"http://x":          "is not a lowercase DNS label",
+	}
+	for value, want := range bad {
+		if _, err := ParseGates(GatesAnnotation, value); err == nil || !strings.Contains(err.Error(), want) ||
+			!strings.Contains(err.Error(), GatesAnnotation) {
+			t.Errorf("ParseGates(%q) error %v, want one naming the annotation and %q", value, err, want)
+		}
 	}
 }

@@ -132,6 +132,9 @@ type Status struct {
 	// Failure explains a Degraded rollout, and is kept after on-failure
 	// rolled it back, until the next rollout begins.
 	Failure *Failure `json:"failure,omitempty"`
+	// Gates are the current hold's gates (kubegray.io/gates and
+	// kubegray.io/gates-dry-run), measured since the hold settled.
+	Gates []GateStatus `json:"gates,omitempty"`
 }
 
 // Progress is the last progress of a step.
@@ -174,6 +177,13 @@ func (s Status) Validate() error {
 		return fmt.Errorf("revision, stableRevision, step, target, observedGeneration, progress.available and failure.rolledBackFrom must not be negative")
 	case s.Percent < 0 || s.Percent > FullPercent:
 		return fmt.Errorf("percent %d is not within 0-100", s.Percent)
+	case len(s.Gates) > MaxGates:
+		return fmt.Errorf("%d gates, at most %d allowed", len(s.Gates), MaxGates)
+	}
+	for _, g := range s.Gates {
+		if err := g.validate(); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -192,7 +202,19 @@ func (s *Status) capMessages() {
 		f.Message = capText(f.Message, MaxStatusMessage)
 		s.Failure = &f
 	}
+	if len(s.Gates) > 0 {
+		gates := make([]GateStatus, len(s.Gates))
+		for i, g := range s.Gates {
+			g.Value, g.Why = capText(g.Value, MaxGateText), capText(g.Why, MaxGateText)
+			gates[i] = g
+		}
+		s.Gates = gates
+	}
 }
+
+// MaxGateText bounds a gate's Value and Why as recorded: a few gates fit in
+// one annotation next to the rest of the status.
+const MaxGateText = 256
 
 // ParseStatus parses a kubegray.io/status value. Unknown JSON fields are
 // ignored, so a plugin keeps reading the status of a newer controller; the
