@@ -177,6 +177,9 @@ func renderStatus(w io.Writer, v StatusView, now time.Time, color bool) error {
 			fmt.Fprintf(&b, "%13s%s\n", "", rolledBackText(v.Failure))
 		}
 	}
+	for _, g := range v.Gates {
+		line("Gate "+g.Name, "%s", gateText(g, now))
+	}
 	if v.Phase == grayapi.PhaseAborted {
 		line("Next step", "%s", againHint(v.Name))
 	}
@@ -365,4 +368,31 @@ func printData(w io.Writer, format string, v any) error {
 	}
 	_, err = w.Write(out)
 	return err
+}
+
+// gateText is one gate's line: its mark and last outcome, the counts, when it was last measured,
+// why, and what it measured.
+func gateText(g grayapi.GateStatus, now time.Time) string {
+	mark := map[grayapi.GateOutcome]string{grayapi.GatePass: "✔", grayapi.GateFail: "✖"}[g.Last]
+	if mark == "" {
+		mark = "?"
+	}
+	last := string(g.Last)
+	if last == "" {
+		last = "not measured yet"
+	}
+	text := fmt.Sprintf("%s %s (%d passed, %d failed, %d unsure)", mark, last, g.Passes, g.Fails, g.Unsure)
+	if g.DryRun {
+		text += " [dry run]"
+	}
+	if g.At != nil {
+		text += fmt.Sprintf(", measured %s ago", age(now, *g.At))
+	}
+	if g.Why != "" {
+		text += ": " + g.Why
+	}
+	if g.Value != "" {
+		text += "; " + g.Value
+	}
+	return text
 }

@@ -65,6 +65,9 @@ type StatusView struct {
 	// Aborted (reason Aborted when a person aborted a rollout that had not
 	// failed) and after a rollback, until the next rollout begins.
 	Failure *FailureView `json:"failure,omitempty"`
+	// Gates are the current hold's gates as gray-controller last measured
+	// them (docs/gates.md); absent until the hold settles.
+	Gates []grayapi.GateStatus `json:"gates,omitempty"`
 	// Revision is the Deployment's current revision
 	// (deployment.kubernetes.io/revision).
 	Revision int64 `json:"revision"`
@@ -267,6 +270,7 @@ func newStatusView(d *appsv1.Deployment, rel *related) StatusView {
 			v.HeldAt = st.HeldAt
 			v.StableRevision = st.StableRevision
 			v.Failure = failureView(st.Failure)
+			v.Gates = st.Gates
 			v.StaleReasons = staleReasons(d, st, v.HoldPoints, percentErr)
 			if st.Phase == grayapi.PhaseHeld {
 				settledAt = st.SettledAt

@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubegray/kubectl-gray/controller/gates"
 )
 
 // setCacheTransforms installs the transforms on the controller's three informers.
@@ -56,6 +58,8 @@ func dropManagedFields(obj any) (any, error) {
 type cachedPod struct {
 	metav1.ObjectMeta
 	Phase corev1.PodPhase
+	// gate is what the pods gate reads (restarts, OOMKills, readiness): a few dozen bytes.
+	gate gates.Pod
 }
 
 // GetObjectKind and DeepCopyObject make a cachedPod a runtime.Object, which informers and
@@ -63,7 +67,7 @@ type cachedPod struct {
 func (p *cachedPod) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
 
 func (p *cachedPod) DeepCopyObject() runtime.Object {
-	c := &cachedPod{Phase: p.Phase}
+	c := &cachedPod{Phase: p.Phase, gate: p.gate}
 	p.DeepCopyInto(&c.ObjectMeta)
 	return c
 }
@@ -92,5 +96,6 @@ func stripPod(obj any) (any, error) {
 			DeletionTimestamp: pod.DeletionTimestamp,
 		},
 		Phase: pod.Status.Phase,
+		gate:  gates.PodOf(pod),
 	}, nil
 }

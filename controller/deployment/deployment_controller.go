@@ -69,6 +69,9 @@ type Options struct {
 	// value: the admission policy or the plugin does it with the template change) or
 	// grayapi.TakeoverEager.
 	Takeover grayapi.Takeover
+	// Namespace is gray-controller's own: the gate definitions of its labelled ConfigMaps apply
+	// to every namespace (gray_gates.go).
+	Namespace string
 }
 
 // DeploymentController reconciles Deployments into ReplicaSets exactly like the upstream
@@ -104,6 +107,8 @@ type DeploymentController struct {
 
 	// rsExpectations holds the ReplicaSet writes of gray syncs until the cache shows them.
 	rsExpectations *replicaSetExpectations
+	// gates finds the gate definitions a gray Deployment names.
+	gates *gateBook
 	// deploymentWrites holds the resourceVersions our Deployment Updates replaced
 	// (deployment_writes.go) until the cache moves past them.
 	deploymentWrites *supersededVersions
@@ -176,6 +181,11 @@ func NewDeploymentController(ctx context.Context, factory informers.SharedInform
 		return nil, fmt.Errorf("adding pod event handler: %w", err)
 	}
 
+	gates, err := newGateBook(factory, opts.Namespace, func(ns string) { dc.enqueueGated(logger, ns) })
+	if err != nil {
+		return nil, err
+	}
+	dc.gates = gates
 	dc.syncHandler = dc.syncDeployment
 	dc.dLister = dInformer.Lister()
 	dc.rsLister = rsInformer.Lister()

@@ -15,6 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
+	"github.com/kubegray/kubectl-gray/controller/gates"
+	"github.com/kubegray/kubectl-gray/controller/gray"
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
@@ -67,6 +69,8 @@ type graySync struct {
 	st  grayapi.Status
 	// removeResume: kubegray.io/resume was consumed and goes with the next Update.
 	removeResume bool
+	// gates is the hold's gates as judged in this sync (gray_gates.go).
+	gates gray.GateVerdict
 	// dropped holds the GrayResumeIgnored Warnings of a request consumed without being served,
 	// emitted once the write that removes it has landed (holdWritten).
 	dropped []string
@@ -86,8 +90,11 @@ type grayInputs struct {
 	now    time.Time
 	rsList []*appsv1.ReplicaSet
 	points []int32
-	// policy is kubegray.io/on-failure and kubegray.io/hold-for.
+	// policy is kubegray.io/on-failure, kubegray.io/hold-for and the gates named; gates are
+	// their definitions, dryRun those only measured.
 	policy grayapi.Policy
+	gates  []*gates.Definition
+	dryRun map[string]bool
 	// prev is the status read at the start (statusOnServer is the one on the server now);
 	// hasPrev: it names a rollout, and one this sync trusts (distrustCopiedStatus).
 	prev    grayapi.Status
@@ -147,6 +154,9 @@ func (g *graySync) run(ctx context.Context) error {
 	if g.in.policy, err = grayapi.ParsePolicy(d.Annotations); err != nil {
 		return g.reportInvalid(ctx, err)
 	}
+	if g.in.gates, g.in.dryRun, err = dc.gates.resolve(d.Namespace, g.in.policy); err != nil {
+		return g.reportInvalid(ctx, err)
+	}
 
 	_, g.cur.oldRSs = deployutil.FindOldReplicaSets(d, rsList)
 	if g.cur.newRS, err = dc.getNewReplicaSetWith(ctx, d, rsList, g.cur.oldRSs, newReplicaSetOptions{deferStatus: true}); err != nil {
@@ -175,6 +185,7 @@ func (g *graySync) run(ctx context.Context) error {
 	// A scaling event is read once: our own writes below change neither spec.replicas nor the
 	// ReplicaSets' desired-replicas annotations.
 	scaling := deployutil.ReplicasChanged(ctx, d, deployutil.WithNewRS(g.cur.oldRSs, g.cur.newRS))
+	g.gates = g.judgeGates()
 	move := g.decideMove(ctx, id, recordedHold, scaling)
 	if err := g.takeMove(ctx, move); err != nil {
 		return err

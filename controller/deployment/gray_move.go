@@ -22,7 +22,7 @@ func (g *graySync) decideMove(ctx context.Context, id gray.Identity, recordedHol
 	return gray.DecideMove(ctx, gray.MoveFacts{Status: g.st, Prev: g.in.prev, HasPrev: g.in.hasPrev, Points: g.in.points, Policy: g.in.policy,
 		Deployment: d, NewRS: g.cur.newRS, OldRSs: g.cur.oldRSs, HeldByUs: id.HeldByUs(g.in.prev, g.in.hasPrev),
 		PausedByUs: d.Spec.Paused && (recordedHold || id.RederivedHold), NewRollout: id.NewRollout, Scaling: scaling,
-		ModePaused: g.mode.pausedByItsUser(), Now: g.in.now})
+		ModePaused: g.mode.pausedByItsUser(), Gates: g.gates, Now: g.in.now})
 }
 
 // takeMove carries out m up to the ReplicaSet writes: the resume's request and event, then the

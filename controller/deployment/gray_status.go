@@ -40,7 +40,7 @@ func (g *graySync) report(ctx context.Context) error {
 	f := gray.ReportFacts{Status: g.st, Prev: g.in.prev, HasPrev: g.in.hasPrev, Steps: len(g.in.points), Policy: g.in.policy,
 		Deployment: d, NewRS: g.cur.newRS, OldRSs: g.cur.oldRSs, Complete: deployutil.DeploymentComplete(d, &newStatus),
 		Progressing: deployutil.GetDeploymentCondition(newStatus, appsv1.DeploymentProgressing), ModePaused: g.mode.pausedByItsUser(),
-		Now: g.in.now}
+		Gates: g.gates, Now: g.in.now}
 	dec := gray.DecideReport(f)
 	if dec.NeedsPodReasons {
 		f.PodsRead, f.PodsNotReady = true, g.dc.whyNewPodsNotReady(ctx, g.cur.newRS)

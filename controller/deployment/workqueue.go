@@ -42,7 +42,7 @@ func (dc *DeploymentController) Run(ctx context.Context, workers int) {
 		wg.Wait()
 	}()
 
-	if !cache.WaitForNamedCacheSyncWithContext(ctx, dc.dListerSynced, dc.rsListerSynced, dc.podListerSynced) {
+	if !cache.WaitForNamedCacheSyncWithContext(ctx, dc.dListerSynced, dc.rsListerSynced, dc.podListerSynced, dc.gates.synced) {
 		return
 	}
 	for range workers {
@@ -53,9 +53,10 @@ func (dc *DeploymentController) Run(ctx context.Context, workers int) {
 	<-ctx.Done()
 }
 
-// HasSynced reports whether all three informer caches have synced at least once.
+// HasSynced reports whether every informer cache (Deployments, ReplicaSets, pods, gate
+// ConfigMaps) has synced at least once.
 func (dc *DeploymentController) HasSynced() bool {
-	return dc.dListerSynced() && dc.rsListerSynced() && dc.podListerSynced()
+	return dc.dListerSynced() && dc.rsListerSynced() && dc.podListerSynced() && dc.gates.synced()
 }
 
 func (dc *DeploymentController) enqueue(d *appsv1.Deployment) {

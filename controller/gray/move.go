@@ -36,7 +36,9 @@ type MoveFacts struct {
 	Scaling bool
 	// ModePaused: the user paused the rollout in a way spec.paused does not show.
 	ModePaused bool
-	Now        time.Time
+	// Gates is the hold's gates as DecideGates judged them: hold-for waits for them to pass.
+	Gates GateVerdict
+	Now   time.Time
 }
 
 // Move is what DecideMove decided.
@@ -63,7 +65,8 @@ func DecideMove(ctx context.Context, f MoveFacts) Move {
 	st := retarget(f.Status, replicas, f.Points)
 	inPlace := HoldInPlace(f.NewRS, f.OldRSs, st.Target, replicas)
 	m := Move{Resume: DecideResume(ResumeFacts{Deployment: d, Status: st, Points: f.Points, HeldByUs: f.HeldByUs, HoldFor: f.Policy.HoldFor,
-		TimedHoldDue: timedHoldDue(f, st, inPlace), HoldInPlace: inPlace, StableGone: StableGone(st, steps, f.NewRS, f.OldRSs)})}
+		TimedHoldDue: timedHoldDue(f, st, inPlace) && f.Gates.Passed(), HoldInPlace: inPlace, StableGone: StableGone(st, steps, f.NewRS, f.OldRSs),
+		GatesPending: f.Gates.Pending})}
 	resumed := m.Resume.Resumed != ""
 	if resumed {
 		st = Resumed(st, m.Resume.Step)

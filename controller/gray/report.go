@@ -7,6 +7,8 @@ package gray
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -41,7 +43,9 @@ type ReportFacts struct {
 	// ready, empty when nothing tells.
 	PodsRead     bool
 	PodsNotReady string
-	Now          time.Time
+	// Gates is the hold's gates as DecideGates judged them.
+	Gates GateVerdict
+	Now   time.Time
 }
 
 // Event is an event on the Deployment.
@@ -99,6 +103,7 @@ func DecideReport(f ReportFacts) Report {
 		}
 		st = r.degrade(f, st, df.Available)
 	}
+	st = r.judgeGates(f, st)
 	if StableGone(st, f.Steps, f.NewRS, f.OldRSs) {
 		st = r.stableGone(f, st)
 	}
@@ -111,6 +116,10 @@ func DecideReport(f ReportFacts) Report {
 	if st.Phase == grayapi.PhaseHeld && f.Policy.HoldFor > 0 && st.SettledAt != nil && !pausedByUser {
 		// One second late rather than early: the stored time has whole seconds.
 		r.LookAgain = max(st.SettledAt.Add(f.Policy.HoldFor).Sub(f.Now), 0) + time.Second
+	}
+	// A gate's next measurement may come before the hold-for or the deadline check.
+	if next := f.Gates.NextIn; next > 0 && (r.LookAgain == 0 || next < r.LookAgain) {
+		r.LookAgain = next
 	}
 
 	switch {
@@ -127,6 +136,31 @@ func DecideReport(f ReportFacts) Report {
 	}
 	r.Status = st
 	return r
+}
+
+// judgeGates records the hold's gates while the step that settled is the one in flight, fails
+// the step for a gate that failed past its limit (sticky while the step lasts: a pod lost after
+// it does not make it Progressing again), and says in a Held message what the gates wait for.
+func (r *Report) judgeGates(f ReportFacts, st grayapi.Status) grayapi.Status {
+	g := f.Gates
+	r.Events = append(r.Events, g.Events...)
+	st.Gates = nil
+	if !f.HasPrev || f.Prev.Revision != st.Revision || f.Prev.Step != st.Step || st.SettledAt == nil {
+		return st
+	}
+	st.Gates = g.Records
+	switch {
+	case g.Failed != nil && (st.Phase == grayapi.PhaseHeld || st.Phase == grayapi.PhaseProgressing):
+		return Degraded(st, g.Failed, fmt.Sprintf("revision %d at %d%%: %s", st.Revision, st.Percent, g.Failed.Message))
+	case st.Phase != grayapi.PhaseHeld:
+	case g.Unsure != "":
+		st.Message += "; " + g.Unsure + "; kubectl gray resume accepts the canary, kubectl gray undo rejects it"
+	case !g.Passed():
+		st.Message += "; gates to pass: " + strings.Join(g.Pending, ", ")
+	case slices.ContainsFunc(g.Records, func(r grayapi.GateStatus) bool { return !r.DryRun }):
+		st.Message += "; gates passed"
+	}
+	return st
 }
 
 // degradedBefore reports whether the status read already said that st's step is Degraded, for

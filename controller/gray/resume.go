@@ -2,6 +2,7 @@ package gray
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -22,6 +23,9 @@ type ResumeFacts struct {
 	TimedHoldDue bool
 	// HoldInPlace: the ReplicaSets stand at the hold; stableGone: there is no going back.
 	HoldInPlace, StableGone bool
+	// GatesPending names the gates that have not passed (GateVerdict.Pending): a person's resume
+	// still moves on, and its event says which.
+	GatesPending []string
 }
 
 // ResumeDecision is what DecideResume decided.
@@ -50,8 +54,8 @@ func DecideResume(f ResumeFacts) ResumeDecision {
 	if !requested {
 		switch {
 		case !f.Deployment.Spec.Paused && f.HeldByUs:
-			return ResumeDecision{Step: st.Step + 1, Resumed: fmt.Sprintf("Revision %d unpaused at %d%%: moving on to %s",
-				st.Revision, st.Percent, nextShare(f.Points, st.Step+1))}
+			return ResumeDecision{Step: st.Step + 1, Resumed: fmt.Sprintf("Revision %d unpaused at %d%%: moving on to %s%s",
+				st.Revision, st.Percent, nextShare(f.Points, st.Step+1), notPassed(f.GatesPending))}
 		case f.HeldByUs && f.TimedHoldDue:
 			return ResumeDecision{Step: st.Step + 1, Resumed: fmt.Sprintf("Revision %d held at %d%% for %s (%s): moving on to %s",
 				st.Revision, st.Percent, f.HoldFor, grayapi.HoldForAnnotation, nextShare(f.Points, st.Step+1))}
@@ -85,7 +89,15 @@ func DecideResume(f ResumeFacts) ResumeDecision {
 		step = int32(len(f.Points))
 	}
 	return ResumeDecision{Step: step, Consume: true,
-		Resumed: fmt.Sprintf("Revision %d resumed at %d%%: moving on to %s", st.Revision, st.Percent, nextShare(f.Points, step))}
+		Resumed: fmt.Sprintf("Revision %d resumed at %d%%: moving on to %s%s", st.Revision, st.Percent, nextShare(f.Points, step), notPassed(f.GatesPending))}
+}
+
+// notPassed is what a person's resume adds to its event when gates had not passed.
+func notPassed(pending []string) string {
+	if len(pending) == 0 {
+		return ""
+	}
+	return " (by hand: gates not passed: " + strings.Join(pending, ", ") + ")"
 }
 
 // nextShare names where a rollout at step goes.

@@ -34,6 +34,8 @@ func NotHolding(st grayapi.Status) grayapi.Status {
 func Resumed(st grayapi.Status, step int32) grayapi.Status {
 	st.Step = step
 	st.HeldAt = nil
+	// The gates were the hold's; the next hold measures afresh.
+	st.Gates = nil
 	st.Phase = grayapi.PhaseProgressing
 	return st
 }

@@ -19,6 +19,16 @@ const NeverReadyAnnotation = "kubegray.test/never-ready"
 // --image`, `kubectl set image`) to the named image breaks its new pods.
 const CrashLoopAnnotation = "kubegray.test/crash-loop"
 
+// RestartWhileReadyAnnotation on a pod template names an image whose
+// containers restart every two seconds while their pod stays Ready (a process
+// that dies and comes back at once, as an application leaking memory under
+// load does), up to 100 restarts; RestartReasonAnnotation gives the last
+// state's reason ("OOMKilled"; "Error" when absent).
+const (
+	RestartWhileReadyAnnotation = "kubegray.test/restart-while-ready"
+	RestartReasonAnnotation     = "kubegray.test/restart-reason"
+)
+
 // ReadyAfterAnnotation on a pod template holds a Go duration ("30s"), and its
 // pods become Ready that long after kwok first sees them (an application that
 // starts slowly), or an RFC 3339 instant, and they become Ready then, or at
@@ -44,6 +54,10 @@ func UnschedulableNodeSelector() map[string]string {
 // names of the pod's containers running the image CrashLoopAnnotation names;
 // nothing when the annotation is absent.
 const crashingContainers = `.metadata.annotations["` + CrashLoopAnnotation + `"] as $image | .spec.containers.[] | select( .image == $image ) | .name`
+
+// restartingContainers is the kwok selector key whose result is the names of
+// the pod's containers running the image RestartWhileReadyAnnotation names.
+const restartingContainers = `.metadata.annotations["` + RestartWhileReadyAnnotation + `"] as $image | .spec.containers.[] | select( .image == $image ) | .name`
 
 // podReadySkips are the selector expressions added to kwok's pod-ready stage
 // so that it leaves the pods of the stages above alone.
@@ -151,11 +165,68 @@ spec:
       startTime: {{ or .status.startTime $now | Quote }}
 `
 
+// restartWhileReadyStage plays a container that restarts while its pod stays
+// Ready: every two seconds once the pod runs, one more restart of the named
+// image's containers, the last state terminated with the given reason, until
+// 100. Only containerStatuses is written; the pod's conditions stay Ready.
+const restartWhileReadyStage = `apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: pod-restart-while-ready
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Pod
+  selector:
+    matchExpressions:
+    - key: '.metadata.deletionTimestamp'
+      operator: 'DoesNotExist'
+    - key: '.status.phase'
+      operator: 'In'
+      values: ['Running']
+    - key: '` + restartingContainers + `'
+      operator: 'Exists'
+    - key: '.status.containerStatuses.[] | select( .restartCount >= 100 ) | .name'
+      operator: 'DoesNotExist'
+  delay:
+    durationMilliseconds: 2000
+  next:
+    statusTemplate: |
+      {{ $now := Now }}
+      {{ $root := . }}
+      {{ $image := index .metadata.annotations "` + RestartWhileReadyAnnotation + `" }}
+      {{ $reason := or ( index .metadata.annotations "` + RestartReasonAnnotation + `" ) "Error" }}
+      containerStatuses:
+      {{ range .spec.containers }}
+      {{ $name := .name }}
+      {{ $restarts := 0 }}
+      {{ range $root.status.containerStatuses }}{{ if eq .name $name }}{{ $restarts = int64 .restartCount }}{{ end }}{{ end }}
+      - image: {{ .image | Quote }}
+        name: {{ .name | Quote }}
+        ready: true
+        started: true
+      {{ if eq .image $image }}
+        restartCount: {{ add1 $restarts }}
+        lastState:
+          terminated:
+            exitCode: 137
+            reason: {{ $reason | Quote }}
+            startedAt: {{ $now | Quote }}
+            finishedAt: {{ $now | Quote }}
+      {{ else }}
+        restartCount: {{ $restarts }}
+      {{ end }}
+        state:
+          running:
+            startedAt: {{ $now | Quote }}
+      {{ end }}
+`
+
 // patchStages teaches the cached stage set (documents split on "---") our
 // failure modes: the pod-ready stage skips the pods of NeverReadyAnnotation,
 // ReadyAfterAnnotation and CrashLoopAnnotation, a copy of it delayed by
-// ReadyAfterAnnotation makes the slow pods ready, and the crash-loop stage is
-// added.
+// ReadyAfterAnnotation makes the slow pods ready, and the crash-loop and
+// restart-while-ready stages are added.
 func patchStages(docs []string) ([]string, error) {
 	skip := "    matchExpressions:\n"
 	for _, key := range podReadySkips {
@@ -175,5 +246,5 @@ func patchStages(docs []string) ([]string, error) {
 	if late == "" || !strings.Contains(late, "durationFrom") {
 		return nil, fmt.Errorf("no pod-ready stage selector to patch")
 	}
-	return append(docs, late, crashLoopStage), nil
+	return append(docs, late, crashLoopStage, restartWhileReadyStage), nil
 }

@@ -447,9 +447,10 @@ func checkHoldKept(rv uint64, tr *deploymentTrack, fail func(uint64, string, ...
 		return
 	}
 	// Someone deleting the stable ReplicaSet under a hold ends it without a new generation, and
-	// so does an abort (a person's, through kubegray.io/resume, which is no spec change).
-	stableGone := st.Failure != nil && st.Failure.Reason == grayapi.ReasonStableReplicaSetGone
-	if h := tr.held; h != nil && st.Phase != grayapi.PhaseHeld && st.Phase != grayapi.PhaseAborted && !stableGone && st.Revision == h.Revision &&
+	// so does an abort (a person's, through kubegray.io/resume, which is no spec change), and a
+	// gate that fails the settled canary (docs/gates.md).
+	endsHold := st.Failure != nil && (st.Failure.Reason == grayapi.ReasonStableReplicaSetGone || st.Failure.Reason == grayapi.ReasonGateFailed)
+	if h := tr.held; h != nil && st.Phase != grayapi.PhaseHeld && st.Phase != grayapi.PhaseAborted && !endsHold && st.Revision == h.Revision &&
 		st.ObservedGeneration == h.ObservedGeneration && st.Step == h.Step && st.Percent == h.Percent {
 		fail(rv, "hold flapped: deployment %s reported Held and then %s for the same revision %d, observedGeneration %d, step %d (%d%%)",
 			tr.d.Name, st.Phase, st.Revision, st.ObservedGeneration, st.Step, st.Percent)

@@ -1,0 +1,222 @@
+package deployment
+
+// The gates' definitions and measurements for a gray sync (docs/gates.md): a gate named on a
+// Deployment is defined by a key of a ConfigMap labelled kubegray.io/gates=true in its
+// namespace, else in gray-controller's own namespace, else built in (pods). controller/gray
+// decides what the measurements mean.
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	"github.com/kubegray/kubectl-gray/controller/gates"
+	"github.com/kubegray/kubectl-gray/controller/gray"
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+)
+
+// gateBook finds gate definitions. It watches only ConfigMaps labelled kubegray.io/gates=true
+// and keeps each one's definitions parsed (CEL compiled) until the ConfigMap changes.
+type gateBook struct {
+	lister corelisters.ConfigMapLister
+	synced cache.InformerSynced
+	// namespace is gray-controller's: its ConfigMaps define cluster-wide defaults.
+	namespace string
+
+	mu     sync.Mutex
+	parsed map[types.UID]parsedConfigMap
+}
+
+// parsedConfigMap is one version of a ConfigMap's definitions, each parsed or refused.
+type parsedConfigMap struct {
+	resourceVersion string
+	defs            map[string]*gates.Definition
+	errs            map[string]error
+}
+
+// newGateBook registers the labelled ConfigMap informer on factory; onChange is called with the
+// namespace of every ConfigMap added, changed or deleted.
+func newGateBook(factory informers.SharedInformerFactory, namespace string, onChange func(namespace string)) (*gateBook, error) {
+	informer := factory.InformerFor(&corev1.ConfigMap{}, func(client kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+		return coreinformers.NewFilteredConfigMapInformer(client, metav1.NamespaceAll, resync, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
+			func(o *metav1.ListOptions) { o.LabelSelector = grayapi.GatesLabel + "=" + grayapi.GatesLabelValue })
+	})
+	b := &gateBook{lister: corelisters.NewConfigMapLister(informer.GetIndexer()), synced: informer.HasSynced, namespace: namespace,
+		parsed: map[types.UID]parsedConfigMap{}}
+	changed := func(obj any) {
+		if cm, ok := deletedObject[*corev1.ConfigMap](obj); ok {
+			onChange(cm.Namespace)
+		}
+	}
+	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    changed,
+		UpdateFunc: func(_, newObj any) { changed(newObj) },
+		DeleteFunc: func(obj any) {
+			if cm, ok := deletedObject[*corev1.ConfigMap](obj); ok {
+				b.mu.Lock()
+				delete(b.parsed, cm.UID)
+				b.mu.Unlock()
+			}
+			changed(obj)
+		},
+	}); err != nil {
+		return nil, fmt.Errorf("adding gate configmap event handler: %w", err)
+	}
+	return b, nil
+}
+
+// resolve finds the definitions of the gates p names, gates first, then the dry runs not among
+// them, and says which are dry runs. The error names the gate and why it has no definition.
+func (b *gateBook) resolve(namespace string, p grayapi.Policy) ([]*gates.Definition, map[string]bool, error) {
+	names := slices.Clone(p.Gates)
+	dryRun := map[string]bool{}
+	for _, name := range p.DryRunGates {
+		dryRun[name] = true
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	if len(names) > grayapi.MaxGates {
+		return nil, nil, fmt.Errorf("%s and %s name %d gates together, at most %d allowed", grayapi.GatesAnnotation, grayapi.GatesDryRunAnnotation, len(names), grayapi.MaxGates)
+	}
+	defs := make([]*gates.Definition, 0, len(names))
+	for _, name := range names {
+		def, err := b.find(namespace, name)
+		if err != nil {
+			return nil, nil, err
+		}
+		defs = append(defs, def)
+	}
+	return defs, dryRun, nil
+}
+
+// find is gate name's definition: the Deployment's namespace first, then gray-controller's,
+// then the built-in pods gate.
+func (b *gateBook) find(namespace, name string) (*gates.Definition, error) {
+	for _, ns := range []string{namespace, b.namespace} {
+		def, err := b.findIn(ns, name)
+		if def != nil || err != nil {
+			return def, err
+		}
+	}
+	if name == grayapi.PodsGate {
+		return gates.BuiltinPods(), nil
+	}
+	return nil, fmt.Errorf("gate %q is defined nowhere: no ConfigMap labelled %s=%s in namespace %s or %s has the key %q",
+		name, grayapi.GatesLabel, grayapi.GatesLabelValue, namespace, b.namespace, name)
+}
+
+// findIn is gate name's definition in one namespace (nil when none defines it); two ConfigMaps
+// defining it there are an error, since neither can be said to win.
+func (b *gateBook) findIn(namespace, name string) (*gates.Definition, error) {
+	cms, err := b.lister.ConfigMaps(namespace).List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	var found *corev1.ConfigMap
+	for _, cm := range cms {
+		if _, ok := cm.Data[name]; !ok {
+			continue
+		}
+		if found != nil {
+			a, c := found.Name, cm.Name
+			if c < a {
+				a, c = c, a
+			}
+			return nil, fmt.Errorf("gate %q is defined twice in namespace %s: by ConfigMaps %s and %s", name, namespace, a, c)
+		}
+		found = cm
+	}
+	if found == nil {
+		return nil, nil
+	}
+	return b.parse(found, name)
+}
+
+// parse is key name of cm parsed, from the cache while cm is unchanged.
+func (b *gateBook) parse(cm *corev1.ConfigMap, name string) (*gates.Definition, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p, ok := b.parsed[cm.UID]
+	if !ok || p.resourceVersion != cm.ResourceVersion {
+		p = parsedConfigMap{resourceVersion: cm.ResourceVersion, defs: map[string]*gates.Definition{}, errs: map[string]error{}}
+		b.parsed[cm.UID] = p
+	}
+	if def, ok := p.defs[name]; ok {
+		return def, nil
+	}
+	if err, ok := p.errs[name]; ok {
+		return nil, err
+	}
+	def, err := gates.Parse(name, fmt.Sprintf("ConfigMap %s/%s, key %q", cm.Namespace, cm.Name, name), cm.Data[name])
+	if err != nil {
+		p.errs[name] = err
+		return nil, err
+	}
+	p.defs[name] = def
+	return def, nil
+}
+
+// enqueueGated queues the gray Deployments of namespace (of every namespace when it is
+// gray-controller's) that name gates: a definition they read changed.
+func (dc *DeploymentController) enqueueGated(logger klog.Logger, namespace string) {
+	if namespace == dc.gates.namespace {
+		namespace = metav1.NamespaceAll
+	}
+	ds, err := dc.dLister.Deployments(namespace).List(labels.Everything())
+	if err != nil {
+		logger.Error(err, "Listing Deployments for a gate definition change", "namespace", namespace)
+		return
+	}
+	for _, d := range ds {
+		_, gated := d.Annotations[grayapi.GatesAnnotation]
+		_, dry := d.Annotations[grayapi.GatesDryRunAnnotation]
+		if (gated || dry) && isGray(d) {
+			dc.enqueue(d)
+		}
+	}
+}
+
+// judgeGates asks gray.DecideGates about the hold's gates, from the pods of the canary and of
+// the stable revision as the pod cache has them.
+func (g *graySync) judgeGates() gray.GateVerdict {
+	if len(g.in.gates) == 0 {
+		return gray.GateVerdict{}
+	}
+	f := gray.GateFacts{Status: g.st, Prev: g.in.prev, HasPrev: g.in.hasPrev, Gates: g.in.gates, DryRun: g.in.dryRun, Now: g.in.now}
+	if g.cur.newRS != nil {
+		f.Canary = g.dc.gatePods(g.cur.newRS.UID)
+	}
+	if stable := gray.StableForRollback(g.cur.oldRSs, g.st.StableRevision); stable != nil {
+		f.Stable = g.dc.gatePods(stable.UID)
+	}
+	return gray.DecideGates(f)
+}
+
+// gatePods is what the pods gate reads of the pods a ReplicaSet controls, terminating ones left
+// out.
+func (dc *DeploymentController) gatePods(rsUID types.UID) []gates.Pod {
+	objs, err := dc.podIndexer.ByIndex(podControllerUIDIndex, string(rsUID))
+	if err != nil {
+		return nil
+	}
+	var pods []gates.Pod
+	for _, obj := range objs {
+		if pod, ok := obj.(*cachedPod); ok && pod.DeletionTimestamp == nil {
+			pods = append(pods, pod.gate)
+		}
+	}
+	return pods
+}

@@ -1,0 +1,178 @@
+package gray
+
+// The gates of a hold (docs/gates.md): measured from the moment the hold settled, one
+// measurement per gate per interval, the outcomes counted in kubegray.io/status so that a new
+// leader carries on where the last one stopped. A hold with gates is left by hold-for only once
+// every gate that is not a dry run has passed its count; a gate failing past its limit fails
+// the step (Degraded, GateFailed); one that cannot tell past its limit leaves the hold to a
+// person.
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubegray/kubectl-gray/controller/gates"
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+)
+
+// GateFacts is what DecideGates decides from.
+type GateFacts struct {
+	// Status is the rollout as identified; Prev the status read, HasPrev whether it is trusted.
+	Status, Prev grayapi.Status
+	HasPrev      bool
+	// Gates are the gates named, resolved, in the order named; DryRun names those only
+	// measured.
+	Gates  []*gates.Definition
+	DryRun map[string]bool
+	// Canary and Stable are the pods of the canary's and the stable revision's ReplicaSets.
+	Canary, Stable []gates.Pod
+	Now            time.Time
+}
+
+// GateVerdict is what DecideGates decided.
+type GateVerdict struct {
+	// Records are the gates to record in the status (nil until the hold settles).
+	Records []grayapi.GateStatus
+	// Pending names the gates that are not dry runs and have not passed their count yet, with
+	// their passes ("pods 1/3"); none pending is Passed.
+	Pending []string
+	// Failed is the step's failure when a gate failed past its failureLimit; Unsure says which
+	// gates could not tell past their inconclusiveLimit (the hold stays).
+	Failed *grayapi.Failure
+	Unsure string
+	Events []Event
+	// NextIn is when the next measurement is due (0: none).
+	NextIn time.Duration
+}
+
+// DecideGates measures the gates that are due and judges the hold by their counts. The window
+// opens with the first sync that reads the hold Held: that measurement takes the pods gate's
+// baseline and judges nothing; each later one, an interval after the last, counts one outcome.
+// A gate stops measuring once it has passed its count or failed past its limit. Measuring
+// stops while the step is Degraded; the counts stay until the hold is left.
+//
+//	pods (interval 2s, count 3) held at 10:00:00 → baseline 10:00:00, passes 10:00:02, :04, :06
+//	→ Passed; with hold-for 5s the hold is left at 10:00:06, not at 10:00:05.
+func DecideGates(f GateFacts) GateVerdict {
+	if len(f.Gates) == 0 {
+		return GateVerdict{}
+	}
+	p, st := f.Prev, f.Status
+	gateFailed := p.Phase == grayapi.PhaseDegraded && p.Failure != nil && p.Failure.Reason == grayapi.ReasonGateFailed
+	open := f.HasPrev && p.Revision == st.Revision && p.Step == st.Step && p.SettledAt != nil &&
+		(p.Phase == grayapi.PhaseHeld || gateFailed)
+	var v GateVerdict
+	var unsure []string
+	for _, def := range f.Gates {
+		rec := grayapi.GateStatus{Name: def.Name, DryRun: f.DryRun[def.Name]}
+		if open {
+			rec = priorRecord(p.Gates, rec)
+			if p.Phase == grayapi.PhaseHeld && !settled(def, rec) {
+				rec = v.measure(f, def, rec, p.SettledAt.Time)
+			}
+			v.Records = append(v.Records, rec)
+		}
+		if rec.DryRun {
+			continue
+		}
+		switch {
+		case rec.Fails > def.FailureLimit:
+			v.Failed = &grayapi.Failure{Reason: grayapi.ReasonGateFailed, Message: fmt.Sprintf(
+				"gate %s failed %d times (failureLimit %d): %s; measured %s", def.Name, rec.Fails, def.FailureLimit, rec.Why, rec.Value)}
+		case rec.Unsure > def.InconclusiveLimit:
+			unsure = append(unsure, fmt.Sprintf("gate %s could not tell %d times (inconclusiveLimit %d): %s: %s",
+				def.Name, rec.Unsure, def.InconclusiveLimit, rec.Last, rec.Why))
+		}
+		if rec.Passes < def.Count {
+			v.Pending = append(v.Pending, fmt.Sprintf("%s %d/%d", def.Name, rec.Passes, def.Count))
+		}
+	}
+	v.Unsure = strings.Join(unsure, "; ")
+	return v
+}
+
+// Passed reports whether every gate that is not a dry run has passed its count (true without
+// such gates): the zero verdict, a Deployment without gates, has.
+func (v GateVerdict) Passed() bool { return len(v.Pending) == 0 }
+
+// priorRecord is the record of fresh's gate in the status read, or fresh when there is none.
+func priorRecord(prior []grayapi.GateStatus, fresh grayapi.GateStatus) grayapi.GateStatus {
+	for _, r := range prior {
+		if r.Name == fresh.Name {
+			r.DryRun = fresh.DryRun
+			return r
+		}
+	}
+	return fresh
+}
+
+// settled reports whether a gate has nothing more to measure: passed its count, or failed or
+// could not tell past its limit.
+func settled(def *gates.Definition, rec grayapi.GateStatus) bool {
+	return rec.Passes >= def.Count || rec.Fails > def.FailureLimit || rec.Unsure > def.InconclusiveLimit
+}
+
+// measure takes rec's measurement when it is due (the first takes the baseline and judges
+// nothing), announces a limit or a count just reached, and keeps NextIn while the gate has more
+// to measure.
+func (v *GateVerdict) measure(f GateFacts, def *gates.Definition, rec grayapi.GateStatus, opened time.Time) grayapi.GateStatus {
+	if rec.At != nil {
+		if due := rec.At.Add(def.Interval); f.Now.Before(due) {
+			v.next(due.Sub(f.Now))
+			return rec
+		}
+	}
+	rec.At = new(metav1.NewTime(f.Now))
+	defer func() {
+		if !settled(def, rec) {
+			v.next(def.Interval)
+		}
+	}()
+	if rec.Baseline == nil {
+		rec.Baseline = &grayapi.PodsBaseline{Canary: gates.TotalRestarts(f.Canary), Stable: gates.TotalRestarts(f.Stable)}
+		rec.Why = "window opened; the first outcome comes an interval later"
+		return rec
+	}
+	canary := gates.CountPods(f.Canary, opened, rec.Baseline.Canary)
+	stable := gates.CountPods(f.Stable, opened, rec.Baseline.Stable)
+	rec.Last, rec.Value, rec.Why = def.Judge(canary, stable)
+	switch rec.Last {
+	case grayapi.GatePass:
+		rec.Passes++
+		if rec.Passes == def.Count {
+			v.event(rec, corev1.EventTypeNormal, grayapi.ReasonGrayGatePassed, "gate %s passed %d times: %s", def.Name, rec.Passes, rec.Value)
+		}
+	case grayapi.GateFail:
+		rec.Fails++
+		if rec.Fails == def.FailureLimit+1 {
+			v.event(rec, corev1.EventTypeWarning, grayapi.ReasonGrayGateFailed, "gate %s failed: %s; measured %s", def.Name, rec.Why, rec.Value)
+		}
+	default:
+		rec.Unsure++
+		if rec.Unsure == def.InconclusiveLimit+1 {
+			v.event(rec, corev1.EventTypeWarning, grayapi.ReasonGrayGateInconclusive, "gate %s could not tell %d times: %s: %s; "+
+				"kubectl gray resume accepts the canary, kubectl gray undo rejects it", def.Name, rec.Unsure, rec.Last, rec.Why)
+		}
+	}
+	return rec
+}
+
+// next keeps the soonest measurement due.
+func (v *GateVerdict) next(in time.Duration) {
+	if v.NextIn == 0 || in < v.NextIn {
+		v.NextIn = in
+	}
+}
+
+// event adds an event about rec; a dry run's says so and is never a Warning.
+func (v *GateVerdict) event(rec grayapi.GateStatus, kind, reason, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if rec.DryRun {
+		kind, msg = corev1.EventTypeNormal, "dry run: "+msg
+	}
+	v.Events = append(v.Events, Event{kind, reason, msg})
+}

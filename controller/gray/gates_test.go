@@ -1,0 +1,109 @@
+package gray
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubegray/kubectl-gray/controller/gates"
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+)
+
+// TestDecideGates: facts → verdict, for a pods gate measured every 2s that needs 3 passes and
+// tolerates no fail and 1 unsure outcome. The hold of revision 2 at step 0 settled 10s ago.
+func TestDecideGates(t *testing.T) {
+	pods, err := gates.Parse("pods", "test", "provider: pods\nsuccess: canary.restartsPerPod <= stable.restartsPerPod\n"+
+		"interval: 2s\ncount: 3\ninconclusiveLimit: 1\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	settled := metav1.NewTime(testNow.Add(-10 * time.Second))
+	ago := func(d time.Duration) *metav1.Time { return new(metav1.NewTime(testNow.Add(-d))) }
+	base := &grayapi.PodsBaseline{Canary: 0, Stable: 4}
+	held := grayapi.Status{Revision: 2, StableRevision: 1, Step: 0, Percent: 10, Phase: grayapi.PhaseHeld, SettledAt: &settled}
+	with := func(st grayapi.Status, recs ...grayapi.GateStatus) grayapi.Status { st.Gates = recs; return st }
+	quiet := []gates.Pod{{Restarts: 0, Ready: true}}
+	restarted := []gates.Pod{{Restarts: 2, Ready: true}}
+	stable := []gates.Pod{{Restarts: 4, Ready: true}, {Ready: true}}
+	gateFailed := with(held, grayapi.GateStatus{Name: "pods", Last: grayapi.GateFail, Fails: 1, At: ago(time.Second), Baseline: base})
+	gateFailed.Phase, gateFailed.Failure = grayapi.PhaseDegraded, &grayapi.Failure{Reason: grayapi.ReasonGateFailed}
+
+	for _, tc := range []struct {
+		name    string
+		prev    grayapi.Status
+		dryRun  bool
+		canary  []gates.Pod
+		want    []grayapi.GateStatus // Value and Why not compared
+		pending []string
+		failed  bool
+		unsure  bool
+		events  []string // reasons
+		nextIn  time.Duration
+	}{
+		{name: "not settled yet: nothing measured, nothing passed",
+			prev: grayapi.Status{Revision: 2, Step: 0, Phase: grayapi.PhaseProgressing}, canary: quiet, pending: []string{"pods 0/3"}},
+		{name: "first sync of the hold: the baseline, no outcome", prev: held, canary: quiet,
+			want:    []grayapi.GateStatus{{Name: "pods", At: ago(0), Baseline: base}},
+			pending: []string{"pods 0/3"}, nextIn: 2 * time.Second},
+		{name: "not due: kept, next in what is left", prev: with(held, grayapi.GateStatus{Name: "pods", Last: grayapi.GatePass, Passes: 1, At: ago(500 * time.Millisecond), Baseline: base}),
+			canary:  quiet,
+			want:    []grayapi.GateStatus{{Name: "pods", Last: grayapi.GatePass, Passes: 1, At: ago(500 * time.Millisecond), Baseline: base}},
+			pending: []string{"pods 1/3"}, nextIn: 1500 * time.Millisecond},
+		{name: "third pass: passed, announced", prev: with(held, grayapi.GateStatus{Name: "pods", Last: grayapi.GatePass, Passes: 2, At: ago(2 * time.Second), Baseline: base}),
+			canary: quiet,
+			want:   []grayapi.GateStatus{{Name: "pods", Last: grayapi.GatePass, Passes: 3, At: ago(0), Baseline: base}},
+			events: []string{grayapi.ReasonGrayGatePassed}},
+		{name: "passed: measured no more", prev: with(held, grayapi.GateStatus{Name: "pods", Last: grayapi.GatePass, Passes: 3, At: ago(9 * time.Second), Baseline: base}),
+			canary: restarted,
+			want:   []grayapi.GateStatus{{Name: "pods", Last: grayapi.GatePass, Passes: 3, At: ago(9 * time.Second), Baseline: base}}},
+		{name: "canary restarts (2/pod against stable's 0): failed at once", prev: with(held, grayapi.GateStatus{Name: "pods", Last: grayapi.GatePass, Passes: 1, At: ago(3 * time.Second), Baseline: base}),
+			canary:  restarted,
+			want:    []grayapi.GateStatus{{Name: "pods", Last: grayapi.GateFail, Passes: 1, Fails: 1, At: ago(0), Baseline: base}},
+			pending: []string{"pods 1/3"}, failed: true, events: []string{grayapi.ReasonGrayGateFailed}},
+		{name: "dry run fails: shown, not acted on", dryRun: true, prev: with(held, grayapi.GateStatus{Name: "pods", DryRun: true, At: ago(3 * time.Second), Baseline: base}),
+			canary: restarted,
+			want:   []grayapi.GateStatus{{Name: "pods", DryRun: true, Last: grayapi.GateFail, Fails: 1, At: ago(0), Baseline: base}},
+			events: []string{grayapi.ReasonGrayGateFailed}},
+		{name: "Degraded by the gate: no more measuring, still failed", prev: gateFailed, canary: quiet,
+			want:    []grayapi.GateStatus{{Name: "pods", Last: grayapi.GateFail, Fails: 1, At: ago(time.Second), Baseline: base}},
+			pending: []string{"pods 0/3"}, failed: true},
+		{name: "no canary pods twice: unsure past its limit, the hold stays", prev: with(held, grayapi.GateStatus{Name: "pods", Last: grayapi.GateNoData, Unsure: 1, At: ago(2 * time.Second), Baseline: base}),
+			want:    []grayapi.GateStatus{{Name: "pods", Last: grayapi.GateNoData, Unsure: 2, At: ago(0), Baseline: base}},
+			pending: []string{"pods 0/3"}, unsure: true, events: []string{grayapi.ReasonGrayGateInconclusive}},
+		{name: "another step's records are not this hold's", prev: func() grayapi.Status {
+			p := with(held, grayapi.GateStatus{Name: "pods", Passes: 3, At: ago(time.Second), Baseline: base})
+			p.Step = 1
+			return p
+		}(), canary: quiet, pending: []string{"pods 0/3"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := tc.prev
+			st.Step = 0
+			v := DecideGates(GateFacts{Status: st, Prev: tc.prev, HasPrev: true, Gates: []*gates.Definition{pods},
+				DryRun: map[string]bool{"pods": tc.dryRun}, Canary: tc.canary, Stable: stable, Now: testNow})
+			var got []grayapi.GateStatus
+			for _, r := range v.Records {
+				r.Value, r.Why = "", ""
+				got = append(got, r)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("records\n got %+v\nwant %+v", got, tc.want)
+			}
+			var reasons []string
+			for _, e := range v.Events {
+				reasons = append(reasons, e.Reason)
+				if tc.dryRun && e.Type != corev1.EventTypeNormal {
+					t.Errorf("a dry run's event is a %s", e.Type)
+				}
+			}
+			if !reflect.DeepEqual(v.Pending, tc.pending) || (v.Failed != nil) != tc.failed || (v.Unsure != "") != tc.unsure ||
+				!reflect.DeepEqual(reasons, tc.events) || v.NextIn != tc.nextIn {
+				t.Errorf("pending %q failed %v unsure %q events %q next in %s; want %q %v %v %q %s",
+					v.Pending, v.Failed, v.Unsure, reasons, v.NextIn, tc.pending, tc.failed, tc.unsure, tc.events, tc.nextIn)
+			}
+		})
+	}
+}
