@@ -205,6 +205,16 @@ func (g *graySync) judgeGates() gray.GateVerdict {
 	return gray.DecideGates(f)
 }
 
+// sendGateEvents sends the gates' events of this sync once a write has landed, and forgets them.
+// The hold write of a resume is such a write: the report after it may conflict, and the next
+// sync, reading the next step, would never say that the hold's gates had passed.
+func (g *graySync) sendGateEvents() {
+	for _, e := range g.gates.Events {
+		g.dc.eventRecorder.Eventf(g.cur.d, e.Type, e.Reason, "%s", e.Message)
+	}
+	g.gates.Events = nil
+}
+
 // gatePods is what the pods gate reads of the pods a ReplicaSet controls, terminating ones left
 // out.
 func (dc *DeploymentController) gatePods(rsUID types.UID) []gates.Pod {

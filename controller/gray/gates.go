@@ -52,8 +52,8 @@ type GateVerdict struct {
 // DecideGates measures the gates that are due and judges the hold by their counts. The window
 // opens with the first sync that reads the hold Held: that measurement takes the pods gate's
 // baseline and judges nothing; each later one, an interval after the last, counts one outcome.
-// A gate stops measuring once it has passed its count or failed past its limit. Measuring
-// stops while the step is Degraded; the counts stay until the hold is left.
+// A gate stops measuring once it has passed its count or failed past its limit. Only a sync
+// that reads the hold Held measures; the counts stay until the hold is left.
 //
 //	pods (interval 2s, count 3) held at 10:00:00 → baseline 10:00:00, passes 10:00:02, :04, :06
 //	→ Passed; with hold-for 5s the hold is left at 10:00:06, not at 10:00:05.
@@ -62,9 +62,9 @@ func DecideGates(f GateFacts) GateVerdict {
 		return GateVerdict{}
 	}
 	p, st := f.Prev, f.Status
-	gateFailed := p.Phase == grayapi.PhaseDegraded && p.Failure != nil && p.Failure.Reason == grayapi.ReasonGateFailed
-	open := f.HasPrev && p.Revision == st.Revision && p.Step == st.Step && p.SettledAt != nil &&
-		(p.Phase == grayapi.PhaseHeld || gateFailed)
+	// The records are the hold's from the moment it first settled, like hold-for's clock: a
+	// scaling event or a pod lost under it (Progressing for a while) keeps them, unmeasured.
+	open := f.HasPrev && p.Revision == st.Revision && p.Step == st.Step && p.SettledAt != nil
 	var v GateVerdict
 	var unsure []string
 	for _, def := range f.Gates {

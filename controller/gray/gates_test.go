@@ -73,6 +73,13 @@ func TestDecideGates(t *testing.T) {
 		{name: "no canary pods twice: unsure past its limit, the hold stays", prev: with(held, grayapi.GateStatus{Name: "pods", Last: grayapi.GateNoData, Unsure: 1, At: ago(2 * time.Second), Baseline: base}),
 			want:    []grayapi.GateStatus{{Name: "pods", Last: grayapi.GateNoData, Unsure: 2, At: ago(0), Baseline: base}},
 			pending: []string{"pods 0/3"}, unsure: true, events: []string{grayapi.ReasonGrayGateInconclusive}},
+		{name: "a pod lost under the hold (Progressing): the records stay, unmeasured", prev: func() grayapi.Status {
+			p := with(held, grayapi.GateStatus{Name: "pods", Last: grayapi.GatePass, Passes: 1, At: ago(5 * time.Second), Baseline: base})
+			p.Phase = grayapi.PhaseProgressing
+			return p
+		}(), canary: restarted,
+			want:    []grayapi.GateStatus{{Name: "pods", Last: grayapi.GatePass, Passes: 1, At: ago(5 * time.Second), Baseline: base}},
+			pending: []string{"pods 1/3"}},
 		{name: "another step's records are not this hold's", prev: func() grayapi.Status {
 			p := with(held, grayapi.GateStatus{Name: "pods", Passes: 3, At: ago(time.Second), Baseline: base})
 			p.Step = 1

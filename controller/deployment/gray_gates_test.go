@@ -1,0 +1,88 @@
+package deployment
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	clienttesting "k8s.io/client-go/testing"
+
+	"github.com/kubegray/kubectl-gray/internal/testutil"
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+)
+
+// putPods puts n ready pods of ReplicaSet name, none restarted, into the pod cache.
+func (w *grayWorld) putPods(name string, n int) {
+	w.t.Helper()
+	rs := w.replicaSet(name)
+	for i := range n {
+		name := fmt.Sprintf("%s-%d", rs.Name, i)
+		pod := &cachedPod{ObjectMeta: metav1.ObjectMeta{Namespace: rs.Namespace, Name: name, UID: types.UID(name),
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(rs, appsv1.SchemeGroupVersion.WithKind("ReplicaSet"))}}}
+		pod.gate.Ready = true
+		if err := w.f.dc.podIndexer.Add(pod); err != nil {
+			w.t.Fatal(err)
+		}
+	}
+}
+
+// TestGatePassedSaidWhenTheReportConflicts: the sync whose measurement completes the pods
+// gate's passes also leaves the hold (hold-for ran out before); its hold write lands and its
+// status write conflicts. The GrayGatePassed event must go out all the same: the next sync
+// reads the next step and has no hold left to say it of.
+func TestGatePassedSaidWhenTheReportConflicts(t *testing.T) {
+	w := startGray(t, grayDeployment(10, "20,50", testutil.WithAnnotation(grayapi.GatesAnnotation, "pods"),
+		testutil.WithAnnotation(grayapi.HoldForAnnotation, "5s")))
+	w.setImage("v2")
+	w.settle()
+	wantPhase(t, w, grayapi.PhaseHeld)
+	canary := ""
+	for _, rs := range w.replicaSets() {
+		if rs.Name != "web-v1" {
+			canary = rs.Name
+		}
+	}
+	w.putPods(canary, 2)
+	w.putPods("web-v1", 8)
+	// The built-in pods gate: the baseline now, then a pass every 30 s.
+	at := func(seconds int) {
+		w.f.dc.now = func() time.Time { return testNow.Add(time.Duration(seconds) * time.Second) }
+	}
+	for _, s := range []int{1, 31, 61} {
+		at(s)
+		w.sync()
+	}
+	if st := w.status(); len(st.Gates) != 1 || st.Gates[0].Passes != 2 || st.Step != 0 {
+		t.Fatalf("status %+v, want step 0 with 2 passes of the pods gate", st)
+	}
+	w.takeEvents()
+	conflicted := false
+	w.f.client.PrependReactor("update", "deployments", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		if a.GetSubresource() != "status" || conflicted {
+			return false, nil, nil
+		}
+		conflicted = true
+		return true, nil, apierrors.NewConflict(appsv1.Resource("deployments"), "web", errors.New("a status written in between"))
+	})
+	w.allowConflicts = true
+	at(91)
+	w.sync()
+	if !conflicted {
+		t.Fatal("the sync wrote no status: nothing conflicted")
+	}
+	if st := w.status(); st.Step != 1 {
+		t.Fatalf("status %+v after the third pass, want the hold left (step 1)", st)
+	}
+	w.settle()
+	if events := w.takeEvents(); !slices.ContainsFunc(events, func(e string) bool { return strings.Contains(e, grayapi.ReasonGrayGatePassed) }) {
+		t.Fatalf("no %s event for the hold left on the gate's third pass: %q", grayapi.ReasonGrayGatePassed, events)
+	}
+}
