@@ -1,7 +1,8 @@
 package deployment
 
 // What the informers keep of each object. Caches are most of this controller's memory, so each
-// keeps only what the controller reads: a pod its owner, phase and deletion, a Deployment or
+// keeps only what the controller reads: a pod its owner, phase, deletion and what the pods gate
+// counts (restarts, OOMKills, readiness), a Deployment or
 // ReplicaSet everything but its managed fields. Writes are unaffected: an Update without
 // managedFields keeps the server's (the API server fills them in from the stored object), and
 // the two places that read them (the built-in controller check, the conflict diagnosis of
@@ -52,7 +53,8 @@ func dropManagedFields(obj any) (any, error) {
 	return obj, nil
 }
 
-// cachedPod is what the pod cache keeps of a pod: the metadata stripPod keeps and the phase.
+// cachedPod is what the pod cache keeps of a pod: the metadata stripPod keeps, the phase and the
+// pods gate's summary.
 // A *corev1.Pod, even stripped, carries its empty spec and status structs (1,240 bytes before
 // any string); this is a fifth of that (BenchmarkPodCache).
 type cachedPod struct {
@@ -80,7 +82,8 @@ func (p *cachedPod) pod() *corev1.Pod {
 
 // stripPod is the pod informer transform: it keeps name, namespace, uid, resourceVersion,
 // ownerReferences, deletionTimestamp and status.phase, which is all that oldPodsRunning, the
-// controller-UID index and the pod-delete handler read. It is idempotent, as informers require.
+// controller-UID index and the pod-delete handler read, and the pods gate's summary of the
+// containers (gates.PodOf). It is idempotent, as informers require.
 func stripPod(obj any) (any, error) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {

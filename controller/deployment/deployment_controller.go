@@ -118,7 +118,8 @@ type DeploymentController struct {
 // and the event handlers. It must be called before the factory is started, because it installs
 // the cache transforms (cache_transforms.go): any other user of the same factory's informers
 // sees Deployments and ReplicaSets without managed fields, and cachedPods instead of pods, which
-// the factory's pod lister cannot return.
+// the factory's pod lister cannot return; its ConfigMap informer is ours too, which lists only
+// gate definitions (gray_gates.go).
 func NewDeploymentController(ctx context.Context, factory informers.SharedInformerFactory, client kubernetes.Interface, opts Options) (*DeploymentController, error) {
 	logger := klog.FromContext(ctx)
 

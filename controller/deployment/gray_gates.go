@@ -8,6 +8,7 @@ package deployment
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -105,7 +106,12 @@ func (b *gateBook) resolve(namespace string, p grayapi.Policy) ([]*gates.Definit
 // find is gate name's definition: the Deployment's namespace first, then gray-controller's,
 // then the built-in pods gate.
 func (b *gateBook) find(namespace, name string) (*gates.Definition, error) {
-	for _, ns := range []string{namespace, b.namespace} {
+	// An empty namespace would list every namespace's ConfigMaps: another tenant's definitions.
+	namespaces := []string{namespace}
+	if b.namespace != "" && b.namespace != namespace {
+		namespaces = append(namespaces, b.namespace)
+	}
+	for _, ns := range namespaces {
 		def, err := b.findIn(ns, name)
 		if def != nil || err != nil {
 			return def, err
@@ -114,8 +120,8 @@ func (b *gateBook) find(namespace, name string) (*gates.Definition, error) {
 	if name == grayapi.PodsGate {
 		return gates.BuiltinPods(), nil
 	}
-	return nil, fmt.Errorf("gate %q is defined nowhere: no ConfigMap labelled %s=%s in namespace %s or %s has the key %q",
-		name, grayapi.GatesLabel, grayapi.GatesLabelValue, namespace, b.namespace, name)
+	return nil, fmt.Errorf("gate %q is defined nowhere: no ConfigMap labelled %s=%s in namespace %s has the key %q",
+		name, grayapi.GatesLabel, grayapi.GatesLabelValue, strings.Join(namespaces, " or "), name)
 }
 
 // findIn is gate name's definition in one namespace (nil when none defines it); two ConfigMaps

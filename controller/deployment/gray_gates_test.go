@@ -9,6 +9,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -84,5 +85,48 @@ func TestGatePassedSaidWhenTheReportConflicts(t *testing.T) {
 	w.settle()
 	if events := w.takeEvents(); !slices.ContainsFunc(events, func(e string) bool { return strings.Contains(e, grayapi.ReasonGrayGatePassed) }) {
 		t.Fatalf("no %s event for the hold left on the gate's third pass: %q", grayapi.ReasonGrayGatePassed, events)
+	}
+}
+
+// TestGateWithoutDefinitionIsInvalid: a gate defined nowhere, or by a definition that does not
+// compile, freezes the rollout as Invalid with a message naming the gate and where it looked
+// (the Deployment's namespace only, when gray-controller's is unknown: never every namespace's),
+// and a fixed definition lets it go on.
+func TestGateWithoutDefinitionIsInvalid(t *testing.T) {
+	w := startGray(t, grayDeployment(10, "20,50"))
+	w.setAnnotation(grayapi.GatesAnnotation, "pods,error-rate")
+	w.setImage("v2")
+	w.settle()
+	wantPhase(t, w, grayapi.PhaseInvalid)
+	if msg := w.status().Message; !strings.Contains(msg, `gate "error-rate" is defined nowhere`) || !strings.Contains(msg, "in namespace default has the key") {
+		t.Errorf("Invalid message %q does not name the gate and where it looked", msg)
+	}
+	w.wantSizes(sz("v1", 10))
+
+	cms := w.f.factory.Core().V1().ConfigMaps().Informer().GetIndexer()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "gates", UID: "cm", ResourceVersion: "1",
+		Labels: map[string]string{grayapi.GatesLabel: grayapi.GatesLabelValue}},
+		Data: map[string]string{"error-rate": "provider: pods\nsuccess: canary.restart == 0\n"}}
+	if err := cms.Add(cm); err != nil {
+		t.Fatal(err)
+	}
+	w.settle()
+	wantPhase(t, w, grayapi.PhaseInvalid)
+	if msg := w.status().Message; !strings.Contains(msg, `gate "error-rate" (ConfigMap default/gates, key "error-rate")`) || !strings.Contains(msg, "restart") {
+		t.Errorf("Invalid message %q does not name the gate, its ConfigMap and the bad field", msg)
+	}
+
+	fixed := cm.DeepCopy()
+	fixed.ResourceVersion = "2"
+	fixed.Data["error-rate"] = "provider: pods\nsuccess: canary.restarts == 0\n"
+	if err := cms.Update(fixed); err != nil {
+		t.Fatal(err)
+	}
+	w.settle()
+	wantPhase(t, w, grayapi.PhaseHeld)
+	w.wantSizes(sz("v1", 8, "v2", 2))
+	// No pod in the cache: the window opens, nothing is judged yet.
+	if msg := w.status().Message; !strings.Contains(msg, "gates to pass: pods 0/3, error-rate 0/3") {
+		t.Errorf("Held message %q does not say which gates the hold waits for", msg)
 	}
 }
