@@ -370,8 +370,8 @@ func printData(w io.Writer, format string, v any) error {
 	return err
 }
 
-// gateText is one gate's line: its mark and last outcome, the counts, when it was last measured,
-// why, and what it measured.
+// gateText is one gate's line: its mark and last outcome, the counts and where they leave it,
+// when it was last measured, why, and what it measured.
 func gateText(g grayapi.GateStatus, now time.Time) string {
 	mark := map[grayapi.GateOutcome]string{grayapi.GatePass: "✔", grayapi.GateFail: "✖"}[g.Last]
 	if mark == "" {
@@ -382,11 +382,14 @@ func gateText(g grayapi.GateStatus, now time.Time) string {
 		last = "not measured yet"
 	}
 	text := fmt.Sprintf("%s %s (%d passed, %d failed, %d unsure)", mark, last, g.Passes, g.Fails, g.Unsure)
+	if g.Verdict != "" {
+		text += " → " + string(g.Verdict)
+	}
 	if g.DryRun {
 		text += " [dry run]"
 	}
 	if g.At != nil {
-		text += fmt.Sprintf(", measured %s ago", age(now, *g.At))
+		text += fmt.Sprintf(", measured %s ago", age(now, metav1.NewTime(g.At.Time)))
 	}
 	if g.Why != "" {
 		text += ": " + g.Why

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 
 	"github.com/kubegray/kubectl-gray/controller/gray"
 
@@ -115,11 +116,15 @@ func statusUnchanged(server, updated *appsv1.Deployment) bool {
 // is the number of hold points, for the Held message ("held at 20% (step 1/2): ...") that the
 // Argo CD health check shows.
 func setGrayConditions(status *appsv1.DeploymentStatus, st grayapi.Status, replicas int32, steps int, now metav1.Time) {
-	if st.Phase == grayapi.PhaseHeld {
+	switch {
+	case st.Phase == grayapi.PhaseHeld && cannotTell(st):
+		// A person must decide: GitOps health reads the reason (Flux: not Current).
+		deployutil.SetDeploymentCondition(status, *deployutil.NewDeploymentCondition(grayapi.ConditionGrayHeld, corev1.ConditionTrue, grayapi.ReasonGateInconclusive, st.Message, now))
+	case st.Phase == grayapi.PhaseHeld:
 		msg := fmt.Sprintf("held at %d%% (step %d/%d): %d of %d replicas on revision %d; run kubectl gray resume",
 			st.Percent, st.Step+1, steps, st.Target, replicas, st.Revision)
 		deployutil.SetDeploymentCondition(status, *deployutil.NewDeploymentCondition(grayapi.ConditionGrayHeld, corev1.ConditionTrue, grayapi.ReasonHoldPointReached, msg, now))
-	} else {
+	default:
 		deployutil.SetDeploymentCondition(status, *deployutil.NewDeploymentCondition(grayapi.ConditionGrayHeld, corev1.ConditionFalse, failureReason(st), st.Message, now))
 	}
 	switch st.Phase {
@@ -128,6 +133,11 @@ func setGrayConditions(status *appsv1.DeploymentStatus, st grayapi.Status, repli
 	default:
 		deployutil.RemoveDeploymentCondition(status, grayapi.ConditionStalled)
 	}
+}
+
+// cannotTell reports whether a gate of st that is not a dry run could not tell past its limit.
+func cannotTell(st grayapi.Status) bool {
+	return slices.ContainsFunc(st.Gates, func(g grayapi.GateStatus) bool { return !g.DryRun && g.Verdict == grayapi.GateCannotTell })
 }
 
 // failureReason is a condition's reason for st: the failure's while Degraded, else the phase

@@ -112,8 +112,19 @@ func priorRecord(prior []grayapi.GateStatus, fresh grayapi.GateStatus) grayapi.G
 
 // settled reports whether a gate has nothing more to measure: passed its count, or failed or
 // could not tell past its limit.
-func settled(def *gates.Definition, rec grayapi.GateStatus) bool {
-	return rec.Passes >= def.Count || rec.Fails > def.FailureLimit || rec.Unsure > def.InconclusiveLimit
+func settled(def *gates.Definition, rec grayapi.GateStatus) bool { return verdict(def, rec) != "" }
+
+// verdict is where rec stands by def's count and limits; a failure wins over the rest.
+func verdict(def *gates.Definition, rec grayapi.GateStatus) grayapi.GateVerdict {
+	switch {
+	case rec.Fails > def.FailureLimit:
+		return grayapi.GateFailed
+	case rec.Unsure > def.InconclusiveLimit:
+		return grayapi.GateCannotTell
+	case rec.Passes >= def.Count:
+		return grayapi.GatePassed
+	}
+	return ""
 }
 
 // measure takes rec's measurement when it is due (the first takes the baseline and judges
@@ -126,7 +137,7 @@ func (v *GateVerdict) measure(f GateFacts, def *gates.Definition, rec grayapi.Ga
 			return rec
 		}
 	}
-	rec.At = new(metav1.NewTime(f.Now))
+	rec.At = new(metav1.NewMicroTime(f.Now))
 	defer func() {
 		if !settled(def, rec) {
 			v.next(def.Interval)
@@ -158,6 +169,7 @@ func (v *GateVerdict) measure(f GateFacts, def *gates.Definition, rec grayapi.Ga
 				"kubectl gray resume accepts the canary, kubectl gray undo rejects it", def.Name, rec.Unsure, rec.Last, rec.Why)
 		}
 	}
+	rec.Verdict = verdict(def, rec)
 	return rec
 }
 

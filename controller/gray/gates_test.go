@@ -21,7 +21,7 @@ func TestDecideGates(t *testing.T) {
 		t.Fatal(err)
 	}
 	settled := metav1.NewTime(testNow.Add(-10 * time.Second))
-	ago := func(d time.Duration) *metav1.Time { return new(metav1.NewTime(testNow.Add(-d))) }
+	ago := func(d time.Duration) *metav1.MicroTime { return new(metav1.NewMicroTime(testNow.Add(-d))) }
 	base := &grayapi.PodsBaseline{Canary: 0, Stable: 4}
 	held := grayapi.Status{Revision: 2, StableRevision: 1, Step: 0, Percent: 10, Phase: grayapi.PhaseHeld, SettledAt: &settled}
 	with := func(st grayapi.Status, recs ...grayapi.GateStatus) grayapi.Status { st.Gates = recs; return st }
@@ -54,24 +54,24 @@ func TestDecideGates(t *testing.T) {
 			pending: []string{"pods 1/3"}, nextIn: 1500 * time.Millisecond},
 		{name: "third pass: passed, announced", prev: with(held, grayapi.GateStatus{Name: "pods", Last: grayapi.GatePass, Passes: 2, At: ago(2 * time.Second), Baseline: base}),
 			canary: quiet,
-			want:   []grayapi.GateStatus{{Name: "pods", Last: grayapi.GatePass, Passes: 3, At: ago(0), Baseline: base}},
+			want:   []grayapi.GateStatus{{Name: "pods", Last: grayapi.GatePass, Verdict: grayapi.GatePassed, Passes: 3, At: ago(0), Baseline: base}},
 			events: []string{grayapi.ReasonGrayGatePassed}},
 		{name: "passed: measured no more", prev: with(held, grayapi.GateStatus{Name: "pods", Last: grayapi.GatePass, Passes: 3, At: ago(9 * time.Second), Baseline: base}),
 			canary: restarted,
 			want:   []grayapi.GateStatus{{Name: "pods", Last: grayapi.GatePass, Passes: 3, At: ago(9 * time.Second), Baseline: base}}},
 		{name: "canary restarts (2/pod against stable's 0): failed at once", prev: with(held, grayapi.GateStatus{Name: "pods", Last: grayapi.GatePass, Passes: 1, At: ago(3 * time.Second), Baseline: base}),
 			canary:  restarted,
-			want:    []grayapi.GateStatus{{Name: "pods", Last: grayapi.GateFail, Passes: 1, Fails: 1, At: ago(0), Baseline: base}},
+			want:    []grayapi.GateStatus{{Name: "pods", Last: grayapi.GateFail, Verdict: grayapi.GateFailed, Passes: 1, Fails: 1, At: ago(0), Baseline: base}},
 			pending: []string{"pods 1/3"}, failed: true, events: []string{grayapi.ReasonGrayGateFailed}},
 		{name: "dry run fails: shown, not acted on", dryRun: true, prev: with(held, grayapi.GateStatus{Name: "pods", DryRun: true, At: ago(3 * time.Second), Baseline: base}),
 			canary: restarted,
-			want:   []grayapi.GateStatus{{Name: "pods", DryRun: true, Last: grayapi.GateFail, Fails: 1, At: ago(0), Baseline: base}},
+			want:   []grayapi.GateStatus{{Name: "pods", DryRun: true, Last: grayapi.GateFail, Verdict: grayapi.GateFailed, Fails: 1, At: ago(0), Baseline: base}},
 			events: []string{grayapi.ReasonGrayGateFailed}},
 		{name: "Degraded by the gate: no more measuring, still failed", prev: gateFailed, canary: quiet,
 			want:    []grayapi.GateStatus{{Name: "pods", Last: grayapi.GateFail, Fails: 1, At: ago(time.Second), Baseline: base}},
 			pending: []string{"pods 0/3"}, failed: true},
 		{name: "no canary pods twice: unsure past its limit, the hold stays", prev: with(held, grayapi.GateStatus{Name: "pods", Last: grayapi.GateNoData, Unsure: 1, At: ago(2 * time.Second), Baseline: base}),
-			want:    []grayapi.GateStatus{{Name: "pods", Last: grayapi.GateNoData, Unsure: 2, At: ago(0), Baseline: base}},
+			want:    []grayapi.GateStatus{{Name: "pods", Last: grayapi.GateNoData, Verdict: grayapi.GateCannotTell, Unsure: 2, At: ago(0), Baseline: base}},
 			pending: []string{"pods 0/3"}, unsure: true, events: []string{grayapi.ReasonGrayGateInconclusive}},
 		{name: "a pod lost under the hold (Progressing): the records stay, unmeasured", prev: func() grayapi.Status {
 			p := with(held, grayapi.GateStatus{Name: "pods", Last: grayapi.GatePass, Passes: 1, At: ago(5 * time.Second), Baseline: base})
@@ -112,5 +112,34 @@ func TestDecideGates(t *testing.T) {
 					v.Pending, v.Failed, v.Unsure, reasons, v.NextIn, tc.pending, tc.failed, tc.unsure, tc.events, tc.nextIn)
 			}
 		})
+	}
+}
+
+// TestGateIntervalSurvivesTheStatus: a measurement is due an interval after the last one as the
+// status stores it. Taken at 12:00:00.9 and read back from kubegray.io/status, the next is not
+// due at 12:00:02.0 (1.1 s later) with an interval of 2 s.
+func TestGateIntervalSurvivesTheStatus(t *testing.T) {
+	pods, err := gates.Parse("pods", "test", "provider: pods\nsuccess: canary.restarts == 0\ninterval: 2s\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	settled := metav1.NewTime(testNow.Add(-10 * time.Second))
+	held := grayapi.Status{Revision: 2, StableRevision: 1, Phase: grayapi.PhaseHeld, SettledAt: &settled, Percent: 10, Target: 1}
+	f := GateFacts{Status: held, Prev: held, HasPrev: true, Gates: []*gates.Definition{pods},
+		Canary: []gates.Pod{{Ready: true}}, Stable: []gates.Pod{{Ready: true}}, Now: testNow.Add(900 * time.Millisecond)}
+	first := DecideGates(f)
+	stored := held
+	stored.Gates = first.Records
+	raw, err := grayapi.FormatStatus(stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Prev, err = grayapi.ParseStatus(raw); err != nil {
+		t.Fatal(err)
+	}
+	f.Now = testNow.Add(2 * time.Second)
+	if again := DecideGates(f); !reflect.DeepEqual(again.Records[0].At, f.Prev.Gates[0].At) || again.NextIn != 900*time.Millisecond {
+		t.Errorf("1.1 s after the last measurement (stored as %s): records %+v, next in %s; want nothing measured, next in 900ms (due at 12:00:02.9)",
+			raw, again.Records, again.NextIn)
 	}
 }

@@ -74,6 +74,16 @@ const (
 	GateError        GateOutcome = "Error"
 )
 
+// GateVerdict is where a gate stands once its measuring is over.
+type GateVerdict string
+
+// Gate verdicts.
+const (
+	GatePassed     GateVerdict = "Passed"
+	GateFailed     GateVerdict = "Failed"
+	GateCannotTell GateVerdict = "Inconclusive"
+)
+
 // GateStatus is one gate of the current hold, as kubegray.io/status records
 // it: what its measurements found so far. The record is the hold's: a new
 // step, revision or template starts it afresh.
@@ -88,14 +98,19 @@ type GateStatus struct {
 	Last  GateOutcome `json:"last,omitempty"`
 	Value string      `json:"value,omitempty"`
 	Why   string      `json:"why,omitempty"`
+	// Verdict is where the gate stands once it has: passed its count,
+	// failed past its failureLimit, or could not tell past its
+	// inconclusiveLimit; empty while it is still measuring.
+	Verdict GateVerdict `json:"verdict,omitempty"`
 	// Passes, Fails and Unsure count the outcomes so far; Unsure counts
 	// Inconclusive, NoData and Error alike.
 	Passes int32 `json:"passes"`
 	Fails  int32 `json:"fails"`
 	Unsure int32 `json:"unsure"`
-	// At is when it was last measured; the next measurement is due an
-	// interval later, whoever leads then.
-	At *metav1.Time `json:"at,omitempty"`
+	// At is when it was last measured, to the microsecond; the next
+	// measurement is due an interval later, whoever leads then (whole
+	// seconds would let it come up to a second early).
+	At *metav1.MicroTime `json:"at,omitempty"`
 	// Baseline is what the pods gate counted when the window opened (the
 	// restarts of each revision), so that later measurements count only the
 	// restarts inside it.
@@ -117,6 +132,11 @@ func (g GateStatus) validate() error {
 	default:
 		return fmt.Errorf("gate %s: outcome %s is not one of Pass, Fail, Inconclusive, NoData, Error", quoteToken(g.Name), quoteToken(string(g.Last)))
 	}
+	switch g.Verdict {
+	case "", GatePassed, GateFailed, GateCannotTell:
+	default:
+		return fmt.Errorf("gate %s: verdict %s is not one of Passed, Failed, Inconclusive", quoteToken(g.Name), quoteToken(string(g.Verdict)))
+	}
 	if g.Name == "" || g.Passes < 0 || g.Fails < 0 || g.Unsure < 0 {
 		return fmt.Errorf("gates need a name and no negative count")
 	}
@@ -124,8 +144,13 @@ func (g GateStatus) validate() error {
 }
 
 // ReasonGateFailed is the reason of the Failure of a step whose gate failed
-// more often than its failureLimit.
-const ReasonGateFailed = "GateFailed"
+// more often than its failureLimit, and ReasonGateInconclusive the reason of
+// the GrayHeld condition of a hold whose gate could not tell past its
+// inconclusiveLimit (a person decides).
+const (
+	ReasonGateFailed       = "GateFailed"
+	ReasonGateInconclusive = "GateInconclusive"
+)
 
 // Gate event reasons: a gate passed its count, failed past its limit, or
 // could not tell past its limit (the hold stays; a person decides).
