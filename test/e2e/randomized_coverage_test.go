@@ -52,6 +52,9 @@ func uncovered(scenarios []grayScenario, failing []failingScenario) []string {
 		if s.late {
 			canary = "late"
 		}
+		if s.gate {
+			canary = "failing its gate"
+		}
 		seen[fmt.Sprintf("failing: on-failure %s, canary %s", policy, canary)] = true
 		seen["failing: a kill after the template change"] = seen["failing: a kill after the template change"] || s.kill
 	}
@@ -74,7 +77,7 @@ func coverageWanted() []string {
 	}
 	want = append(want, "a kill right after an operation", "1 replica", "maxSurge 0", "maxUnavailable 0", "a hold point of 90% or more")
 	for _, policy := range []string{"hold", "abort"} {
-		for _, canary := range []string{"never ready", "late"} {
+		for _, canary := range []string{"never ready", "late", "failing its gate"} {
 			want = append(want, fmt.Sprintf("failing: on-failure %s, canary %s", policy, canary))
 		}
 	}

@@ -3,7 +3,8 @@ package e2e
 // Failing canaries in the randomized suite: a Deployment of random shape (1–20 replicas,
 // maxSurge and maxUnavailable 0 included, hold points 1–99, a progress deadline of 8–20 s,
 // kubegray.io/on-failure hold or abort), created plain and opted in afterwards, gets a canary
-// that never becomes ready or becomes ready only well after its deadline; the leader may be
+// that never becomes ready, becomes ready only well after its deadline, or is ready but restarts
+// while Ready and fails the pods gate (docs/gates.md); the leader may be
 // killed right after the template change; a canary that recovers is undone. What must hold,
 // besides the recorder's invariants (canary never above its target, availability never below
 // R − maxUnavailable): the step is Degraded within its deadline plus failingDetectionBound, an
@@ -13,6 +14,7 @@ package e2e
 // Held.
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -21,6 +23,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/kubegray/kubectl-gray/internal/testutil"
@@ -53,7 +57,10 @@ type failingScenario struct {
 	deadline             int32
 	abort                bool // kubegray.io/on-failure: abort, else hold
 	late                 bool // ready after deadline + lateMargin, else never
-	kill                 bool // SIGKILL the leader right after the template change
+	// gate: ready, but its containers restart while Ready, and the pods gate (kubegray.io/gates)
+	// fails it once the hold has settled; neither late nor never ready.
+	gate bool
+	kill bool // SIGKILL the leader right after the template change
 }
 
 func (s failingScenario) describe() string {
@@ -66,6 +73,9 @@ func (s failingScenario) describe() string {
 		if !s.abort {
 			then = "once Held, kubectl gray undo"
 		}
+	}
+	if s.gate {
+		kind = "restarting while Ready, failing the pods gate"
 	}
 	return fmt.Sprintf("failingScenario %s (index %d, seed %d): R=%d maxSurge=%s maxUnavailable=%s points %s deadline %ds on-failure %s, canary %s, then %s, kill %t",
 		s.name, s.index, s.seed, s.replicas, s.maxSurge.String(), s.maxUnavail.String(), formatPoints(s.points), s.deadline, policy, kind, then, s.kill)
@@ -87,9 +97,13 @@ func randomFailingScenario(runSeed uint64, index int) failingScenario {
 	for {
 		s.points = randomPoints(rng)
 		if s.points[0] > 0 {
-			return s
+			break
 		}
 	}
+	// Drawn last, so that a seed draws the same shapes as before the kind existed.
+	s.gate = rng.IntN(3) == 0
+	s.late = s.late && !s.gate
+	return s
 }
 
 // failingRun is one failing scenario in progress.
@@ -120,16 +134,22 @@ func runFailingScenario(t *testing.T, c *cluster.Cluster, pool *controllerPool, 
 		pool.killLeader(t)
 	}
 	target := grayTarget(s.replicas, s.points[0])
-	r.degradedInTime(changed)
+	reason := grayapi.ReasonProgressDeadlineExceeded
+	if s.gate {
+		reason = grayapi.ReasonGateFailed
+		r.gateFailedInTime()
+	} else {
+		r.degradedInTime(changed)
+	}
 	switch {
 	case s.abort:
 		// The failure is recorded first, then the canary goes to 0 with the template kept; an
 		// undo then writes the stable template back.
 		r.u.fails(plugin.ExitFailure, []string{"web"}, "gray", "status", "web", "--until", "complete", "--timeout", untilTimeout)
-		r.e.abortedToStable("web", s.replicas, canaryImage, firstImage, grayapi.ReasonProgressDeadlineExceeded, mode.name == "alongside")
+		r.e.abortedToStable("web", s.replicas, canaryImage, firstImage, reason, mode.name == "alongside")
 		r.u.must("gray", "undo", "web")
 		r.u.fails(plugin.ExitFailure, []string{"rolled back revision 2"}, "gray", "status", "web", "--until", "complete", "--timeout", untilTimeout)
-		r.landsOnStable(grayapi.ReasonProgressDeadlineExceeded)
+		r.landsOnStable(reason)
 	case s.late:
 		// Degraded, then Held once the pods are ready; the waves of the step created after that
 		// instant are ready as they come.
@@ -152,7 +172,7 @@ func runFailingScenario(t *testing.T, c *cluster.Cluster, pool *controllerPool, 
 		e.stays("web", now, 3*time.Second)
 		r.u.must("gray", "undo", "web")
 		r.u.fails(plugin.ExitFailure, []string{"rolled back revision 2"}, "gray", "status", "web", "--until", "complete", "--timeout", untilTimeout)
-		r.landsOnStable(grayapi.ReasonProgressDeadlineExceeded)
+		r.landsOnStable(reason)
 	}
 }
 
@@ -182,13 +202,32 @@ func (r *failingRun) start() {
 	if s.abort {
 		policy = "abort"
 	}
+	if s.gate {
+		r.defineGate()
+	}
 	r.u.must("gray", "set", "web", formatPoints(s.points), "--on-failure", policy)
 	r.u.must("gray", "status", "web", "--until", "complete", "--timeout", untilTimeout)
 }
 
-// canaryPatch changes the image and marks the new pods never ready, or ready late.
+// defineGate names the pods gate on web and defines it in the namespace: restarts per pod no
+// more than the stable revision's, measured every 2s, 3 passes needed.
+func (r *failingRun) defineGate() {
+	r.t.Helper()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "gates", Labels: map[string]string{grayapi.GatesLabel: grayapi.GatesLabelValue}},
+		Data: map[string]string{grayapi.PodsGate: "provider: pods\nsuccess: canary.restartsPerPod <= stable.restartsPerPod\ninterval: 2s\n"}}
+	if _, err := r.e.client.CoreV1().ConfigMaps(r.e.ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
+		r.t.Fatal(err)
+	}
+	r.u.must("annotate", "deployment", "web", grayapi.GatesAnnotation+"=pods")
+}
+
+// canaryPatch changes the image and marks the new pods never ready, ready late, or restarting
+// while Ready.
 func (r *failingRun) canaryPatch() string {
 	key, value := cluster.NeverReadyAnnotation, "true"
+	if r.s.gate {
+		key, value = cluster.RestartWhileReadyAnnotation, canaryImage
+	}
 	if r.s.late {
 		// One instant for every pod of the canary, not a delay per pod: with maxSurge 0 the
 		// step's pods come one wave after the other, and a delay per pod would hold each wave
@@ -218,6 +257,36 @@ func (r *failingRun) degradedInTime(changed time.Time) {
 	r.t.Logf("FAILING-DEGRADED mode=%s deadline=%v degradedAfter=%v kill=%t", r.mode.name, deadline, after.Round(time.Millisecond), r.s.kill)
 	if after < deadline || after > deadline+failingDetectionBound {
 		r.t.Errorf("found failing %v after the template change, want within %v–%v", after, deadline, deadline+failingDetectionBound)
+	}
+}
+
+// gateFailedInTime waits for revision 2 to fail its pods gate and checks how: Held at its first
+// step before (the window opens when the hold settles, never earlier), Degraded with reason
+// GateFailed no later than failingDetectionBound after that, never beyond the first step.
+func (r *failingRun) gateFailedInTime() {
+	r.t.Helper()
+	failed := func(s seenStatus) bool {
+		return s.ok && s.st.Revision == 2 && s.st.Phase == grayapi.PhaseDegraded
+	}
+	eventually(r.t, 2*time.Minute+failingDetectionBound, "revision 2 failing its gate", func() (bool, string) {
+		h := r.e.history("web")
+		return first(h, 0, failed) >= 0, fmt.Sprint(phases(h, 0))
+	})
+	h := r.e.history("web")
+	i := first(h, 0, failed)
+	held := first(h, 0, func(s seenStatus) bool {
+		return s.ok && s.st.Revision == 2 && s.st.Phase == grayapi.PhaseHeld && s.st.Step == 0
+	})
+	if f := h[i].st.Failure; f == nil || f.Reason != grayapi.ReasonGateFailed || held < 0 || held > i {
+		r.t.Fatalf("revision 2 Degraded with %+v, phases %v: want Held at step 0, then Degraded by its gate (%s)", f, phases(h, 0), grayapi.ReasonGateFailed)
+	}
+	after := h[i].at.Sub(h[held].at)
+	r.t.Logf("FAILING-GATE mode=%s degradedAfterHeld=%v kill=%t", r.mode.name, after.Round(time.Millisecond), r.s.kill)
+	if after > failingDetectionBound {
+		r.t.Errorf("failed its gate %v after it was Held, want within %v", after, failingDetectionBound)
+	}
+	if j := first(h, 0, func(s seenStatus) bool { return s.ok && s.st.Revision == 2 && s.st.Step > 0 }); j >= 0 {
+		r.t.Errorf("the canary failing its gate moved on: phases %v", phases(h, 0))
 	}
 }
 
@@ -265,4 +334,4 @@ func failingCount(t *testing.T) int {
 }
 
 // defaultFailing failing scenarios per mode in `make test`, beside the defaultScenarios others.
-const defaultFailing = 5
+const defaultFailing = 7
