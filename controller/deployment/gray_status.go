@@ -9,7 +9,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"slices"
+	"strings"
 
 	"github.com/kubegray/kubectl-gray/controller/gray"
 
@@ -116,14 +116,15 @@ func statusUnchanged(server, updated *appsv1.Deployment) bool {
 // is the number of hold points, for the Held message ("held at 20% (step 1/2): ...") that the
 // Argo CD health check shows.
 func setGrayConditions(status *appsv1.DeploymentStatus, st grayapi.Status, replicas int32, steps int, now metav1.Time) {
-	switch {
-	case st.Phase == grayapi.PhaseHeld && cannotTell(st):
+	held := fmt.Sprintf("held at %d%% (step %d/%d): %d of %d replicas on revision %d", st.Percent, st.Step+1, steps, st.Target, replicas, st.Revision)
+	switch unsure := cannotTell(st); {
+	case st.Phase == grayapi.PhaseHeld && unsure != "":
 		// A person must decide: GitOps health reads the reason (Flux: not Current).
-		deployutil.SetDeploymentCondition(status, *deployutil.NewDeploymentCondition(grayapi.ConditionGrayHeld, corev1.ConditionTrue, grayapi.ReasonGateInconclusive, st.Message, now))
+		msg := held + "; " + unsure + "; kubectl gray resume accepts the canary, kubectl gray undo rejects it"
+		deployutil.SetDeploymentCondition(status, *deployutil.NewDeploymentCondition(grayapi.ConditionGrayHeld, corev1.ConditionTrue, grayapi.ReasonGateInconclusive, msg, now))
 	case st.Phase == grayapi.PhaseHeld:
-		msg := fmt.Sprintf("held at %d%% (step %d/%d): %d of %d replicas on revision %d; run kubectl gray resume",
-			st.Percent, st.Step+1, steps, st.Target, replicas, st.Revision)
-		deployutil.SetDeploymentCondition(status, *deployutil.NewDeploymentCondition(grayapi.ConditionGrayHeld, corev1.ConditionTrue, grayapi.ReasonHoldPointReached, msg, now))
+		deployutil.SetDeploymentCondition(status, *deployutil.NewDeploymentCondition(grayapi.ConditionGrayHeld, corev1.ConditionTrue, grayapi.ReasonHoldPointReached,
+			held+"; run kubectl gray resume", now))
 	default:
 		deployutil.SetDeploymentCondition(status, *deployutil.NewDeploymentCondition(grayapi.ConditionGrayHeld, corev1.ConditionFalse, failureReason(st), st.Message, now))
 	}
@@ -135,9 +136,16 @@ func setGrayConditions(status *appsv1.DeploymentStatus, st grayapi.Status, repli
 	}
 }
 
-// cannotTell reports whether a gate of st that is not a dry run could not tell past its limit.
-func cannotTell(st grayapi.Status) bool {
-	return slices.ContainsFunc(st.Gates, func(g grayapi.GateStatus) bool { return !g.DryRun && g.Verdict == grayapi.GateCannotTell })
+// cannotTell says which gates of st that are not dry runs could not tell past their limit, and
+// what they found last; empty when none.
+func cannotTell(st grayapi.Status) string {
+	var out []string
+	for _, g := range st.Gates {
+		if !g.DryRun && g.Verdict == grayapi.GateCannotTell {
+			out = append(out, fmt.Sprintf("gate %s could not tell %d times (%s: %s)", g.Name, g.Unsure, g.Last, g.Why))
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // failureReason is a condition's reason for st: the failure's while Degraded, else the phase

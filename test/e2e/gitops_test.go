@@ -10,6 +10,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -23,6 +24,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/kubegray/kubectl-gray/internal/testutil"
@@ -95,6 +97,7 @@ type gitopsManifest struct {
 	neverReady          bool
 	progressDeadlineSec int32
 	onFailure           string
+	gates               string // kubegray.io/gates
 }
 
 func runGitOps(t *testing.T, m gitopsMode) []gitopsRow {
@@ -150,6 +153,32 @@ func runGitOps(t *testing.T, m gitopsMode) []gitopsRow {
 	g.u.must("gray", "resume", "web", "--full")
 	e.expect("web", complete)
 
+	// Gates (docs/gates.md), defined in the namespace and measured every second: one that can
+	// never tell (neither condition ever holds), then one that fails every canary; a person
+	// accepts each canary.
+	gateDefs := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "gates", Labels: map[string]string{grayapi.GatesLabel: grayapi.GatesLabelValue}},
+		Data: map[string]string{
+			"undecided": "provider: pods\nsuccess: canary.restarts > 1000\nfailure: canary.restarts > 2000\ninterval: 1s\ninconclusiveLimit: 0\n",
+			"strict":    "provider: pods\nsuccess: canary.pods == 0\ninterval: 1s\n",
+		}}
+	if _, err := e.client.CoreV1().ConfigMaps(e.ns).Create(context.Background(), gateDefs, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	g.apply("client-side", gitopsManifest{image: "nginx:1.33", maxSurge: 4, gray: true, gates: "undecided"})
+	g.heldOn("nginx:1.33")
+	eventually(t, 30*time.Second, "GrayHeld True with reason GateInconclusive", func() (bool, string) {
+		c := deployutil.GetDeploymentCondition(e.get("web").Status, grayapi.ConditionGrayHeld)
+		return c != nil && c.Status == corev1.ConditionTrue && c.Reason == grayapi.ReasonGateInconclusive, fmt.Sprintf("GrayHeld %+v", c)
+	})
+	g.record("Held, its gate cannot tell")
+	g.u.must("gray", "resume", "web", "--full")
+	e.expect("web", complete)
+	g.apply("client-side", gitopsManifest{image: "nginx:1.34", maxSurge: 4, gray: true, gates: "strict"})
+	g.u.fails(plugin.ExitFailure, []string{"is Degraded", "gate strict failed"}, "gray", "status", "web", "--until", "complete", "--timeout", "60s")
+	g.record("Degraded, its gate failed")
+	g.u.must("gray", "resume", "web", "--full")
+	e.expect("web", complete)
+
 	// A canary that never becomes ready with on-failure abort: aborted with Git's template kept,
 	// so the self-heal's applies change nothing; retried; then undone by a person.
 	bad := gitopsManifest{image: "nginx:1.32", maxSurge: 4, gray: true, neverReady: true, progressDeadlineSec: 10, onFailure: "abort"}
@@ -189,6 +218,9 @@ func (g *gitopsRun) apply(how string, m gitopsManifest) {
 	}
 	if m.progressDeadlineSec > 0 {
 		opts = append(opts, testutil.WithProgressDeadline(m.progressDeadlineSec))
+	}
+	if m.gates != "" {
+		opts = append(opts, testutil.WithAnnotation(grayapi.GatesAnnotation, m.gates))
 	}
 	if m.onFailure != "" {
 		opts = append(opts, testutil.WithAnnotation(grayapi.OnFailureAnnotation, m.onFailure))
@@ -362,6 +394,9 @@ func (g *gitopsRun) recordObject(phase string, d *appsv1.Deployment) {
 		"Aborted":                          {"Degraded", "Failed", "Failed"},
 		"Progressing (retried)":            {"Progressing", "InProgress", "InProgress"},
 		"Complete (aborted canary undone)": {"Healthy", "Current", "Current"},
+		// A person must decide: not Current for Flux.
+		"Held, its gate cannot tell": {"Suspended", "InProgress", "InProgress"},
+		"Degraded, its gate failed":  {"Degraded", "Failed", "Failed"},
 	}[phase]
 	if strings.HasPrefix(phase, "Complete") && g.m.name == "alongside-eager" {
 		// kstatus reads the eager takeover's pause as a rollout that is not done.
