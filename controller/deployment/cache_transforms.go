@@ -54,9 +54,9 @@ func dropManagedFields(obj any) (any, error) {
 }
 
 // cachedPod is what the pod cache keeps of a pod: the metadata stripPod keeps, the phase and the
-// pods gate's summary.
-// A *corev1.Pod, even stripped, carries its empty spec and status structs (1,240 bytes before
-// any string); this is a fifth of that (BenchmarkPodCache).
+// pods gate's summary. A *corev1.Pod, even stripped, carries its empty spec and status structs
+// (1,240 bytes before any string); a cachedPod holds 629 B per pod against the stripped pod's
+// 1,589 and the whole pod's 2,469 (BenchmarkPodCache).
 type cachedPod struct {
 	metav1.ObjectMeta
 	Phase corev1.PodPhase

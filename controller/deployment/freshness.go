@@ -25,7 +25,7 @@ type cacheChecks struct {
 	newReplicaSet bool
 }
 
-// cacheFresh is the one gate a sync passes before it acts on the informers' caches: it says
+// cacheFresh is the one check a sync passes before it acts on the informers' caches: it says
 // whether they are recent enough, and otherwise counts the deferral by reason
 // (gray_controller_sync_deferred_total) and returns fresh false. A deferred sync does nothing:
 // the informer event that brings the newer object syncs the Deployment again. live is the live
