@@ -371,7 +371,7 @@ func printData(w io.Writer, format string, v any) error {
 }
 
 // gateText is one gate's line: its mark and last outcome, the counts and where they leave it,
-// when it was last measured, why, and what it measured.
+// when it was last measured and is next due, why, and what it measured.
 func gateText(g grayapi.GateStatus, now time.Time) string {
 	mark := map[grayapi.GateOutcome]string{grayapi.GatePass: "✔", grayapi.GateFail: "✖"}[g.Last]
 	if mark == "" {
@@ -390,6 +390,9 @@ func gateText(g grayapi.GateStatus, now time.Time) string {
 	}
 	if g.At != nil {
 		text += fmt.Sprintf(", measured %s ago", age(now, metav1.NewTime(g.At.Time)))
+	}
+	if g.Next != nil {
+		text += fmt.Sprintf(", next in %s", max(g.Next.Sub(now), 0).Round(time.Second))
 	}
 	if g.Why != "" {
 		text += ": " + g.Why

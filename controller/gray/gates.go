@@ -138,6 +138,7 @@ func (v *GateVerdict) measure(f GateFacts, def *gates.Definition, rec grayapi.Ga
 		}
 	}
 	rec.At = new(metav1.NewMicroTime(f.Now))
+	rec.Next = new(metav1.NewMicroTime(f.Now.Add(def.Interval)))
 	defer func() {
 		if !settled(def, rec) {
 			v.next(def.Interval)
@@ -169,7 +170,9 @@ func (v *GateVerdict) measure(f GateFacts, def *gates.Definition, rec grayapi.Ga
 				"kubectl gray resume accepts the canary, kubectl gray undo rejects it", def.Name, rec.Unsure, rec.Last, rec.Why)
 		}
 	}
-	rec.Verdict = verdict(def, rec)
+	if rec.Verdict = verdict(def, rec); rec.Verdict != "" {
+		rec.Next = nil
+	}
 	return rec
 }
 

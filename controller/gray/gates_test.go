@@ -22,6 +22,7 @@ func TestDecideGates(t *testing.T) {
 	}
 	settled := metav1.NewTime(testNow.Add(-10 * time.Second))
 	ago := func(d time.Duration) *metav1.MicroTime { return new(metav1.NewMicroTime(testNow.Add(-d))) }
+	in := func(d time.Duration) *metav1.MicroTime { return ago(-d) }
 	base := &grayapi.PodsBaseline{Canary: 0, Stable: 4}
 	held := grayapi.Status{Revision: 2, StableRevision: 1, Step: 0, Percent: 10, Phase: grayapi.PhaseHeld, SettledAt: &settled}
 	with := func(st grayapi.Status, recs ...grayapi.GateStatus) grayapi.Status { st.Gates = recs; return st }
@@ -46,12 +47,16 @@ func TestDecideGates(t *testing.T) {
 		{name: "not settled yet: nothing measured, nothing passed",
 			prev: grayapi.Status{Revision: 2, Step: 0, Phase: grayapi.PhaseProgressing}, canary: quiet, pending: []string{"pods 0/3"}},
 		{name: "first sync of the hold: the baseline, no outcome", prev: held, canary: quiet,
-			want:    []grayapi.GateStatus{{Name: "pods", At: ago(0), Baseline: base}},
+			want:    []grayapi.GateStatus{{Name: "pods", At: ago(0), Next: in(2 * time.Second), Baseline: base}},
 			pending: []string{"pods 0/3"}, nextIn: 2 * time.Second},
 		{name: "not due: kept, next in what is left", prev: with(held, grayapi.GateStatus{Name: "pods", Last: grayapi.GatePass, Passes: 1, At: ago(500 * time.Millisecond), Baseline: base}),
 			canary:  quiet,
 			want:    []grayapi.GateStatus{{Name: "pods", Last: grayapi.GatePass, Passes: 1, At: ago(500 * time.Millisecond), Baseline: base}},
 			pending: []string{"pods 1/3"}, nextIn: 1500 * time.Millisecond},
+		{name: "second pass: counted, the next due an interval later", prev: with(held, grayapi.GateStatus{Name: "pods", Last: grayapi.GatePass, Passes: 1, At: ago(2 * time.Second), Baseline: base}),
+			canary:  quiet,
+			want:    []grayapi.GateStatus{{Name: "pods", Last: grayapi.GatePass, Passes: 2, At: ago(0), Next: in(2 * time.Second), Baseline: base}},
+			pending: []string{"pods 2/3"}, nextIn: 2 * time.Second},
 		{name: "third pass: passed, announced", prev: with(held, grayapi.GateStatus{Name: "pods", Last: grayapi.GatePass, Passes: 2, At: ago(2 * time.Second), Baseline: base}),
 			canary: quiet,
 			want:   []grayapi.GateStatus{{Name: "pods", Last: grayapi.GatePass, Verdict: grayapi.GatePassed, Passes: 3, At: ago(0), Baseline: base}},

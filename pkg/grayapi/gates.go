@@ -111,6 +111,9 @@ type GateStatus struct {
 	// measurement is due an interval later, whoever leads then (whole
 	// seconds would let it come up to a second early).
 	At *metav1.MicroTime `json:"at,omitempty"`
+	// Next is when the next measurement is due; nil once the gate has a
+	// verdict (it is measured no more).
+	Next *metav1.MicroTime `json:"next,omitempty"`
 	// Baseline is what the pods gate counted when the window opened (the
 	// restarts of each revision), so that later measurements count only the
 	// restarts inside it.
