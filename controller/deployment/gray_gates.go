@@ -6,6 +6,7 @@ package deployment
 // decides what the measurements mean.
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -25,6 +26,7 @@ import (
 
 	"github.com/kubegray/kubectl-gray/controller/gates"
 	"github.com/kubegray/kubectl-gray/controller/gray"
+	"github.com/kubegray/kubectl-gray/controller/metrics"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
@@ -211,14 +213,16 @@ func (g *graySync) judgeGates() gray.GateVerdict {
 	return gray.DecideGates(f)
 }
 
-// sendGateEvents sends the gates' events of this sync once a write has landed, and forgets them.
-// The hold write of a resume is such a write: the report after it may conflict, and the next
-// sync, reading the next step, would never say that the hold's gates had passed.
-func (g *graySync) sendGateEvents() {
-	for _, e := range g.gates.Events {
-		g.dc.eventRecorder.Eventf(g.cur.d, e.Type, e.Reason, "%s", e.Message)
+// gatesWritten sends the gates' events of this sync and counts its measurements once a write has
+// recorded them (the hold write or the report), and forgets them. The hold write of a resume is
+// such a write: the report after it may conflict, and the next sync, reading the next step,
+// would never say that the hold's gates had passed.
+func (g *graySync) gatesWritten(ctx context.Context) {
+	g.emit(ctx, g.gates.Events)
+	for _, m := range g.gates.Measured {
+		metrics.RecordGateMeasurement(string(m.Outcome), m.DryRun)
 	}
-	g.gates.Events = nil
+	g.gates.Events, g.gates.Measured = nil, nil
 }
 
 // gatePods is what the pods gate reads of the pods a ReplicaSet controls, terminating ones left

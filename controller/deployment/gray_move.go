@@ -48,7 +48,7 @@ func (g *graySync) takeMove(ctx context.Context, m gray.Move) error {
 	if err := g.writeHold(ctx, m.Paused); err != nil {
 		return err
 	}
-	g.sendGateEvents()
+	g.gatesWritten(ctx)
 	if m.Hold == gray.HoldAgain {
 		g.heldEvent(ctx)
 	}

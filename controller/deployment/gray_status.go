@@ -71,6 +71,7 @@ func (g *graySync) report(ctx context.Context) error {
 		return err
 	}
 	g.emit(ctx, dec.Events)
+	g.gatesWritten(ctx)
 	metrics.SetGrayPhase(g.in.key, g.st.Phase)
 	return nil
 }

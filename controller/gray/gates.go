@@ -44,7 +44,10 @@ type GateVerdict struct {
 	// gates could not tell past their inconclusiveLimit (the hold stays).
 	Failed *grayapi.Failure
 	Unsure string
-	Events []Event
+	// Events and Measured (the outcomes measured in this sync) go out once a write has recorded
+	// them.
+	Events   []Event
+	Measured []Measured
 	// NextIn is when the next measurement is due (0: none).
 	NextIn time.Duration
 }
@@ -93,6 +96,12 @@ func DecideGates(f GateFacts) GateVerdict {
 	}
 	v.Unsure = strings.Join(unsure, "; ")
 	return v
+}
+
+// Measured is one measurement's outcome, for the metrics.
+type Measured struct {
+	Outcome grayapi.GateOutcome
+	DryRun  bool
 }
 
 // Passed reports whether every gate that is not a dry run has passed its count (true without
@@ -152,6 +161,7 @@ func (v *GateVerdict) measure(f GateFacts, def *gates.Definition, rec grayapi.Ga
 	canary := gates.CountPods(f.Canary, opened, rec.Baseline.Canary)
 	stable := gates.CountPods(f.Stable, opened, rec.Baseline.Stable)
 	rec.Last, rec.Value, rec.Why = def.Judge(canary, stable)
+	v.Measured = append(v.Measured, Measured{Outcome: rec.Last, DryRun: rec.DryRun})
 	switch rec.Last {
 	case grayapi.GatePass:
 		rec.Passes++

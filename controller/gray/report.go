@@ -143,7 +143,6 @@ func DecideReport(f ReportFacts) Report {
 // it does not make it Progressing again), and says in a Held message what the gates wait for.
 func (r *Report) judgeGates(f ReportFacts, st grayapi.Status) grayapi.Status {
 	g := f.Gates
-	r.Events = append(r.Events, g.Events...)
 	st.Gates = nil
 	if !f.HasPrev || f.Prev.Revision != st.Revision || f.Prev.Step != st.Step || st.SettledAt == nil {
 		return st

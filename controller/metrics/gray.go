@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"strconv"
 	"sync"
 	"time"
 
@@ -31,7 +32,11 @@ type grayMetrics struct {
 	deployments *prometheus.GaugeVec
 	holds       prometheus.Counter
 	timeToHold  prometheus.Histogram
+	gates       *prometheus.CounterVec
 }
+
+// gateOutcomes are the outcomes the gate counter always exposes.
+var gateOutcomes = []grayapi.GateOutcome{grayapi.GatePass, grayapi.GateFail, grayapi.GateInconclusive, grayapi.GateNoData, grayapi.GateError}
 
 func newGrayMetrics() *grayMetrics {
 	g := &grayMetrics{
@@ -52,15 +57,24 @@ func newGrayMetrics() *grayMetrics {
 			Help:      "Time from the creation of a gray rollout's new ReplicaSet to the pause at its first hold point.",
 			Buckets:   timeToHoldBuckets,
 		}),
+		gates: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace,
+			Name:      "gray_gate_measurements_total",
+			Help:      "Gate measurements of gray holds (docs/gates.md) by outcome, dry runs apart.",
+		}, []string{"outcome", "dry_run"}),
 	}
 	for _, p := range grayPhases {
 		g.deployments.WithLabelValues(string(p))
+	}
+	for _, o := range gateOutcomes {
+		g.gates.WithLabelValues(string(o), "false")
+		g.gates.WithLabelValues(string(o), "true")
 	}
 	return g
 }
 
 func (g *grayMetrics) register(r *prometheus.Registry) {
-	r.MustRegister(g.deployments, g.holds, g.timeToHold)
+	r.MustRegister(g.deployments, g.holds, g.timeToHold, g.gates)
 }
 
 // setPhase records the current phase of the Deployment with the given key;
@@ -115,4 +129,9 @@ func ForgetGray(key string) {
 // pass a negative duration.
 func RecordGrayHold(firstHoldAfter time.Duration) {
 	grayGlobal.recordHold(firstHoldAfter)
+}
+
+// RecordGateMeasurement counts one gate measurement's outcome (grayapi.GatePass, ...).
+func RecordGateMeasurement(outcome string, dryRun bool) {
+	grayGlobal.gates.WithLabelValues(outcome, strconv.FormatBool(dryRun)).Inc()
 }

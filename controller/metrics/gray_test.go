@@ -108,3 +108,23 @@ func TestGrayMetricsServed(t *testing.T) {
 		t.Errorf("RolledBack gauge after ForgetGray = %v, want 0", got)
 	}
 }
+
+// TestGateMeasurements: every outcome has its series from the start, dry runs apart, and each
+// measurement counts once in its own.
+func TestGateMeasurements(t *testing.T) {
+	passBefore := testutil.ToFloat64(grayGlobal.gates.WithLabelValues("Pass", "false"))
+	dryFailBefore := testutil.ToFloat64(grayGlobal.gates.WithLabelValues("Fail", "true"))
+	RecordGateMeasurement("Pass", false)
+	RecordGateMeasurement("Pass", false)
+	RecordGateMeasurement("Fail", true)
+	if got := testutil.ToFloat64(grayGlobal.gates.WithLabelValues("Pass", "false")) - passBefore; got != 2 {
+		t.Errorf("Pass grew by %v, want 2", got)
+	}
+	if got := testutil.ToFloat64(grayGlobal.gates.WithLabelValues("Fail", "true")) - dryFailBefore; got != 1 {
+		t.Errorf("dry-run Fail grew by %v, want 1", got)
+	}
+	_, r := newGrayRegistry()
+	if n, err := testutil.GatherAndCount(r, "gray_controller_gray_gate_measurements_total"); err != nil || n != 10 {
+		t.Errorf("a new registry exposes %d gate series (%v), want 10: five outcomes, dry runs apart", n, err)
+	}
+}

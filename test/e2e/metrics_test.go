@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 	"github.com/kubegray/kubectl-gray/test/cluster"
 	"github.com/kubegray/kubectl-gray/test/prom"
@@ -28,8 +31,18 @@ func TestMetricsInPrometheus(t *testing.T) {
 	e := newGrayEnv(t, c, "metrics")
 
 	e.startStable(grayDeployment("web", 10, "20"))
+	// The pods gate, measured every second, two passes.
+	gateDefs := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "gates", Labels: map[string]string{grayapi.GatesLabel: grayapi.GatesLabelValue}},
+		Data: map[string]string{grayapi.PodsGate: "provider: pods\nsuccess: canary.restarts == 0\ninterval: 1s\ncount: 2\n"}}
+	if _, err := c.Client.CoreV1().ConfigMaps(e.ns).Create(context.Background(), gateDefs, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.do(setAnnotation("web", grayapi.GatesAnnotation, grayapi.PodsGate))
 	e.do(setImage("web", "nginx:1.26"))
 	e.expect("web", grayState{phase: grayapi.PhaseHeld, newSpec: 2, oldTotal: 8, paused: true})
+	// Every outcome has its series from the start, dry runs apart; the hold's two passes count.
+	wantQuery(t, p, `count(gray_controller_gray_gate_measurements_total)`, 10)
+	wantQuery(t, p, `gray_controller_gray_gate_measurements_total{outcome="Pass",dry_run="false"}`, 2)
 	wantQuery(t, p, `up{job="test"}`, 1)
 	wantQuery(t, p, `gray_controller_gray_deployments{phase="Held"}`, 1)
 	wantQuery(t, p, `gray_controller_gray_deployments{phase="Complete"}`, 0)
