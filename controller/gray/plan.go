@@ -151,10 +151,11 @@ func planStep(f SizeFacts) SizePlan {
 func GrayReplicaSet(rs *appsv1.ReplicaSet) rollout.GrayReplicaSet {
 	available := min(rs.Status.AvailableReplicas, *rs.Spec.Replicas)
 	ready := min(rs.Status.ReadyReplicas, *rs.Spec.Replicas)
-	if !deployutil.StatusObserved(rs) {
+	observed := deployutil.StatusObserved(rs)
+	if !observed {
 		available, ready = 0, 0
 	}
-	return rollout.GrayReplicaSet{Spec: *rs.Spec.Replicas, Available: available, Ready: ready}
+	return rollout.GrayReplicaSet{Spec: *rs.Spec.Replicas, Available: available, Ready: ready, Unobserved: !observed}
 }
 
 // oldScaleDownOrder lists the old ReplicaSets in the order a rollout shrinks them: abandoned

@@ -63,6 +63,10 @@ type GrayReplicaSet struct {
 	// Ready is status.readyReplicas (at least Available; a pod is available
 	// once it has been ready for minReadySeconds).
 	Ready int32
+	// Unobserved: the status does not describe the current spec yet (its
+	// observedGeneration is behind), so Available and Ready are taken as 0
+	// and which pods are not ready is unknown.
+	Unobserved bool
 }
 
 // notReady is how many of rs's replicas the ReplicaSet controller deletes

@@ -29,7 +29,9 @@ type GrayAbortInput struct {
 //	stable' = stable + min(R − stable, max(0, R + surge − Σspec))   otherwise
 //	slack   = max(0, Σavailable − (R − unavailable))
 //	each leaving ReplicaSet in order loses its not-ready replicas, which
-//	cost no availability, and then available ones while slack lasts.
+//	cost no availability (none while its status is behind its spec: which
+//	pods are not ready is unknown then), and then available ones while
+//	slack lasts.
 //
 // Worked rows (spec/available; a not-ready replica is spec − available here):
 //
@@ -38,6 +40,8 @@ type GrayAbortInput struct {
 //	R=10, surge 1, unavail 0, stable 5/5, canary 5/5 (a person aborts a good canary)
 //	  → stable 5 + min(5, 11−10) = 6; slack 10−10 = 0 → canary 5
 //	  then stable 6/6, canary 5/5 → stable 6 + min(4, 11−11) = 6; slack 11−10 = 1 → canary 4
+//	R=8, surge 0, unavail 2, stable 3/3, canary 4 with its status still of 5 (unobserved)
+//	  → stable 3 + min(5, 8−7) = 4; slack 3−6 < 0; the canary keeps 4 until its status catches up
 //	R=5 (scaled down from 10), stable 10/10, canary 0/0 → stable 5
 func PlanGrayAbort(in GrayAbortInput) (stable int32, leaving []int32) {
 	replicas := max(in.Replicas, 0)
@@ -56,6 +60,11 @@ func PlanGrayAbort(in GrayAbortInput) (stable int32, leaving []int32) {
 	leaving = make([]int32, len(in.Leaving))
 	for i, rs := range in.Leaving {
 		free := min(rs.notReady(), rs.Spec)
+		if rs.Unobserved {
+			// A status behind its spec cannot say which pods are not ready: taking them all
+			// for not ready would shrink ready ones below maxUnavailable.
+			free = 0
+		}
 		shrink := min(rs.Spec, free+slack)
 		slack -= max(0, shrink-free)
 		leaving[i] = rs.Spec - shrink

@@ -104,6 +104,13 @@ func alongsideTakenOver(t *testing.T, d *appsv1.Deployment, saved string) {
 // alongsideReleased waits until the Deployment is released to 25%/25%.
 func alongsideReleased(t *testing.T, e *grayEnv, name string) {
 	t.Helper()
+	alongsideReleasedTo(t, e, name, "25%", "25%")
+}
+
+// alongsideReleasedTo is alongsideReleased for a Deployment whose own strategy has the given
+// maxSurge and maxUnavailable.
+func alongsideReleasedTo(t *testing.T, e *grayEnv, name, maxSurge, maxUnavailable string) {
+	t.Helper()
 	eventually(t, 60*time.Second, "deployment "+name+" released", func() (bool, string) {
 		d, err := e.client.AppsV1().Deployments(e.ns).Get(context.Background(), name, metav1.GetOptions{})
 		if err != nil {
@@ -112,7 +119,7 @@ func alongsideReleased(t *testing.T, e *grayEnv, name string) {
 		_, taken := d.Annotations[grayapi.StrategyAnnotation]
 		ru := d.Spec.Strategy.RollingUpdate
 		ok := !taken && !d.Spec.Paused && d.Spec.Strategy.Type == appsv1.RollingUpdateDeploymentStrategyType &&
-			ru != nil && ru.MaxSurge.String() == "25%" && ru.MaxUnavailable.String() == "25%"
+			ru != nil && ru.MaxSurge.String() == maxSurge && ru.MaxUnavailable.String() == maxUnavailable
 		return ok, fmt.Sprintf("paused %t strategy %+v %s=%q", d.Spec.Paused, d.Spec.Strategy, grayapi.StrategyAnnotation, d.Annotations[grayapi.StrategyAnnotation])
 	})
 }

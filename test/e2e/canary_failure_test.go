@@ -95,14 +95,7 @@ func (c *canary) image(revision int64) string {
 // TestCanaryFailure runs the failing-canary scenarios in instead mode, then
 // in alongside mode, one control plane at a time, the scenarios of a mode in
 // parallel on it.
-func TestCanaryFailure(t *testing.T) {
-	for _, m := range canaryModes {
-		t.Run(m.name, func(t *testing.T) {
-			c := m.start(t)
-			t.Run("scenarios", func(t *testing.T) { runCanaryFailure(t, c, m) })
-		})
-	}
-}
+func TestCanaryFailure(t *testing.T) { inCanaryModes(t, runCanaryFailure) }
 
 func runCanaryFailure(t *testing.T, c *cluster.Cluster, m canaryMode) {
 	t.Run("crash-looping canary is Degraded", func(t *testing.T) {

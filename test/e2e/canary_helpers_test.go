@@ -55,6 +55,17 @@ var canaryModes = []canaryMode{
 	},
 }
 
+// inCanaryModes runs scenarios in each canary mode, one control plane at a time, the scenarios
+// of a mode (each t.Parallel) side by side on it.
+func inCanaryModes(t *testing.T, scenarios func(*testing.T, *cluster.Cluster, canaryMode)) {
+	for _, m := range canaryModes {
+		t.Run(m.name, func(t *testing.T) {
+			c := m.start(t)
+			t.Run("scenarios", func(t *testing.T) { scenarios(t, c, m) })
+		})
+	}
+}
+
 // seenStatus is one version of a Deployment as the recorder's watch
 // delivered it, with its gray status (ok false when it had none readable).
 type seenStatus struct {

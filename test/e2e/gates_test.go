@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
@@ -57,14 +58,7 @@ func gated(step int32, match func(grayapi.GateStatus) bool) func(seenStatus) boo
 	}
 }
 
-func TestGates(t *testing.T) {
-	for _, m := range canaryModes {
-		t.Run(m.name, func(t *testing.T) {
-			c := m.start(t)
-			t.Run("scenarios", func(t *testing.T) { runGates(t, c, m) })
-		})
-	}
-}
+func TestGates(t *testing.T) { inCanaryModes(t, runGates) }
 
 func runGates(t *testing.T, c *cluster.Cluster, m canaryMode) {
 	t.Run("hold-for waits for the pods gate's passes", func(t *testing.T) {
@@ -135,6 +129,29 @@ func runGates(t *testing.T, c *cluster.Cluster, m canaryMode) {
 			t.Errorf("%s events %v: the last does not say which gates had not passed", grayapi.ReasonGrayResumed, resumed)
 		}
 		k.released()
+	})
+
+	t.Run("a good canary's abort keeps maxUnavailable with maxSurge 0", func(t *testing.T) {
+		t.Parallel()
+		k := newCanary(t, c, m, "gate-abort-nosurge")
+		// The randomized suite's failing-13 (seed 20261260): 8 replicas, maxSurge 0,
+		// maxUnavailable 2, held at 77% (7 canary pods, all ready), its gate fails and on-failure
+		// aborts it. The recorder fails the scenario if fewer than 6 pods are ever available.
+		k.grayEnv.startStable(canaryWeb(testutil.WithReplicas(8), testutil.WithRollingUpdate(intstr.FromInt32(0), intstr.FromInt32(2)),
+			testutil.WithAnnotation(grayapi.PercentAnnotation, "77"), testutil.WithTemplateAnnotation(cluster.RestartWhileReadyAnnotation, restartImage)))
+		released := func() {
+			if m.alongside {
+				alongsideReleasedTo(t, k.grayEnv, "web", "0", "2")
+			}
+		}
+		released()
+		k.defineGate("provider: pods\nsuccess: canary.restartsPerPod <= stable.restartsPerPod\ninterval: 2s\n")
+		k.u.must("annotate", "deployment", "web", grayapi.GatesAnnotation+"=pods")
+		k.u.must("gray", "set", "web", "77", "--on-failure", "abort", "--image", "app="+restartImage)
+		k.abortedToStable("web", 8, restartImage, stableImage, grayapi.ReasonGateFailed, m.alongside)
+		k.u.must("gray", "undo", "web")
+		k.expect("web", grayState{phase: grayapi.PhaseComplete, newSpec: 8})
+		released()
 	})
 
 	t.Run("a dry-run gate that fails is shown and changes nothing", func(t *testing.T) {
