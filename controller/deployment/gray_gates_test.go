@@ -14,7 +14,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
@@ -128,5 +130,41 @@ func TestGateWithoutDefinitionIsInvalid(t *testing.T) {
 	// No pod in the cache: the window opens, nothing is judged yet.
 	if msg := w.status().Message; !strings.Contains(msg, "gates to pass: pods 0/3, error-rate 0/3") {
 		t.Errorf("Held message %q does not say which gates the hold waits for", msg)
+	}
+}
+
+// TestGateBookFinds: a gate is defined by the Deployment's namespace first, then by
+// gray-controller's (cluster-wide defaults, which may replace the built-in pods gate), then
+// built in; two ConfigMaps of one namespace defining it are an error naming both.
+func TestGateBookFinds(t *testing.T) {
+	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	def := func(success string) string { return "provider: pods\nsuccess: " + success + "\n" }
+	for _, cm := range []*corev1.ConfigMap{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "defaults", UID: "d"}, Data: map[string]string{
+			"errors": def("canary.failedPods == 0"), grayapi.PodsGate: def("canary.restarts == 0")}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "gates", UID: "g"}, Data: map[string]string{
+			grayapi.PodsGate: def("canary.oomKills == 0")}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "more", UID: "m"}, Data: map[string]string{"latency": def("true")}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "again", UID: "a"}, Data: map[string]string{"latency": def("true")}},
+	} {
+		if err := indexer.Add(cm); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := &gateBook{lister: corelisters.NewConfigMapLister(indexer), namespace: "kube-system", parsed: map[types.UID]parsedConfigMap{}}
+	for _, tc := range []struct{ namespace, gate, success, err string }{
+		{"shop", grayapi.PodsGate, "canary.oomKills == 0", ""},
+		{"shop", "errors", "canary.failedPods == 0", ""},
+		{"web", grayapi.PodsGate, "canary.restarts == 0", ""},
+		{"shop", "latency", "", `gate "latency" is defined twice in namespace shop: by ConfigMaps again and more`},
+		{"shop", "nope", "", `gate "nope" is defined nowhere: no ConfigMap labelled kubegray.io/gates=true in namespace shop or kube-system has the key "nope"`},
+	} {
+		got, err := b.find(tc.namespace, tc.gate)
+		switch {
+		case tc.err != "" && (err == nil || err.Error() != tc.err):
+			t.Errorf("gate %s in %s: error %v, want %q", tc.gate, tc.namespace, err, tc.err)
+		case tc.err == "" && (err != nil || got.Success != tc.success):
+			t.Errorf("gate %s in %s: %+v, %v; want the definition whose success is %q", tc.gate, tc.namespace, got, err, tc.success)
+		}
 	}
 }

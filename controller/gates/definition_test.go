@@ -5,6 +5,9 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
@@ -115,5 +118,40 @@ func TestCountPods(t *testing.T) {
 	}
 	if got := CountPods(pods[:1], opened, 9); got.Restarts != 0 {
 		t.Errorf("a baseline above today's restarts (a pod deleted since) counts %d restarts, want 0", got.Restarts)
+	}
+}
+
+// TestConditionCostLimit: a condition within the length limit whose evaluation is too costly
+// stops with an error (an Error outcome), not a stalled sync.
+func TestConditionCostLimit(t *testing.T) {
+	// Three nested comprehensions over 100-element lists: 100^3 steps, far past the limit.
+	list := "[" + strings.Repeat("1,", 99) + "1]"
+	expensive := list + ".all(a, " + list + ".all(b, " + list + ".all(c, a + b + c > canary.restarts)))"
+	d, err := Parse("costly", "test", "provider: pods\nsuccess: |\n  "+expensive+"\n")
+	if err != nil {
+		t.Fatalf("Parse refused a condition within the length limit: %v", err)
+	}
+	outcome, _, why := d.Judge(PodsStats{Pods: 1}, PodsStats{Pods: 1})
+	if outcome != grayapi.GateError || !strings.Contains(why, "cost") {
+		t.Errorf("a too costly condition gave %s (%s), want Error naming the cost limit", outcome, why)
+	}
+}
+
+// TestPodOf reads what the pods gate counts from a pod's status.
+func TestPodOf(t *testing.T) {
+	oom := metav1.NewTime(time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC))
+	ready := metav1.NewTime(oom.Add(time.Minute))
+	p := PodOf(&corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning,
+		Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: ready}},
+		ContainerStatuses: []corev1.ContainerStatus{
+			{Name: "app", RestartCount: 2, LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "OOMKilled", FinishedAt: oom}}},
+			{Name: "sidecar", RestartCount: 1, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}},
+		}}})
+	want := Pod{Restarts: 3, LastOOMKill: oom.Time, CrashLooping: true, Ready: true, ReadyChanged: ready.Time}
+	if p != want {
+		t.Errorf("PodOf = %+v, want %+v", p, want)
+	}
+	if failed := PodOf(&corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted"}}); !failed.Failed {
+		t.Errorf("an evicted pod read as %+v, want Failed", failed)
 	}
 }

@@ -80,6 +80,28 @@ func TestDecideMove(t *testing.T) {
 		hold:   HoldLeft,
 		sizes:  sizes{Kind: SizesStepped, NewSize: 5, OldSizes: []int32{8}},
 	}, {
+		name: "hold-for run out, a gate 2 passes short: the hold stays",
+		f: func() MoveFacts {
+			f := facts(web(10))
+			f.Policy.HoldFor = time.Minute
+			f.Gates = GateVerdict{Pending: []string{"pods 1/3"}}
+			return f
+		}(),
+		status: held,
+		paused: true,
+		sizes:  sizes{Kind: SizesStepped, NewSize: 2, OldSizes: []int32{8}},
+	}, {
+		name: "2:next with a gate 2 passes short: a person's resume wins and says so",
+		f: func() MoveFacts {
+			f := facts(web(10, grayapi.ResumeAnnotation, "2:next"))
+			f.Gates = GateVerdict{Pending: []string{"pods 1/3"}}
+			return f
+		}(),
+		status: moved,
+		resume: ResumeDecision{Step: 1, Consume: true, Resumed: "Revision 2 resumed at 20%: moving on to 50% (by hand: gates not passed: pods 1/3)"},
+		hold:   HoldLeft,
+		sizes:  sizes{Kind: SizesStepped, NewSize: 5, OldSizes: []int32{8}},
+	}, {
 		name:   "hold-for not yet run out: the hold stays and the sizes with it",
 		f:      func() MoveFacts { f := facts(web(10)); f.Policy.HoldFor = 5 * time.Minute; return f }(),
 		status: held,
