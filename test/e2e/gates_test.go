@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+	"github.com/kubegray/kubectl-gray/plugin"
 	"github.com/kubegray/kubectl-gray/test/cluster"
 )
 
@@ -152,6 +154,26 @@ func runGates(t *testing.T, c *cluster.Cluster, m canaryMode) {
 		k.u.must("gray", "undo", "web")
 		k.expect("web", grayState{phase: grayapi.PhaseComplete, newSpec: 8})
 		released()
+	})
+
+	t.Run("an OOMKilled canary fails a gate on OOMKills", func(t *testing.T) {
+		t.Parallel()
+		k := newCanary(t, c, m, "gate-oom")
+		k.grayEnv.startStable(canaryWeb(testutil.WithAnnotation(grayapi.PercentAnnotation, "20"),
+			testutil.WithTemplateAnnotation(cluster.RestartWhileReadyAnnotation, restartImage),
+			testutil.WithTemplateAnnotation(cluster.RestartReasonAnnotation, "OOMKilled")))
+		k.released()
+		k.defineGate("provider: pods\nsuccess: canary.oomKills == 0\ninterval: 2s\n")
+		k.u.must("annotate", "deployment", "web", grayapi.GatesAnnotation+"=pods")
+		k.u.must("gray", "set", "web", "20", "--image", "app="+restartImage)
+		k.u.fails(plugin.ExitFailure, []string{"is Degraded", "gate pods failed", "not canary.oomKills == 0"},
+			"gray", "status", "web", "--until", "complete", "--timeout", "60s")
+		st := k.grayStatus(k.get("web"))
+		counted := regexp.MustCompile(`canary: \d+ pods, \d+ restarts \([0-9.]+/pod\), [1-9]\d* OOMKilled`)
+		if st.Failure == nil || st.Failure.Reason != grayapi.ReasonGateFailed || !counted.MatchString(st.Failure.Message) {
+			t.Errorf("failure %+v, want GateFailed with the canary's OOMKills counted", st.Failure)
+		}
+		k.undo()
 	})
 
 	t.Run("a dry-run gate that fails is shown and changes nothing", func(t *testing.T) {
