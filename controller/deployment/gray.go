@@ -70,7 +70,7 @@ type graySync struct {
 	// removeResume: kubegray.io/resume was consumed and goes with the next Update.
 	removeResume bool
 	// gates is the hold's gates as judged in this sync (gray_gates.go).
-	gates gray.GateVerdict
+	gates gray.GateDecision
 	// dropped holds the GrayResumeIgnored Warnings of a request consumed without being served,
 	// emitted once the write that removes it has landed (holdWritten).
 	dropped []string

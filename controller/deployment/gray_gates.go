@@ -199,9 +199,9 @@ func (dc *DeploymentController) enqueueGated(logger klog.Logger, namespace strin
 
 // judgeGates asks gray.DecideGates about the hold's gates, from the pods of the canary and of
 // the stable revision as the pod cache has them.
-func (g *graySync) judgeGates() gray.GateVerdict {
+func (g *graySync) judgeGates() gray.GateDecision {
 	if len(g.in.gates) == 0 {
-		return gray.GateVerdict{}
+		return gray.GateDecision{}
 	}
 	f := gray.GateFacts{Status: g.st, Prev: g.in.prev, HasPrev: g.in.hasPrev, Gates: g.in.gates, DryRun: g.in.dryRun, Now: g.in.now}
 	if g.cur.newRS != nil {

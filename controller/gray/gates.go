@@ -33,8 +33,8 @@ type GateFacts struct {
 	Now            time.Time
 }
 
-// GateVerdict is what DecideGates decided.
-type GateVerdict struct {
+// GateDecision is what DecideGates decided.
+type GateDecision struct {
 	// Records are the gates to record in the status (nil until the hold settles).
 	Records []grayapi.GateStatus
 	// Pending names the gates that are not dry runs and have not passed their count yet, with
@@ -60,15 +60,15 @@ type GateVerdict struct {
 //
 //	pods (interval 2s, count 3) held at 10:00:00 → baseline 10:00:00, passes 10:00:02, :04, :06
 //	→ Passed; with hold-for 5s the hold is left at 10:00:06, not at 10:00:05.
-func DecideGates(f GateFacts) GateVerdict {
+func DecideGates(f GateFacts) GateDecision {
 	if len(f.Gates) == 0 {
-		return GateVerdict{}
+		return GateDecision{}
 	}
 	p, st := f.Prev, f.Status
 	// The records are the hold's from the moment it first settled, like hold-for's clock: a
 	// scaling event or a pod lost under it (Progressing for a while) keeps them, unmeasured.
 	open := f.HasPrev && p.Revision == st.Revision && p.Step == st.Step && p.SettledAt != nil
-	var v GateVerdict
+	var v GateDecision
 	var unsure []string
 	for _, def := range f.Gates {
 		rec := grayapi.GateStatus{Name: def.Name, DryRun: f.DryRun[def.Name]}
@@ -106,7 +106,7 @@ type Measured struct {
 
 // Passed reports whether every gate that is not a dry run has passed its count (true without
 // such gates): the zero verdict, a Deployment without gates, has.
-func (v GateVerdict) Passed() bool { return len(v.Pending) == 0 }
+func (v GateDecision) Passed() bool { return len(v.Pending) == 0 }
 
 // priorRecord is the record of fresh's gate in the status read, or fresh when there is none.
 func priorRecord(prior []grayapi.GateStatus, fresh grayapi.GateStatus) grayapi.GateStatus {
@@ -139,7 +139,7 @@ func verdict(def *gates.Definition, rec grayapi.GateStatus) grayapi.GateVerdict 
 // measure takes rec's measurement when it is due (the first takes the baseline and judges
 // nothing), announces a limit or a count just reached, and keeps NextIn while the gate has more
 // to measure.
-func (v *GateVerdict) measure(f GateFacts, def *gates.Definition, rec grayapi.GateStatus, opened time.Time) grayapi.GateStatus {
+func (v *GateDecision) measure(f GateFacts, def *gates.Definition, rec grayapi.GateStatus, opened time.Time) grayapi.GateStatus {
 	if rec.At != nil {
 		if due := rec.At.Add(def.Interval); f.Now.Before(due) {
 			v.next(due.Sub(f.Now))
@@ -187,14 +187,14 @@ func (v *GateVerdict) measure(f GateFacts, def *gates.Definition, rec grayapi.Ga
 }
 
 // next keeps the soonest measurement due.
-func (v *GateVerdict) next(in time.Duration) {
+func (v *GateDecision) next(in time.Duration) {
 	if v.NextIn == 0 || in < v.NextIn {
 		v.NextIn = in
 	}
 }
 
 // event adds an event about rec; a dry run's says so and is never a Warning.
-func (v *GateVerdict) event(rec grayapi.GateStatus, kind, reason, format string, args ...any) {
+func (v *GateDecision) event(rec grayapi.GateStatus, kind, reason, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	if rec.DryRun {
 		kind, msg = corev1.EventTypeNormal, "dry run: "+msg

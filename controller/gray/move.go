@@ -37,7 +37,7 @@ type MoveFacts struct {
 	// ModePaused: the user paused the rollout in a way spec.paused does not show.
 	ModePaused bool
 	// Gates is the hold's gates as DecideGates judged them: hold-for waits for them to pass.
-	Gates GateVerdict
+	Gates GateDecision
 	Now   time.Time
 }
 

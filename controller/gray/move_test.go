@@ -84,7 +84,7 @@ func TestDecideMove(t *testing.T) {
 		f: func() MoveFacts {
 			f := facts(web(10))
 			f.Policy.HoldFor = time.Minute
-			f.Gates = GateVerdict{Pending: []string{"pods 1/3"}}
+			f.Gates = GateDecision{Pending: []string{"pods 1/3"}}
 			return f
 		}(),
 		status: held,
@@ -94,7 +94,7 @@ func TestDecideMove(t *testing.T) {
 		name: "2:next with a gate 2 passes short: a person's resume wins and says so",
 		f: func() MoveFacts {
 			f := facts(web(10, grayapi.ResumeAnnotation, "2:next"))
-			f.Gates = GateVerdict{Pending: []string{"pods 1/3"}}
+			f.Gates = GateDecision{Pending: []string{"pods 1/3"}}
 			return f
 		}(),
 		status: moved,

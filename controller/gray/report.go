@@ -44,7 +44,7 @@ type ReportFacts struct {
 	PodsRead     bool
 	PodsNotReady string
 	// Gates is the hold's gates as DecideGates judged them.
-	Gates GateVerdict
+	Gates GateDecision
 	Now   time.Time
 }
 

@@ -23,7 +23,7 @@ type ResumeFacts struct {
 	TimedHoldDue bool
 	// HoldInPlace: the ReplicaSets stand at the hold; stableGone: there is no going back.
 	HoldInPlace, StableGone bool
-	// GatesPending names the gates that have not passed (GateVerdict.Pending): a person's resume
+	// GatesPending names the gates that have not passed (GateDecision.Pending): a person's resume
 	// still moves on, and its event says which.
 	GatesPending []string
 }
