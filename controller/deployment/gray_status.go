@@ -9,7 +9,6 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"strings"
 
 	"github.com/kubegray/kubectl-gray/controller/gray"
 
@@ -118,7 +117,7 @@ func statusUnchanged(server, updated *appsv1.Deployment) bool {
 // Argo CD health check shows.
 func setGrayConditions(status *appsv1.DeploymentStatus, st grayapi.Status, replicas int32, steps int, now metav1.Time) {
 	held := fmt.Sprintf("held at %d%% (step %d/%d): %d of %d replicas on revision %d", st.Percent, st.Step+1, steps, st.Target, replicas, st.Revision)
-	switch unsure := cannotTell(st); {
+	switch unsure := gray.CannotTell(st.Gates); {
 	case st.Phase == grayapi.PhaseHeld && unsure != "":
 		// A person must decide: GitOps health reads the reason (Flux: not Current).
 		msg := held + "; " + unsure + "; kubectl gray resume accepts the canary, kubectl gray undo rejects it"
@@ -135,18 +134,6 @@ func setGrayConditions(status *appsv1.DeploymentStatus, st grayapi.Status, repli
 	default:
 		deployutil.RemoveDeploymentCondition(status, grayapi.ConditionStalled)
 	}
-}
-
-// cannotTell says which gates of st that are not dry runs could not tell past their limit, and
-// what they found last; empty when none.
-func cannotTell(st grayapi.Status) string {
-	var out []string
-	for _, g := range st.Gates {
-		if !g.DryRun && g.Verdict == grayapi.GateCannotTell {
-			out = append(out, fmt.Sprintf("gate %s could not tell %d times (%s: %s)", g.Name, g.Unsure, g.Last, g.Why))
-		}
-	}
-	return strings.Join(out, "; ")
 }
 
 // failureReason is a condition's reason for st: the failure's while Degraded, else the phase

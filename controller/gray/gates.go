@@ -40,10 +40,9 @@ type GateDecision struct {
 	// Pending names the gates that are not dry runs and have not passed their count yet, with
 	// their passes ("pods 1/3"); none pending is Passed.
 	Pending []string
-	// Failed is the step's failure when a gate failed past its failureLimit; Unsure says which
-	// gates could not tell past their inconclusiveLimit (the hold stays).
+	// Failed is the step's failure when a gate failed past its failureLimit (a gate that could
+	// not tell past its inconclusiveLimit keeps the hold: CannotTell of the records says so).
 	Failed *grayapi.Failure
-	Unsure string
 	// Events and Measured (the outcomes measured in this sync) go out once a write has recorded
 	// them.
 	Events   []Event
@@ -69,12 +68,11 @@ func DecideGates(f GateFacts) GateDecision {
 	// scaling event or a pod lost under it (Progressing for a while) keeps them, unmeasured.
 	open := f.HasPrev && p.Revision == st.Revision && p.Step == st.Step && p.SettledAt != nil
 	var v GateDecision
-	var unsure []string
 	for _, def := range f.Gates {
 		rec := grayapi.GateStatus{Name: def.Name, DryRun: f.DryRun[def.Name]}
 		if open {
 			rec = priorRecord(p.Gates, rec)
-			if p.Phase == grayapi.PhaseHeld && !settled(def, rec) {
+			if p.Phase == grayapi.PhaseHeld && verdict(def, rec) == "" {
 				rec = v.measure(f, def, rec, p.SettledAt.Time)
 			}
 			v.Records = append(v.Records, rec)
@@ -82,20 +80,28 @@ func DecideGates(f GateFacts) GateDecision {
 		if rec.DryRun {
 			continue
 		}
-		switch {
-		case rec.Fails > def.FailureLimit:
+		if verdict(def, rec) == grayapi.GateFailed {
 			v.Failed = &grayapi.Failure{Reason: grayapi.ReasonGateFailed, Message: fmt.Sprintf(
 				"gate %s failed %d times (failureLimit %d): %s; measured %s", def.Name, rec.Fails, def.FailureLimit, rec.Why, rec.Value)}
-		case rec.Unsure > def.InconclusiveLimit:
-			unsure = append(unsure, fmt.Sprintf("gate %s could not tell %d times (inconclusiveLimit %d): %s: %s",
-				def.Name, rec.Unsure, def.InconclusiveLimit, rec.Last, rec.Why))
 		}
 		if rec.Passes < def.Count {
 			v.Pending = append(v.Pending, fmt.Sprintf("%s %d/%d", def.Name, rec.Passes, def.Count))
 		}
 	}
-	v.Unsure = strings.Join(unsure, "; ")
 	return v
+}
+
+// CannotTell says which gates of records that are not dry runs could not tell past their limit
+// (verdict Inconclusive) and what they found last; empty when none. The status message and the
+// GrayHeld condition of such a hold both say it.
+func CannotTell(records []grayapi.GateStatus) string {
+	var out []string
+	for _, g := range records {
+		if !g.DryRun && g.Verdict == grayapi.GateCannotTell {
+			out = append(out, fmt.Sprintf("gate %s could not tell %d times (%s: %s)", g.Name, g.Unsure, g.Last, g.Why))
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // Measured is one measurement's outcome, for the metrics.
@@ -119,11 +125,8 @@ func priorRecord(prior []grayapi.GateStatus, fresh grayapi.GateStatus) grayapi.G
 	return fresh
 }
 
-// settled reports whether a gate has nothing more to measure: passed its count, or failed or
-// could not tell past its limit.
-func settled(def *gates.Definition, rec grayapi.GateStatus) bool { return verdict(def, rec) != "" }
-
-// verdict is where rec stands by def's count and limits; a failure wins over the rest.
+// verdict is where rec stands by def's count and limits (empty: more to measure); a failure wins
+// over the rest.
 func verdict(def *gates.Definition, rec grayapi.GateStatus) grayapi.GateVerdict {
 	switch {
 	case rec.Fails > def.FailureLimit:
@@ -149,7 +152,7 @@ func (v *GateDecision) measure(f GateFacts, def *gates.Definition, rec grayapi.G
 	rec.At = new(metav1.NewMicroTime(f.Now))
 	rec.Next = new(metav1.NewMicroTime(f.Now.Add(def.Interval)))
 	defer func() {
-		if !settled(def, rec) {
+		if verdict(def, rec) == "" {
 			v.next(def.Interval)
 		}
 	}()

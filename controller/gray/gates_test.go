@@ -111,10 +111,10 @@ func TestDecideGates(t *testing.T) {
 					t.Errorf("a dry run's event is a %s", e.Type)
 				}
 			}
-			if !reflect.DeepEqual(v.Pending, tc.pending) || (v.Failed != nil) != tc.failed || (v.Unsure != "") != tc.unsure ||
+			if !reflect.DeepEqual(v.Pending, tc.pending) || (v.Failed != nil) != tc.failed || (CannotTell(v.Records) != "") != tc.unsure ||
 				!reflect.DeepEqual(reasons, tc.events) || v.NextIn != tc.nextIn {
 				t.Errorf("pending %q failed %v unsure %q events %q next in %s; want %q %v %v %q %s",
-					v.Pending, v.Failed, v.Unsure, reasons, v.NextIn, tc.pending, tc.failed, tc.unsure, tc.events, tc.nextIn)
+					v.Pending, v.Failed, CannotTell(v.Records), reasons, v.NextIn, tc.pending, tc.failed, tc.unsure, tc.events, tc.nextIn)
 			}
 		})
 	}

@@ -152,8 +152,8 @@ func (r *Report) judgeGates(f ReportFacts, st grayapi.Status) grayapi.Status {
 	case g.Failed != nil && (st.Phase == grayapi.PhaseHeld || st.Phase == grayapi.PhaseProgressing):
 		return Degraded(st, g.Failed, fmt.Sprintf("revision %d at %d%%: %s", st.Revision, st.Percent, g.Failed.Message))
 	case st.Phase != grayapi.PhaseHeld:
-	case g.Unsure != "":
-		st.Message += "; " + g.Unsure + "; kubectl gray resume accepts the canary, kubectl gray undo rejects it"
+	case CannotTell(g.Records) != "":
+		st.Message += "; " + CannotTell(g.Records) + "; kubectl gray resume accepts the canary, kubectl gray undo rejects it"
 	case !g.Passed():
 		st.Message += "; gates to pass: " + strings.Join(g.Pending, ", ")
 	case slices.ContainsFunc(g.Records, func(r grayapi.GateStatus) bool { return !r.DryRun }):
