@@ -220,7 +220,7 @@ func (g *graySync) judgeGates() gray.GateDecision {
 func (g *graySync) gatesWritten(ctx context.Context) {
 	g.emit(ctx, g.gates.Events)
 	for _, m := range g.gates.Measured {
-		metrics.RecordGateMeasurement(string(m.Outcome), m.DryRun)
+		metrics.RecordGateMeasurement(m.Outcome, m.DryRun)
 	}
 	g.gates.Events, g.gates.Measured = nil, nil
 }

@@ -148,12 +148,12 @@ func (r *Report) judgeGates(f ReportFacts, st grayapi.Status) grayapi.Status {
 		return st
 	}
 	st.Gates = g.Records
-	switch {
+	switch unsure := CannotTell(g.Records); {
 	case g.Failed != nil && (st.Phase == grayapi.PhaseHeld || st.Phase == grayapi.PhaseProgressing):
 		return Degraded(st, g.Failed, fmt.Sprintf("revision %d at %d%%: %s", st.Revision, st.Percent, g.Failed.Message))
 	case st.Phase != grayapi.PhaseHeld:
-	case CannotTell(g.Records) != "":
-		st.Message += "; " + CannotTell(g.Records) + "; kubectl gray resume accepts the canary, kubectl gray undo rejects it"
+	case unsure != "":
+		st.Message += "; " + unsure + "; kubectl gray resume accepts the canary, kubectl gray undo rejects it"
 	case !g.Passed():
 		st.Message += "; gates to pass: " + strings.Join(g.Pending, ", ")
 	case slices.ContainsFunc(g.Records, func(r grayapi.GateStatus) bool { return !r.DryRun }):

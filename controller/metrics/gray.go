@@ -131,7 +131,7 @@ func RecordGrayHold(firstHoldAfter time.Duration) {
 	grayGlobal.recordHold(firstHoldAfter)
 }
 
-// RecordGateMeasurement counts one gate measurement's outcome (grayapi.GatePass, ...).
-func RecordGateMeasurement(outcome string, dryRun bool) {
-	grayGlobal.gates.WithLabelValues(outcome, strconv.FormatBool(dryRun)).Inc()
+// RecordGateMeasurement counts one gate measurement's outcome.
+func RecordGateMeasurement(outcome grayapi.GateOutcome, dryRun bool) {
+	grayGlobal.gates.WithLabelValues(string(outcome), strconv.FormatBool(dryRun)).Inc()
 }

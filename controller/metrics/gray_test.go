@@ -114,9 +114,9 @@ func TestGrayMetricsServed(t *testing.T) {
 func TestGateMeasurements(t *testing.T) {
 	passBefore := testutil.ToFloat64(grayGlobal.gates.WithLabelValues("Pass", "false"))
 	dryFailBefore := testutil.ToFloat64(grayGlobal.gates.WithLabelValues("Fail", "true"))
-	RecordGateMeasurement("Pass", false)
-	RecordGateMeasurement("Pass", false)
-	RecordGateMeasurement("Fail", true)
+	RecordGateMeasurement(grayapi.GatePass, false)
+	RecordGateMeasurement(grayapi.GatePass, false)
+	RecordGateMeasurement(grayapi.GateFail, true)
 	if got := testutil.ToFloat64(grayGlobal.gates.WithLabelValues("Pass", "false")) - passBefore; got != 2 {
 		t.Errorf("Pass grew by %v, want 2", got)
 	}
