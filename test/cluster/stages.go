@@ -29,6 +29,12 @@ const (
 	RestartReasonAnnotation     = "kubegray.test/restart-reason"
 )
 
+// FlapReadinessAnnotation on a pod template names an image whose containers
+// fall out of readiness and come back, over and over, without restarting (an
+// application that stalls under load and recovers): its pods run Ready for
+// three seconds, then not Ready for one, as long as they live.
+const FlapReadinessAnnotation = "kubegray.test/flap-readiness"
+
 // ReadyAfterAnnotation on a pod template holds a Go duration ("30s"), and its
 // pods become Ready that long after kwok first sees them (an application that
 // starts slowly), or an RFC 3339 instant, and they become Ready then, or at
@@ -58,6 +64,10 @@ const crashingContainers = `.metadata.annotations["` + CrashLoopAnnotation + `"]
 // restartingContainers is the kwok selector key whose result is the names of
 // the pod's containers running the image RestartWhileReadyAnnotation names.
 const restartingContainers = `.metadata.annotations["` + RestartWhileReadyAnnotation + `"] as $image | .spec.containers.[] | select( .image == $image ) | .name`
+
+// flappingContainers is the kwok selector key whose result is the names of the
+// pod's containers running the image FlapReadinessAnnotation names.
+const flappingContainers = `.metadata.annotations["` + FlapReadinessAnnotation + `"] as $image | .spec.containers.[] | select( .image == $image ) | .name`
 
 // podReadySkips are the selector expressions added to kwok's pod-ready stage
 // so that it leaves the pods of the stages above alone.
@@ -222,11 +232,92 @@ spec:
       {{ end }}
 `
 
+// readinessFlapStages play FlapReadinessAnnotation: a Running pod that has been
+// Ready for three seconds turns not Ready (its flapping containers unready,
+// their restart counts kept), and one not Ready turns Ready again a second
+// later. Each writes the Ready and ContainersReady conditions (merged by type,
+// so the others stay) and every container's status (a list written whole).
+var readinessFlapStages = []string{
+	readinessFlapStage("pod-readiness-drop", "True", 3000, false),
+	readinessFlapStage("pod-readiness-back", "False", 1000, true),
+}
+
+// readinessFlapStage is the stage that, delayMilliseconds after a flapping
+// pod's Ready condition became from, makes it ready (or not).
+func readinessFlapStage(name, from string, delayMilliseconds int, ready bool) string {
+	conditions := `      - lastTransitionTime: {{ $now | Quote }}
+        status: "True"
+        type: Ready
+      - lastTransitionTime: {{ $now | Quote }}
+        status: "True"
+        type: ContainersReady
+`
+	if !ready {
+		conditions = `      - lastTransitionTime: {{ $now | Quote }}
+        message: {{ $unready | Quote }}
+        reason: ContainersNotReady
+        status: "False"
+        type: Ready
+      - lastTransitionTime: {{ $now | Quote }}
+        message: {{ $unready | Quote }}
+        reason: ContainersNotReady
+        status: "False"
+        type: ContainersReady
+`
+	}
+	return fmt.Sprintf(`apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: %s
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Pod
+  selector:
+    matchExpressions:
+    - key: '.metadata.deletionTimestamp'
+      operator: 'DoesNotExist'
+    - key: '.status.phase'
+      operator: 'In'
+      values: ['Running']
+    - key: '.status.conditions.[] | select( .type == "Ready" ) | .status'
+      operator: 'In'
+      values: ['%s']
+    - key: '%s'
+      operator: 'Exists'
+  delay:
+    durationMilliseconds: %d
+  next:
+    statusTemplate: |
+      {{ $now := Now }}
+      {{ $root := . }}
+      {{ $image := index .metadata.annotations "%s" }}
+      {{ $flapping := list }}
+      {{ range .spec.containers }}{{ if eq .image $image }}{{ $flapping = append $flapping .name }}{{ end }}{{ end }}
+      {{ $unready := printf "containers with unready status: [%%s]" ( join " " $flapping ) }}
+      conditions:
+%s      containerStatuses:
+      {{ range .spec.containers }}
+      {{ $name := .name }}
+      {{ $restarts := 0 }}
+      {{ range $root.status.containerStatuses }}{{ if eq .name $name }}{{ $restarts = int64 .restartCount }}{{ end }}{{ end }}
+      - image: {{ .image | Quote }}
+        name: {{ .name | Quote }}
+        ready: {{ or %t ( ne .image $image ) }}
+        started: true
+        restartCount: {{ $restarts }}
+        state:
+          running:
+            startedAt: {{ $root.status.startTime | Quote }}
+      {{ end }}
+`, name, from, flappingContainers, delayMilliseconds, FlapReadinessAnnotation, conditions, ready)
+}
+
 // patchStages teaches the cached stage set (documents split on "---") our
 // failure modes: the pod-ready stage skips the pods of NeverReadyAnnotation,
 // ReadyAfterAnnotation and CrashLoopAnnotation, a copy of it delayed by
-// ReadyAfterAnnotation makes the slow pods ready, and the crash-loop and
-// restart-while-ready stages are added.
+// ReadyAfterAnnotation makes the slow pods ready, and the crash-loop,
+// restart-while-ready and readiness-flap stages are added.
 func patchStages(docs []string) ([]string, error) {
 	skip := "    matchExpressions:\n"
 	for _, key := range podReadySkips {
@@ -246,5 +337,5 @@ func patchStages(docs []string) ([]string, error) {
 	if late == "" || !strings.Contains(late, "durationFrom") {
 		return nil, fmt.Errorf("no pod-ready stage selector to patch")
 	}
-	return append(docs, late, crashLoopStage, restartWhileReadyStage), nil
+	return append(append(docs, late, crashLoopStage, restartWhileReadyStage), readinessFlapStages...), nil
 }

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -30,13 +31,24 @@ const restartImage = "nginx:1.26-restarts"
 // gateInterval is the interval of every gate defined here.
 const gateInterval = 2 * time.Second
 
+// flapImage is the image whose containers fall out of readiness for a second every three
+// (cluster.FlapReadinessAnnotation).
+const flapImage = "nginx:1.26-flaps"
+
 // defineGate creates ConfigMap gates in c's namespace, labelled as gate definitions, with key
 // pods holding def.
 func (c *canary) defineGate(def string) {
 	c.t.Helper()
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "gates", Labels: map[string]string{grayapi.GatesLabel: grayapi.GatesLabelValue}},
-		Data: map[string]string{grayapi.PodsGate: def}}
-	if _, err := c.client.CoreV1().ConfigMaps(c.ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
+	c.defineGateIn(c.ns, "gates", grayapi.PodsGate, def)
+}
+
+// defineGateIn creates ConfigMap cm in namespace ns, labelled as gate definitions, with key
+// gate holding def.
+func (c *canary) defineGateIn(ns, cm, gate, def string) {
+	c.t.Helper()
+	obj := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: cm, Labels: map[string]string{grayapi.GatesLabel: grayapi.GatesLabelValue}},
+		Data: map[string]string{gate: def}}
+	if _, err := c.client.CoreV1().ConfigMaps(ns).Create(context.Background(), obj, metav1.CreateOptions{}); err != nil {
 		c.t.Fatal(err)
 	}
 }
@@ -242,6 +254,40 @@ func runGates(t *testing.T, c *cluster.Cluster, m canaryMode) {
 		if i := first(h, 0, inPhase(grayapi.PhaseDegraded)); i >= 0 {
 			t.Errorf("the canary failed although the stable revision restarts as often: phases %v", phases(h, 0))
 		}
+		k.released()
+	})
+
+	t.Run("a canary flapping readiness fails a cluster-wide gate; its namespace's definition wins", func(t *testing.T) {
+		t.Parallel()
+		k := newCanary(t, c, m, "gate-flap")
+		// Defined once for the cluster in gray-controller's namespace (gray-system here), under a
+		// name no other scenario uses.
+		k.defineGateIn("gray-system", "cluster-gates-steady", "steady", "provider: pods\nsuccess: canary.readinessFlaps == 0\ninterval: 2s\ncount: 5\n")
+		t.Cleanup(func() {
+			_ = k.client.CoreV1().ConfigMaps("gray-system").Delete(context.Background(), "cluster-gates-steady", metav1.DeleteOptions{})
+		})
+		k.grayEnv.startStable(canaryWeb(testutil.WithAnnotation(grayapi.PercentAnnotation, "20"),
+			testutil.WithTemplateAnnotation(cluster.FlapReadinessAnnotation, flapImage)))
+		k.released()
+		k.u.must("annotate", "deployment", "web", grayapi.GatesAnnotation+"=steady")
+		k.u.must("gray", "set", "web", "20", "--on-failure", "abort", "--image", "app="+flapImage)
+		st := k.abortedToStable("web", 10, flapImage, stableImage, grayapi.ReasonGateFailed, m.alongside)
+		if msg := st.Failure.Message; !strings.Contains(msg, "gate steady failed") || !strings.Contains(msg, "not canary.readinessFlaps == 0") ||
+			!regexp.MustCompile(`canary: \d+ pods, .*, [1-9]\d* readiness changes`).MatchString(msg) {
+			t.Errorf("failure message %q does not name the cluster-wide gate, its condition and the readiness changes it counted", msg)
+		}
+
+		// The namespace's own definition of steady wins over the cluster's: this one tolerates the
+		// flaps, so the same canary, retried, passes it (and is then rejected by a person).
+		k.defineGateIn(k.ns, "gates", "steady", "provider: pods\nsuccess: canary.readinessFlaps <= 1000\ninterval: 2s\ncount: 2\n")
+		k.u.must("gray", "retry", "web")
+		eventually(t, 60*time.Second, "the steady gate passed by the namespace's definition", func() (bool, string) {
+			st := k.grayStatus(k.get("web"))
+			ok := len(st.Gates) == 1 && st.Gates[0].Verdict == grayapi.GatePassed && strings.Contains(st.Gates[0].Why, "<= 1000")
+			return ok, fmt.Sprintf("phase %s, gates %+v", st.Phase, st.Gates)
+		})
+		k.u.must("gray", "undo", "web")
+		k.expect("web", completeAt10)
 		k.released()
 	})
 }
