@@ -41,6 +41,9 @@ type Options struct {
 	Workers      int
 	KubeAPIQPS   float32
 	KubeAPIBurst int
+	// ControllerNamespace is gray-controller's own namespace: the platform team's, where the
+	// cluster-wide gate definitions live.
+	ControllerNamespace string
 
 	LeaderElect              bool
 	LeaderElectLeaseName     string
@@ -80,6 +83,8 @@ func NewOptions() *Options {
 		KubeAPIQPS:   20,
 		KubeAPIBurst: 30,
 
+		ControllerNamespace: namespace,
+
 		LeaderElect:              true,
 		LeaderElectLeaseName:     "gray-controller",
 		LeaderElectNamespace:     namespace,
@@ -109,6 +114,8 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	fs.IntVar(&o.Workers, "workers", o.Workers, "Deployments synced concurrently.")
 	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "Sustained requests per second to the API server.")
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "Requests allowed above --kube-api-qps in a burst.")
+	fs.StringVar(&o.ControllerNamespace, "controller-namespace", o.ControllerNamespace,
+		"gray-controller's own namespace, where the cluster-wide gate definitions live (ConfigMaps labelled kubegray.io/gates=true; a Deployment's own namespace wins). Defaults to $POD_NAMESPACE, or kube-system when that is unset.")
 	fs.BoolVar(&o.SkipBuiltinControllerCheck, "skip-builtin-controller-check", o.SkipBuiltinControllerCheck,
 		"In instead mode, start even if the built-in deployment controller seems to be running. Two controllers on the same Deployments fight over their ReplicaSets.")
 	fs.DurationVar(&o.BuiltinCheckWindow, "builtin-check-window", o.BuiltinCheckWindow,
@@ -185,6 +192,9 @@ func (o *Options) Validate() error {
 	}
 	if o.KubeAPIBurst < 1 {
 		add("invalid --kube-api-burst %d: must be at least 1", o.KubeAPIBurst)
+	}
+	for _, msg := range validation.IsDNS1123Label(o.ControllerNamespace) {
+		add("invalid --controller-namespace %q: %s", o.ControllerNamespace, msg)
 	}
 	if o.Mode == grayapi.ModeInstead && !o.SkipBuiltinControllerCheck && o.BuiltinCheckWindow <= 0 {
 		add("invalid --builtin-check-window %v: must be greater than 0 (use --skip-builtin-controller-check to skip the check)", o.BuiltinCheckWindow)

@@ -11,7 +11,7 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
-func TestNewOptionsLeaseNamespace(t *testing.T) {
+func TestNewOptionsNamespaces(t *testing.T) {
 	tests := []struct {
 		name         string
 		podNamespace string
@@ -23,8 +23,9 @@ func TestNewOptionsLeaseNamespace(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Setenv("POD_NAMESPACE", tt.podNamespace)
-			if got := NewOptions().LeaderElectNamespace; got != tt.want {
-				t.Errorf("LeaderElectNamespace = %q, want %q", got, tt.want)
+			o := NewOptions()
+			if o.LeaderElectNamespace != tt.want || o.ControllerNamespace != tt.want {
+				t.Errorf("LeaderElectNamespace = %q, ControllerNamespace = %q, want %q for both", o.LeaderElectNamespace, o.ControllerNamespace, tt.want)
 			}
 		})
 	}
@@ -39,7 +40,7 @@ func TestFlagsBindToOptions(t *testing.T) {
 	}
 	err := fs.Parse([]string{
 		"--kubeconfig=/etc/kube/config", "--mode=instead", "--takeover=eager", "--workers=3",
-		"--kube-api-qps=50", "--kube-api-burst=100",
+		"--kube-api-qps=50", "--kube-api-burst=100", "--controller-namespace=platform",
 		"--leader-elect=false", "--leader-elect-lease-name=gc", "--leader-elect-namespace=ops",
 		"--leader-elect-lease-duration=30s", "--leader-elect-renew-deadline=20s", "--leader-elect-retry-period=4s",
 		"--metrics-bind-address=127.0.0.1:9090", "--health-probe-bind-address=0", "--pprof-bind-address=127.0.0.1:6060",
@@ -49,7 +50,7 @@ func TestFlagsBindToOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Options{
-		Kubeconfig: "/etc/kube/config", Mode: "instead", Takeover: "eager", Workers: 3, KubeAPIQPS: 50, KubeAPIBurst: 100,
+		Kubeconfig: "/etc/kube/config", Mode: "instead", Takeover: "eager", Workers: 3, KubeAPIQPS: 50, KubeAPIBurst: 100, ControllerNamespace: "platform",
 		LeaderElect: false, LeaderElectLeaseName: "gc", LeaderElectNamespace: "ops",
 		LeaderElectLeaseDuration: 30 * time.Second, LeaderElectRenewDeadline: 20 * time.Second, LeaderElectRetryPeriod: 4 * time.Second,
 		MetricsBindAddress: "127.0.0.1:9090", HealthProbeBindAddress: "0", PprofBindAddress: "127.0.0.1:6060",
@@ -67,7 +68,7 @@ func TestDefaultsAreUpstreamLike(t *testing.T) {
 	t.Setenv("POD_NAMESPACE", "")
 	o := NewOptions()
 	want := Options{
-		Mode: "alongside", Takeover: "admission", Workers: 5, KubeAPIQPS: 20, KubeAPIBurst: 30,
+		Mode: "alongside", Takeover: "admission", Workers: 5, KubeAPIQPS: 20, KubeAPIBurst: 30, ControllerNamespace: "kube-system",
 		LeaderElect: true, LeaderElectLeaseName: "gray-controller", LeaderElectNamespace: "kube-system",
 		LeaderElectLeaseDuration: 15 * time.Second, LeaderElectRenewDeadline: 10 * time.Second, LeaderElectRetryPeriod: 2 * time.Second,
 		MetricsBindAddress: ":8080", HealthProbeBindAddress: ":8081", PprofBindAddress: "0",
@@ -82,7 +83,7 @@ func TestValidate(t *testing.T) {
 	valid := func() *Options {
 		o := NewOptions()
 		o.Mode = grayapi.ModeInstead
-		o.LeaderElectNamespace = "kube-system"
+		o.LeaderElectNamespace, o.ControllerNamespace = "kube-system", "kube-system"
 		return o
 	}
 	tests := []struct {
@@ -132,6 +133,11 @@ func TestValidate(t *testing.T) {
 			name:     "namespace with a dot",
 			modify:   func(o *Options) { o.LeaderElectNamespace = "kube.system" },
 			wantErrs: []string{`invalid --leader-elect-namespace "kube.system": must not contain dots`},
+		},
+		{
+			name:     "controller namespace not a DNS label",
+			modify:   func(o *Options) { o.ControllerNamespace = "Platform" },
+			wantErrs: []string{`invalid --controller-namespace "Platform": a lowercase RFC 1123 label`},
 		},
 		{
 			name:   "lease flags are ignored without leader election",

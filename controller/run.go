@@ -143,7 +143,7 @@ func (o *Options) runController(ctx context.Context, client kubernetes.Interface
 		Recorder:     recorder,
 		Mode:         o.Mode,
 		Takeover:     o.Takeover,
-		Namespace:    o.LeaderElectNamespace,
+		Namespace:    o.ControllerNamespace,
 	})
 	if err != nil {
 		return fmt.Errorf("creating the deployment controller: %w", err)

@@ -254,6 +254,7 @@ func runGrayController(c *cluster.Cluster, name, binary, kubeconfig string, args
 	all := append([]string{
 		"--kubeconfig=" + kubeconfig,
 		"--leader-elect-namespace=gray-system",
+		"--controller-namespace=gray-system",
 		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(metricsPort),
 		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(healthPort),
 		"-v=2",
