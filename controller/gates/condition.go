@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/ext"
@@ -19,36 +20,56 @@ const (
 	ConditionCost = 10000
 )
 
-// podsEnv declares what a pods gate's condition reads: canary and stable, each a PodsStats.
-var podsEnv, podsEnvErr = cel.NewEnv(
-	ext.NativeTypes(reflect.TypeFor[PodsStats](), ext.ParseStructTag("json")),
-	cel.Variable("canary", cel.ObjectType("gates.PodsStats")),
-	cel.Variable("stable", cel.ObjectType("gates.PodsStats")),
-	cel.CrossTypeNumericComparisons(true),
+// conditionEnv is what one kind of condition reads, and how people are told so.
+type conditionEnv struct {
+	env            *cel.Env
+	err            error
+	reads, example string
+}
+
+func newConditionEnv(reads, example string, opts ...cel.EnvOption) conditionEnv {
+	env, err := cel.NewEnv(append(opts, cel.CrossTypeNumericComparisons(true))...)
+	return conditionEnv{env: env, err: err, reads: reads, example: example}
+}
+
+var (
+	// podsEnv: a pods gate's condition reads canary and stable, each a PodsStats.
+	podsEnv = newConditionEnv("canary and stable", builtinPodsSuccess,
+		ext.NativeTypes(reflect.TypeFor[PodsStats](), ext.ParseStructTag("json")),
+		cel.Variable("canary", cel.ObjectType("gates.PodsStats")),
+		cel.Variable("stable", cel.ObjectType("gates.PodsStats")))
+	// metricEnv: a metric gate's condition reads the query's one value.
+	metricEnv = newConditionEnv("result", "result < 0.01", cel.Variable("result", cel.DoubleType))
+	// compareEnv: a compared metric gate's reads the value for each revision.
+	compareEnv = newConditionEnv("canary and stable", "canary <= stable * 1.2",
+		cel.Variable("canary", cel.DoubleType), cel.Variable("stable", cel.DoubleType))
 )
 
 // compile type-checks a condition (a misspelt field or a non-boolean result is refused here,
 // not at the first measurement) and plans it with the cost limit.
-func compile(expr string) (cel.Program, error) {
-	if podsEnvErr != nil {
-		return nil, podsEnvErr
+func (e conditionEnv) compile(expr string) (cel.Program, error) {
+	if e.err != nil {
+		return nil, e.err
 	}
 	if len(expr) > MaxCondition {
 		return nil, fmt.Errorf("%d characters, at most %d allowed", len(expr), MaxCondition)
 	}
-	ast, issues := podsEnv.Compile(expr)
+	ast, issues := e.env.Compile(expr)
 	if issues != nil && issues.Err() != nil {
+		if msg := issues.Err().Error(); strings.Contains(msg, "(double, int)") || strings.Contains(msg, "(int, double)") {
+			return nil, fmt.Errorf("%s (CEL does not mix a double and an int in arithmetic: write 2.0, not 2)", msg)
+		}
 		return nil, issues.Err()
 	}
 	if ast.OutputType() != cel.BoolType {
 		return nil, fmt.Errorf("is a %s, not a bool", ast.OutputType())
 	}
-	return podsEnv.Program(ast, cel.CostLimit(ConditionCost))
+	return e.env.Program(ast, cel.CostLimit(ConditionCost))
 }
 
-// holds evaluates a compiled condition over the measured stats.
-func holds(p cel.Program, canary, stable PodsStats) (bool, error) {
-	out, _, err := p.Eval(map[string]any{"canary": canary, "stable": stable})
+// holds evaluates a compiled condition over what was measured.
+func holds(p cel.Program, vars map[string]any) (bool, error) {
+	out, _, err := p.Eval(vars)
 	if err != nil {
 		return false, err
 	}
@@ -67,21 +88,28 @@ func (d *Definition) Judge(canary, stable PodsStats) (outcome grayapi.GateOutcom
 	if canary.Pods == 0 {
 		return grayapi.GateNoData, value, "the canary has no pods"
 	}
-	ok, err := holds(d.success, canary, stable)
+	outcome, why = d.judge(map[string]any{"canary": canary, "stable": stable})
+	return outcome, value, why
+}
+
+// judge evaluates the conditions over vars: Pass when success holds, else Fail when failure
+// holds (or there is none), else Inconclusive; an evaluation error is Error.
+func (d *Definition) judge(vars map[string]any) (grayapi.GateOutcome, string) {
+	ok, err := holds(d.success, vars)
 	switch {
 	case err != nil:
-		return grayapi.GateError, value, fmt.Sprintf("success %q: %v", d.Success, err)
+		return grayapi.GateError, fmt.Sprintf("success %q: %v", d.Success, err)
 	case ok:
-		return grayapi.GatePass, value, d.Success
+		return grayapi.GatePass, d.Success
 	case d.failure == nil:
-		return grayapi.GateFail, value, "not " + d.Success
+		return grayapi.GateFail, "not " + d.Success
 	}
-	failed, err := holds(d.failure, canary, stable)
+	failed, err := holds(d.failure, vars)
 	switch {
 	case err != nil:
-		return grayapi.GateError, value, fmt.Sprintf("failure %q: %v", d.Failure, err)
+		return grayapi.GateError, fmt.Sprintf("failure %q: %v", d.Failure, err)
 	case failed:
-		return grayapi.GateFail, value, d.Failure
+		return grayapi.GateFail, d.Failure
 	}
-	return grayapi.GateInconclusive, value, fmt.Sprintf("neither %s nor %s", d.Success, d.Failure)
+	return grayapi.GateInconclusive, fmt.Sprintf("neither %s nor %s", d.Success, d.Failure)
 }

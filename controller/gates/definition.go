@@ -2,9 +2,11 @@ package gates
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/cel-go/cel"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
@@ -16,8 +18,15 @@ type Definition struct {
 	Name string
 	// Source says where it was defined, for messages: `ConfigMap "ns/name", key "pods"` or
 	// "built in".
-	Source   string
+	Source string
+	// Provider names where measurements come from: pods (built in) or a provider gray-controller
+	// was given (Provider); Kind is what the gate measures, read from the fields it has.
 	Provider string
+	Kind     Kind
+	// Query is a metric gate's PromQL, with variables ($canary_pods, ...); Compare runs it once
+	// for each revision ($hash, $pods) and judges canary against stable.
+	Query   string
+	Compare bool
 	// Success and Failure are CEL expressions; Failure may be empty (then a Success that is
 	// false is a Fail).
 	Success, Failure string
@@ -28,6 +37,16 @@ type Definition struct {
 
 	success, failure cel.Program
 }
+
+// Kind is what a gate measures.
+type Kind string
+
+const (
+	// KindPods counts the revisions' pods from the controller's cache.
+	KindPods Kind = "pods"
+	// KindMetric queries a Prometheus provider.
+	KindMetric Kind = "metric"
+)
 
 // The defaults and bounds of a definition's fields (docs/gates.md).
 const (
@@ -45,6 +64,8 @@ const (
 // that a URL, a header or a misspelt field never passes unnoticed.
 type spec struct {
 	Provider          string `json:"provider"`
+	Query             string `json:"query,omitempty"`
+	Compare           bool   `json:"compare,omitempty"`
 	Success           string `json:"success"`
 	Failure           string `json:"failure,omitempty"`
 	Interval          string `json:"interval,omitempty"`
@@ -62,14 +83,36 @@ func Parse(name, source, text string) (*Definition, error) {
 	if len(text) > MaxDefinition {
 		return fail("the definition is %d bytes, at most %d allowed", len(text), MaxDefinition)
 	}
+	// A definition is the tenant's; what gray-controller calls, and with which credentials, is the
+	// admin's provider. Refused anywhere, a URL cannot hide in a query's string either.
+	if strings.Contains(text, "://") {
+		return fail("it contains a URL (\"://\"): a gate names a provider, and the providers' URLs are gray-controller's (docs/gates.md)")
+	}
 	var s spec
 	if err := yaml.UnmarshalStrict([]byte(text), &s); err != nil {
 		return fail("%v", err)
 	}
-	d := &Definition{Name: name, Source: source, Provider: s.Provider, Success: s.Success, Failure: s.Failure,
+	d := &Definition{Name: name, Source: source, Provider: s.Provider, Query: s.Query, Compare: s.Compare, Success: s.Success, Failure: s.Failure,
 		Interval: DefaultInterval, Count: DefaultCount, InconclusiveLimit: DefaultInconclusiveLimit}
-	if s.Provider != grayapi.PodsGate {
-		return fail("provider %q is not known: the providers are %q", s.Provider, grayapi.PodsGate)
+	env := podsEnv
+	switch {
+	case s.Provider == grayapi.PodsGate:
+		d.Kind = KindPods
+		if s.Query != "" || s.Compare {
+			return fail("provider pods takes no query and no compare: it counts the revisions' pods")
+		}
+	case len(validation.IsDNS1123Label(s.Provider)) > 0:
+		return fail("provider %q is not a provider's name: %q or one gray-controller was given (a DNS label)", s.Provider, grayapi.PodsGate)
+	case s.Query == "":
+		return fail("provider %q: query is empty: a PromQL expression, e.g. %q", s.Provider, exampleQuery)
+	default:
+		d.Kind, env = KindMetric, metricEnv
+		if s.Compare {
+			env = compareEnv
+		}
+		if err := checkQuery(s.Query, s.Compare); err != nil {
+			return fail("query %q: %v", s.Query, err)
+		}
 	}
 	if s.Interval != "" {
 		interval, err := time.ParseDuration(s.Interval)
@@ -94,13 +137,13 @@ func Parse(name, source, text string) (*Definition, error) {
 	}
 	var err error
 	if s.Success == "" {
-		return fail("success is empty: a condition over canary and stable, e.g. %q", builtinPodsSuccess)
+		return fail("success is empty: a condition over %s, e.g. %q", env.reads, env.example)
 	}
-	if d.success, err = compile(s.Success); err != nil {
+	if d.success, err = env.compile(s.Success); err != nil {
 		return fail("success %q: %v", s.Success, err)
 	}
 	if s.Failure != "" {
-		if d.failure, err = compile(s.Failure); err != nil {
+		if d.failure, err = env.compile(s.Failure); err != nil {
 			return fail("failure %q: %v", s.Failure, err)
 		}
 	}

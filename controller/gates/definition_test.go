@@ -21,8 +21,18 @@ func TestBuiltinPods(t *testing.T) {
 
 func TestParseRefusesWithTheGateAndTheField(t *testing.T) {
 	for _, tc := range []struct{ name, text, want string }{
-		{"url", "provider: pods\nsuccess: canary.restarts == 0\nurl: http://10.0.0.1/\n", `unknown field "url"`},
-		{"provider", "provider: prometheus\nsuccess: result < 1\n", `provider "prometheus" is not known`},
+		{"url", "provider: pods\nsuccess: canary.restarts == 0\nurl: http://10.0.0.1/\n", `it contains a URL ("://")`},
+		{"url in a query", "provider: prometheus\nquery: 'up{job=\"http://10.0.0.1\"}'\nsuccess: result < 1\n", `it contains a URL ("://")`},
+		{"unknown field", "provider: pods\nsuccess: canary.restarts == 0\nheaders: x\n", `unknown field "headers"`},
+		{"no query", "provider: prometheus\nsuccess: result < 1\n", `provider "prometheus": query is empty`},
+		{"provider not a name", "provider: Prom_1\nquery: up\nsuccess: result < 1\n", `provider "Prom_1" is not a provider's name`},
+		{"pods with a query", "provider: pods\nquery: up\nsuccess: true\n", "provider pods takes no query"},
+		{"bad promql", "provider: prometheus\nquery: sum(rate(x[5m])\nsuccess: result < 1\n", `query "sum(rate(x[5m])": `},
+		{"unknown variable", "provider: prometheus\nquery: 'x{pod=~\"$canary_pod\"}'\nsuccess: result < 1\n", "unknown variable $canary_pod: the variables are $canary_hash"},
+		{"$pods without compare", "provider: prometheus\nquery: 'x{pod=~\"$pods\"}'\nsuccess: result < 1\n", "unknown variable $pods"},
+		{"pods fields on a metric", "provider: prometheus\nquery: up\nsuccess: canary.restarts == 0\n", `undeclared reference to 'canary'`},
+		{"an int times a double", "provider: prometheus\nquery: up\ncompare: true\nsuccess: canary <= stable * 2\n", "write 2.0, not 2"},
+		{"result on a compared metric", "provider: prometheus\nquery: up\ncompare: true\nsuccess: result < 1\n", `undeclared reference to 'result'`},
 		{"no success", "provider: pods\n", "success is empty"},
 		{"misspelt field", "provider: pods\nsuccess: canary.restart == 0\n", `success "canary.restart == 0": ERROR`},
 		{"not a bool", "provider: pods\nsuccess: canary.restarts + 1\n", "is a int, not a bool"},
