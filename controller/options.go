@@ -20,6 +20,7 @@ import (
 	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/klog/v2"
 
+	"github.com/kubegray/kubectl-gray/controller/gates"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
@@ -42,8 +43,10 @@ type Options struct {
 	KubeAPIQPS   float32
 	KubeAPIBurst int
 	// ControllerNamespace is gray-controller's own namespace: the platform team's, where the
-	// cluster-wide gate definitions live.
+	// cluster-wide gate definitions and the providers live.
 	ControllerNamespace string
+	// PrometheusURL, when set, is the provider named prometheus.
+	PrometheusURL string
 
 	LeaderElect              bool
 	LeaderElectLeaseName     string
@@ -116,6 +119,8 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "Requests allowed above --kube-api-qps in a burst.")
 	fs.StringVar(&o.ControllerNamespace, "controller-namespace", o.ControllerNamespace,
 		"gray-controller's own namespace, where the cluster-wide gate definitions live (ConfigMaps labelled kubegray.io/gates=true; a Deployment's own namespace wins). Defaults to $POD_NAMESPACE, or kube-system when that is unset.")
+	fs.StringVar(&o.PrometheusURL, "prometheus-url", o.PrometheusURL,
+		"The Prometheus HTTP API that metric gates naming provider prometheus query (http://prometheus.monitoring:9090), a shorthand for a provider of that name with the defaults (docs/gates.md).")
 	fs.BoolVar(&o.SkipBuiltinControllerCheck, "skip-builtin-controller-check", o.SkipBuiltinControllerCheck,
 		"In instead mode, start even if the built-in deployment controller seems to be running. Two controllers on the same Deployments fight over their ReplicaSets.")
 	fs.DurationVar(&o.BuiltinCheckWindow, "builtin-check-window", o.BuiltinCheckWindow,
@@ -195,6 +200,9 @@ func (o *Options) Validate() error {
 	}
 	for _, msg := range validation.IsDNS1123Label(o.ControllerNamespace) {
 		add("invalid --controller-namespace %q: %s", o.ControllerNamespace, msg)
+	}
+	if _, err := o.providers(); err != nil {
+		add("invalid --prometheus-url: %v", err)
 	}
 	if o.Mode == grayapi.ModeInstead && !o.SkipBuiltinControllerCheck && o.BuiltinCheckWindow <= 0 {
 		add("invalid --builtin-check-window %v: must be greater than 0 (use --skip-builtin-controller-check to skip the check)", o.BuiltinCheckWindow)
@@ -280,4 +288,16 @@ func validateBindAddress(flagName, address string) []error {
 		return []error{fmt.Errorf("invalid %s %q: port %q is not a number from 0 to 65535", flagName, address, port)}
 	}
 	return nil
+}
+
+// providers are the metric gates' providers the flags give.
+func (o *Options) providers() ([]*gates.Provider, error) {
+	if o.PrometheusURL == "" {
+		return nil, nil
+	}
+	p, err := gates.PrometheusURLProvider(o.PrometheusURL)
+	if err != nil {
+		return nil, err
+	}
+	return []*gates.Provider{p}, nil
 }

@@ -138,12 +138,17 @@ func (o *Options) Run(ctx context.Context) error {
 // its workers have stopped.
 func (o *Options) runController(ctx context.Context, client kubernetes.Interface, recorder record.EventRecorder, ready *readiness) error {
 	factory := informers.NewSharedInformerFactory(client, minResyncPeriod+rand.N(minResyncPeriod))
+	providers, err := o.providers()
+	if err != nil {
+		return err
+	}
 	dc, err := deployment.NewDeploymentController(ctx, factory, client, deployment.Options{
 		FieldManager: FieldManager,
 		Recorder:     recorder,
 		Mode:         o.Mode,
 		Takeover:     o.Takeover,
 		Namespace:    o.ControllerNamespace,
+		Providers:    providers,
 	})
 	if err != nil {
 		return fmt.Errorf("creating the deployment controller: %w", err)

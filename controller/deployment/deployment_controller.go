@@ -12,6 +12,7 @@ package deployment
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"reflect"
 	"time"
 
@@ -30,6 +31,8 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
+	"github.com/kubegray/kubectl-gray/controller/gates"
+	"github.com/kubegray/kubectl-gray/controller/measure"
 	"github.com/kubegray/kubectl-gray/controller/metrics"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
@@ -70,8 +73,10 @@ type Options struct {
 	// grayapi.TakeoverEager.
 	Takeover grayapi.Takeover
 	// Namespace is gray-controller's own: the gate definitions of its labelled ConfigMaps apply
-	// to every namespace (gray_gates.go).
+	// to every namespace, and the providers of metric gates are read there (gray_gates.go).
 	Namespace string
+	// Providers are the metric gates' providers given by flags (--prometheus-url).
+	Providers []*gates.Provider
 }
 
 // DeploymentController reconciles Deployments into ReplicaSets exactly like the upstream
@@ -109,6 +114,9 @@ type DeploymentController struct {
 	rsExpectations *replicaSetExpectations
 	// gates finds the gate definitions a gray Deployment names.
 	gates *gateBook
+	// measurer takes metric gates' measurements off the sync path, over httpClient.
+	measurer   *measure.Pool
+	httpClient *http.Client
 	// deploymentWrites holds the resourceVersions our Deployment Updates replaced
 	// (deployment_writes.go) until the cache moves past them.
 	deploymentWrites *supersededVersions
@@ -182,11 +190,13 @@ func NewDeploymentController(ctx context.Context, factory informers.SharedInform
 		return nil, fmt.Errorf("adding pod event handler: %w", err)
 	}
 
-	gates, err := newGateBook(factory, opts.Namespace, func(ns string) { dc.enqueueGated(logger, ns) })
+	gates, err := newGateBook(factory, opts.Namespace, opts.Providers, func(ns string) { dc.enqueueGated(logger, ns) })
 	if err != nil {
 		return nil, err
 	}
 	dc.gates = gates
+	dc.measurer = measure.NewPool(ctx, time.Now, func(key string) { dc.queue.Add(key) })
+	dc.httpClient = &http.Client{}
 	dc.syncHandler = dc.syncDeployment
 	dc.dLister = dInformer.Lister()
 	dc.rsLister = rsInformer.Lister()

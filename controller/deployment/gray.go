@@ -15,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
-	"github.com/kubegray/kubectl-gray/controller/gates"
 	"github.com/kubegray/kubectl-gray/controller/gray"
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
@@ -91,10 +90,9 @@ type grayInputs struct {
 	rsList []*appsv1.ReplicaSet
 	points []int32
 	// policy is kubegray.io/on-failure, kubegray.io/hold-for and the gates named; gates are
-	// their definitions, dryRun those only measured.
+	// those gates resolved.
 	policy grayapi.Policy
-	gates  []*gates.Definition
-	dryRun map[string]bool
+	gates  namedGates
 	// prev is the status read at the start (statusOnServer is the one on the server now);
 	// hasPrev: it names a rollout, and one this sync trusts (distrustCopiedStatus).
 	prev    grayapi.Status
@@ -154,7 +152,7 @@ func (g *graySync) run(ctx context.Context) error {
 	if g.in.policy, err = grayapi.ParsePolicy(d.Annotations); err != nil {
 		return g.reportInvalid(ctx, err)
 	}
-	if g.in.gates, g.in.dryRun, err = dc.gates.resolve(d.Namespace, g.in.policy); err != nil {
+	if g.in.gates, err = dc.gates.resolve(d.Namespace, g.in.policy); err != nil {
 		return g.reportInvalid(ctx, err)
 	}
 

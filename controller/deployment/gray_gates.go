@@ -30,13 +30,18 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
-// gateBook finds gate definitions. It watches only ConfigMaps labelled kubegray.io/gates=true
-// and keeps each one's definitions parsed (CEL compiled) until the ConfigMap changes.
+// gateBook finds gate definitions and the providers metric gates name. It watches only
+// ConfigMaps labelled kubegray.io/gates (=true: definitions; =providers: providers, read in
+// gray-controller's namespace only) and keeps each one's definitions parsed (CEL compiled)
+// until the ConfigMap changes.
 type gateBook struct {
 	lister corelisters.ConfigMapLister
 	synced cache.InformerSynced
-	// namespace is gray-controller's: its ConfigMaps define cluster-wide defaults.
+	// namespace is gray-controller's: its ConfigMaps define cluster-wide defaults and the
+	// providers.
 	namespace string
+	// flagged are the providers given by flags (--prometheus-url).
+	flagged map[string]*gates.Provider
 
 	mu     sync.Mutex
 	parsed map[types.UID]parsedConfigMap
@@ -51,13 +56,18 @@ type parsedConfigMap struct {
 
 // newGateBook registers the labelled ConfigMap informer on factory; onChange is called with the
 // namespace of every ConfigMap added, changed or deleted.
-func newGateBook(factory informers.SharedInformerFactory, namespace string, onChange func(namespace string)) (*gateBook, error) {
+func newGateBook(factory informers.SharedInformerFactory, namespace string, flagged []*gates.Provider, onChange func(namespace string)) (*gateBook, error) {
 	informer := factory.InformerFor(&corev1.ConfigMap{}, func(client kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
 		return coreinformers.NewFilteredConfigMapInformer(client, metav1.NamespaceAll, resync, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
-			func(o *metav1.ListOptions) { o.LabelSelector = grayapi.GatesLabel + "=" + grayapi.GatesLabelValue })
+			func(o *metav1.ListOptions) {
+				o.LabelSelector = fmt.Sprintf("%s in (%s,%s)", grayapi.GatesLabel, grayapi.GatesLabelValue, grayapi.ProvidersLabelValue)
+			})
 	})
 	b := &gateBook{lister: corelisters.NewConfigMapLister(informer.GetIndexer()), synced: informer.HasSynced, namespace: namespace,
-		parsed: map[types.UID]parsedConfigMap{}}
+		flagged: map[string]*gates.Provider{}, parsed: map[types.UID]parsedConfigMap{}}
+	for _, p := range flagged {
+		b.flagged[p.Name] = p
+	}
 	changed := func(obj any) {
 		if cm, ok := deletedObject[*corev1.ConfigMap](obj); ok {
 			onChange(cm.Namespace)
@@ -80,29 +90,82 @@ func newGateBook(factory informers.SharedInformerFactory, namespace string, onCh
 	return b, nil
 }
 
-// resolve finds the definitions of the gates p names, gates first, then the dry runs not among
-// them, and says which are dry runs. The error names the gate and why it has no definition.
-func (b *gateBook) resolve(namespace string, p grayapi.Policy) ([]*gates.Definition, map[string]bool, error) {
+// namedGates are the gates a Deployment names, resolved.
+type namedGates struct {
+	// defs are their definitions, gates first, then the dry runs not among them; dryRun names
+	// those only measured; providers are the metric gates' providers, by gate name.
+	defs      []*gates.Definition
+	dryRun    map[string]bool
+	providers map[string]*gates.Provider
+}
+
+// resolve finds the definitions of the gates p names and the providers of the metric gates. The
+// error names the gate and why it has no definition, or no provider it may use.
+func (b *gateBook) resolve(namespace string, p grayapi.Policy) (namedGates, error) {
 	names := slices.Clone(p.Gates)
-	dryRun := map[string]bool{}
+	n := namedGates{dryRun: map[string]bool{}, providers: map[string]*gates.Provider{}}
 	for _, name := range p.DryRunGates {
-		dryRun[name] = true
+		n.dryRun[name] = true
 		if !slices.Contains(names, name) {
 			names = append(names, name)
 		}
 	}
 	if len(names) > grayapi.MaxGates {
-		return nil, nil, fmt.Errorf("%s and %s name %d gates together, at most %d allowed", grayapi.GatesAnnotation, grayapi.GatesDryRunAnnotation, len(names), grayapi.MaxGates)
+		return namedGates{}, fmt.Errorf("%s and %s name %d gates together, at most %d allowed", grayapi.GatesAnnotation, grayapi.GatesDryRunAnnotation, len(names), grayapi.MaxGates)
 	}
-	defs := make([]*gates.Definition, 0, len(names))
 	for _, name := range names {
 		def, err := b.find(namespace, name)
 		if err != nil {
-			return nil, nil, err
+			return namedGates{}, err
 		}
-		defs = append(defs, def)
+		n.defs = append(n.defs, def)
+		if def.Kind != gates.KindMetric {
+			continue
+		}
+		provider, err := b.provider(def.Provider)
+		if err != nil {
+			return namedGates{}, fmt.Errorf("gate %q (%s): %w", def.Name, def.Source, err)
+		}
+		if err := def.CheckScope(provider.NamespaceLabel); err != nil {
+			return namedGates{}, fmt.Errorf("gate %q (%s): query %q: %w", def.Name, def.Source, def.Query, err)
+		}
+		n.providers[def.Name] = provider
 	}
-	return defs, dryRun, nil
+	return n, nil
+}
+
+// provider is provider name: a key of a ConfigMap labelled kubegray.io/gates=providers in
+// gray-controller's namespace, or one given by a flag; defined twice is an error.
+func (b *gateBook) provider(name string) (*gates.Provider, error) {
+	cms, err := b.lister.ConfigMaps(b.namespace).List(labels.SelectorFromSet(labels.Set{grayapi.GatesLabel: grayapi.ProvidersLabelValue}))
+	if err != nil {
+		return nil, err
+	}
+	var sources []string
+	found := b.flagged[name]
+	if found != nil {
+		sources = append(sources, found.Source)
+	}
+	for _, cm := range cms {
+		text, ok := cm.Data[name]
+		if !ok {
+			continue
+		}
+		source := fmt.Sprintf("ConfigMap %s/%s, key %q", cm.Namespace, cm.Name, name)
+		sources = append(sources, source)
+		if found, err = gates.ParseProvider(name, source, text); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case len(sources) > 1:
+		slices.Sort(sources)
+		return nil, fmt.Errorf("provider %q is defined %d times: %s", name, len(sources), strings.Join(sources, "; "))
+	case found == nil:
+		return nil, fmt.Errorf("provider %q is not one gray-controller has: define it in a ConfigMap labelled %s=%s in namespace %s (docs/gates.md)",
+			name, grayapi.GatesLabel, grayapi.ProvidersLabelValue, b.namespace)
+	}
+	return found, nil
 }
 
 // find is gate name's definition: the Deployment's namespace first, then gray-controller's,
@@ -129,7 +192,7 @@ func (b *gateBook) find(namespace, name string) (*gates.Definition, error) {
 // findIn is gate name's definition in one namespace (nil when none defines it); two ConfigMaps
 // defining it there are an error, since neither can be said to win.
 func (b *gateBook) findIn(namespace, name string) (*gates.Definition, error) {
-	cms, err := b.lister.ConfigMaps(namespace).List(labels.Everything())
+	cms, err := b.lister.ConfigMaps(namespace).List(labels.SelectorFromSet(labels.Set{grayapi.GatesLabel: grayapi.GatesLabelValue}))
 	if err != nil {
 		return nil, err
 	}
@@ -200,17 +263,21 @@ func (dc *DeploymentController) enqueueGated(logger klog.Logger, namespace strin
 // judgeGates asks gray.DecideGates about the hold's gates, from the pods of the canary and of
 // the stable revision as the pod cache has them.
 func (g *graySync) judgeGates() gray.GateDecision {
-	if len(g.in.gates) == 0 {
+	if len(g.in.gates.defs) == 0 {
 		return gray.GateDecision{}
 	}
-	f := gray.GateFacts{Status: g.st, Prev: g.in.prev, HasPrev: g.in.hasPrev, Gates: g.in.gates, DryRun: g.in.dryRun, Now: g.in.now}
+	f := gray.GateFacts{Status: g.st, Prev: g.in.prev, HasPrev: g.in.hasPrev, Gates: g.in.gates.defs, DryRun: g.in.gates.dryRun,
+		Measured: g.dc.measured(g.cur.d.UID, g.in.gates), Now: g.in.now}
 	if g.cur.newRS != nil {
 		f.Canary = g.dc.gatePods(g.cur.newRS.UID)
 	}
-	if stable := gray.StableForRollback(g.cur.oldRSs, g.st.StableRevision); stable != nil {
+	stable := gray.StableForRollback(g.cur.oldRSs, g.st.StableRevision)
+	if stable != nil {
 		f.Stable = g.dc.gatePods(stable.UID)
 	}
-	return gray.DecideGates(f)
+	v := gray.DecideGates(f)
+	g.dc.askMeasurements(g.cur.d, g.st, g.cur.newRS, stable, g.in.gates, v.Requests)
+	return v
 }
 
 // gatesWritten sends the gates' events of this sync and counts its measurements once a write has

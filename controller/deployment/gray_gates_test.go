@@ -18,6 +18,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubegray/kubectl-gray/controller/gates"
 	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
@@ -139,13 +140,17 @@ func TestGateWithoutDefinitionIsInvalid(t *testing.T) {
 func TestGateBookFinds(t *testing.T) {
 	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	def := func(success string) string { return "provider: pods\nsuccess: " + success + "\n" }
+	labelled := map[string]string{grayapi.GatesLabel: grayapi.GatesLabelValue}
 	for _, cm := range []*corev1.ConfigMap{
-		{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "defaults", UID: "d"}, Data: map[string]string{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "defaults", UID: "d", Labels: labelled}, Data: map[string]string{
 			"errors": def("canary.failedPods == 0"), grayapi.PodsGate: def("canary.restarts == 0")}},
-		{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "gates", UID: "g"}, Data: map[string]string{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "gates", UID: "g", Labels: labelled}, Data: map[string]string{
 			grayapi.PodsGate: def("canary.oomKills == 0")}},
-		{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "more", UID: "m"}, Data: map[string]string{"latency": def("true")}},
-		{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "again", UID: "a"}, Data: map[string]string{"latency": def("true")}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "more", UID: "m", Labels: labelled}, Data: map[string]string{"latency": def("true")}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "again", UID: "a", Labels: labelled}, Data: map[string]string{"latency": def("true")}},
+		// Labelled as providers: never read as gate definitions.
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "odd", UID: "o", Labels: map[string]string{grayapi.GatesLabel: grayapi.ProvidersLabelValue}},
+			Data: map[string]string{"nope": def("true")}},
 	} {
 		if err := indexer.Add(cm); err != nil {
 			t.Fatal(err)
@@ -165,6 +170,51 @@ func TestGateBookFinds(t *testing.T) {
 			t.Errorf("gate %s in %s: error %v, want %q", tc.gate, tc.namespace, err, tc.err)
 		case tc.err == "" && (err != nil || got.Success != tc.success):
 			t.Errorf("gate %s in %s: %+v, %v; want the definition whose success is %q", tc.gate, tc.namespace, got, err, tc.success)
+		}
+	}
+}
+
+// TestGateBookProviders: a metric gate's provider is the admin's, from a ConfigMap labelled
+// kubegray.io/gates=providers in gray-controller's namespace or from a flag; a tenant's
+// ConfigMap so labelled is not read, one defined twice is refused, and so is a query selecting
+// the provider's namespace label.
+func TestGateBookProviders(t *testing.T) {
+	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	providers := map[string]string{grayapi.GatesLabel: grayapi.ProvidersLabelValue}
+	for _, cm := range []*corev1.ConfigMap{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "gray-system", Name: "providers", UID: "p", Labels: providers}, Data: map[string]string{
+			"metrics": "type: prometheus\nurl: http://prometheus.monitoring:9090\nnamespaceLabel: kubernetes_namespace\n",
+			"twice":   "type: prometheus\nurl: http://other:9090\n"}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "mine", UID: "t", Labels: providers}, Data: map[string]string{
+			"evil": "type: prometheus\nurl: http://169.254.169.254\n"}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "gates", UID: "g", Labels: map[string]string{grayapi.GatesLabel: grayapi.GatesLabelValue}}, Data: map[string]string{
+			"errors":  "provider: metrics\nquery: sum(errors)\nsuccess: result < 1\n",
+			"evil":    "provider: evil\nquery: sum(errors)\nsuccess: result < 1\n",
+			"twice":   "provider: twice\nquery: sum(errors)\nsuccess: result < 1\n",
+			"peeking": "provider: metrics\nquery: sum(errors{kubernetes_namespace=\"bank\"})\nsuccess: result < 1\n"}},
+	} {
+		if err := indexer.Add(cm); err != nil {
+			t.Fatal(err)
+		}
+	}
+	flagged, err := gates.PrometheusURLProvider("http://127.0.0.1:9090")
+	if err != nil {
+		t.Fatal(err)
+	}
+	flagged.Name = "twice"
+	b := &gateBook{lister: corelisters.NewConfigMapLister(indexer), namespace: "gray-system", flagged: map[string]*gates.Provider{"twice": flagged},
+		parsed: map[types.UID]parsedConfigMap{}}
+	n, err := b.resolve("shop", grayapi.Policy{Gates: []string{"errors"}})
+	if err != nil || n.providers["errors"] == nil || n.providers["errors"].URL.String() != "http://prometheus.monitoring:9090" {
+		t.Errorf("gate errors: providers %v, %v; want provider metrics", n.providers, err)
+	}
+	for gate, want := range map[string]string{
+		"evil":    `gate "evil" (ConfigMap shop/gates, key "evil"): provider "evil" is not one gray-controller has: define it in a ConfigMap labelled kubegray.io/gates=providers in namespace gray-system`,
+		"twice":   `gate "twice" (ConfigMap shop/gates, key "twice"): provider "twice" is defined 2 times: --prometheus-url; ConfigMap gray-system/providers, key "twice"`,
+		"peeking": `gate "peeking" (ConfigMap shop/gates, key "peeking"): query "sum(errors{kubernetes_namespace=\"bank\"})": selector errors{kubernetes_namespace="bank"} names the label kubernetes_namespace: leave it out`,
+	} {
+		if _, err := b.resolve("shop", grayapi.Policy{Gates: []string{gate}}); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("gate %s: error %v, want one starting %q", gate, err, want)
 		}
 	}
 }

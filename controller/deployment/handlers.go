@@ -54,6 +54,7 @@ func (dc *DeploymentController) deleteDeployment(logger klog.Logger, obj any) {
 		dc.rsExpectations.forget(key)
 		dc.deploymentWrites.forget(key)
 	}
+	dc.measurer.Forget(d.UID)
 	dc.enqueue(d)
 }
 

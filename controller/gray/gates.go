@@ -30,7 +30,10 @@ type GateFacts struct {
 	DryRun map[string]bool
 	// Canary and Stable are the pods of the canary's and the stable revision's ReplicaSets.
 	Canary, Stable []gates.Pod
-	Now            time.Time
+	// Measured holds each metric gate's latest measurement taken off the sync path (by name);
+	// one that answers the measurement due is recorded.
+	Measured map[string]gates.Measurement
+	Now      time.Time
 }
 
 // GateDecision is what DecideGates decided.
@@ -47,8 +50,17 @@ type GateDecision struct {
 	// them.
 	Events   []Event
 	Measured []Measured
+	// Requests are the metric gates' measurements due and not yet taken: the shell has them
+	// taken off the sync path, and a later sync records them.
+	Requests []GateRequest
 	// NextIn is when the next measurement is due (0: none).
 	NextIn time.Duration
+}
+
+// GateRequest asks for a metric gate's measurement due at Due, of the hold settled at Opened.
+type GateRequest struct {
+	Gate        *gates.Definition
+	Due, Opened time.Time
 }
 
 // DecideGates measures the gates that are due and judges the hold by their counts. The window
@@ -149,21 +161,39 @@ func (v *GateDecision) measure(f GateFacts, def *gates.Definition, rec grayapi.G
 			return rec
 		}
 	}
-	rec.At = new(metav1.NewMicroTime(f.Now))
-	rec.Next = new(metav1.NewMicroTime(f.Now.Add(def.Interval)))
 	defer func() {
 		if verdict(def, rec) == "" {
 			v.next(def.Interval)
 		}
 	}()
-	if rec.Baseline == nil {
-		rec.Baseline = &grayapi.PodsBaseline{Canary: gates.TotalRestarts(f.Canary), Stable: gates.TotalRestarts(f.Stable)}
+	if rec.At == nil {
+		rec.At, rec.Next = new(metav1.NewMicroTime(f.Now)), new(metav1.NewMicroTime(f.Now.Add(def.Interval)))
+		if def.Kind == gates.KindPods {
+			rec.Baseline = &grayapi.PodsBaseline{Canary: gates.TotalRestarts(f.Canary), Stable: gates.TotalRestarts(f.Stable)}
+		}
 		rec.Why = "window opened; the first outcome comes an interval later"
 		return rec
 	}
-	canary := gates.CountPods(f.Canary, opened, rec.Baseline.Canary)
-	stable := gates.CountPods(f.Stable, opened, rec.Baseline.Stable)
-	rec.Last, rec.Value, rec.Why = def.Judge(canary, stable)
+	at := f.Now
+	switch def.Kind {
+	case gates.KindMetric:
+		due := rec.At.Add(def.Interval)
+		m, ok := f.Measured[def.Name]
+		if !ok || !m.Answers(f.Status.Revision, f.Status.Step, due) {
+			v.Requests = append(v.Requests, GateRequest{Gate: def, Due: due, Opened: opened})
+			return rec
+		}
+		at, rec.Last, rec.Value, rec.Why = m.At, m.Outcome, m.Value, m.Why
+	default:
+		var base grayapi.PodsBaseline
+		if rec.Baseline != nil {
+			base = *rec.Baseline
+		}
+		canary := gates.CountPods(f.Canary, opened, base.Canary)
+		stable := gates.CountPods(f.Stable, opened, base.Stable)
+		rec.Last, rec.Value, rec.Why = def.Judge(canary, stable)
+	}
+	rec.At, rec.Next = new(metav1.NewMicroTime(at)), new(metav1.NewMicroTime(at.Add(def.Interval)))
 	v.Measured = append(v.Measured, Measured{Outcome: rec.Last, DryRun: rec.DryRun})
 	switch rec.Last {
 	case grayapi.GatePass:

@@ -148,3 +148,53 @@ func TestGateIntervalSurvivesTheStatus(t *testing.T) {
 			raw, again.Records, again.NextIn)
 	}
 }
+
+// TestDecideMetricGates: a metric gate's measurement is asked for when due and recorded when one
+// answering that due time comes back. Gate errors (every 2s, 2 passes) on the hold of revision
+// 2 at step 0, settled 10s ago; the last measurement 3s ago, so the next was due 1s ago.
+func TestDecideMetricGates(t *testing.T) {
+	errs, err := gates.Parse("errors", "test", "provider: prometheus\nquery: sum(errors)\nsuccess: result < 0.01\ninterval: 2s\ncount: 2\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	settled := metav1.NewTime(testNow.Add(-10 * time.Second))
+	ago := func(d time.Duration) *metav1.MicroTime { return new(metav1.NewMicroTime(testNow.Add(-d))) }
+	held := grayapi.Status{Revision: 2, StableRevision: 1, Step: 0, Percent: 10, Phase: grayapi.PhaseHeld, SettledAt: &settled}
+	last := grayapi.GateStatus{Name: "errors", Last: grayapi.GatePass, Passes: 1, At: ago(3 * time.Second), Next: ago(time.Second)}
+	prev := held
+	prev.Gates = []grayapi.GateStatus{last}
+	due := testNow.Add(-time.Second)
+	taken := gates.Measurement{Revision: 2, Step: 0, Due: due, At: testNow.Add(-200 * time.Millisecond), Outcome: grayapi.GatePass, Value: "result 0.002", Why: "result < 0.01"}
+	for _, tc := range []struct {
+		name     string
+		prev     grayapi.Status
+		measured map[string]gates.Measurement
+		want     grayapi.GateStatus
+		request  bool
+	}{
+		{name: "first sync of the hold: the window opens, nothing asked", prev: held, measured: nil,
+			want: grayapi.GateStatus{Name: "errors", At: ago(0), Next: ago(-2 * time.Second), Why: "window opened; the first outcome comes an interval later"}},
+		{name: "due, nothing taken: asked for, the record kept", prev: prev, want: last, request: true},
+		{name: "taken for another due time: asked for again", prev: prev, request: true, want: last,
+			measured: map[string]gates.Measurement{"errors": func() gates.Measurement { m := taken; m.Due = due.Add(-2 * time.Second); return m }()}},
+		{name: "taken for another step: asked for again", prev: prev, request: true, want: last,
+			measured: map[string]gates.Measurement{"errors": func() gates.Measurement { m := taken; m.Step = 1; return m }()}},
+		{name: "taken for this due time: recorded at when it was taken, passed", prev: prev, measured: map[string]gates.Measurement{"errors": taken},
+			want: grayapi.GateStatus{Name: "errors", Last: grayapi.GatePass, Verdict: grayapi.GatePassed, Passes: 2, At: ago(200 * time.Millisecond),
+				Value: "result 0.002", Why: "result < 0.01"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := DecideGates(GateFacts{Status: held, Prev: tc.prev, HasPrev: true, Gates: []*gates.Definition{errs}, Measured: tc.measured, Now: testNow})
+			if len(v.Records) != 1 || !reflect.DeepEqual(v.Records[0], tc.want) {
+				t.Errorf("records\n got %+v\nwant %+v", v.Records, tc.want)
+			}
+			wantRequests := []GateRequest(nil)
+			if tc.request {
+				wantRequests = []GateRequest{{Gate: errs, Due: due, Opened: settled.Time}}
+			}
+			if !reflect.DeepEqual(v.Requests, wantRequests) {
+				t.Errorf("requests %+v, want %+v", v.Requests, wantRequests)
+			}
+		})
+	}
+}

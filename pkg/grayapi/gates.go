@@ -21,6 +21,9 @@ const (
 	// gate definitions.
 	GatesLabel      = Prefix + "gates"
 	GatesLabelValue = "true"
+	// ProvidersLabelValue of GatesLabel marks a ConfigMap, in gray-controller's
+	// own namespace only, whose keys are the metric gates' providers.
+	ProvidersLabelValue = "providers"
 	// PodsGate is the built-in gate that judges the canary's own pods.
 	PodsGate = "pods"
 )

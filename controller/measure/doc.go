@@ -1,0 +1,6 @@
+// Package measure takes a metric gate's measurements off the sync path: a pool runs at most one
+// measurement per Deployment's gate at a time, at most a provider's concurrency at once against
+// that provider, each bounded by the provider's timeout, keeps the latest result of each gate
+// until the Deployment's next sync records it, and queues that sync. A slow or dead provider
+// delays no sync (docs/gates.md).
+package measure

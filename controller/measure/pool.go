@@ -1,0 +1,126 @@
+package measure
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubegray/kubectl-gray/controller/gates"
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+)
+
+// Key names one gate of one Deployment: at most one of its measurements runs at a time.
+type Key struct {
+	Deployment types.UID
+	Gate       string
+}
+
+// Job is one measurement to take: the gate's, of the hold at Revision and Step, due at Due.
+type Job struct {
+	Key
+	// Name is the Deployment's namespace/name, its sync's queue key.
+	Name     string
+	Provider *gates.Provider
+	Revision int64
+	Step     int32
+	Due      time.Time
+	// Measure takes the measurement at at, within ctx (bounded by the provider's timeout).
+	Measure func(ctx context.Context, at time.Time) (outcome grayapi.GateOutcome, value, why string)
+}
+
+// Pool runs Jobs in goroutines of their own, bounded per provider, and keeps each gate's latest
+// Measurement for the Deployment's next sync.
+type Pool struct {
+	ctx  context.Context
+	now  func() time.Time
+	done func(name string)
+
+	mu      sync.Mutex
+	latest  map[Key]gates.Measurement
+	running map[Key]time.Time
+	slots   map[string]chan struct{}
+}
+
+// NewPool returns a Pool whose measurements stop with ctx; done is called with the Job's Name
+// of every measurement taken, to queue the Deployment's sync.
+func NewPool(ctx context.Context, now func() time.Time, done func(name string)) *Pool {
+	return &Pool{ctx: ctx, now: now, done: done, latest: map[Key]gates.Measurement{}, running: map[Key]time.Time{}, slots: map[string]chan struct{}{}}
+}
+
+// Submit starts j unless the same measurement is running or taken and not yet recorded. It
+// never blocks.
+func (p *Pool) Submit(j Job) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if due, ok := p.running[j.Key]; ok && due.Equal(j.Due) {
+		return
+	}
+	if m, ok := p.latest[j.Key]; ok && m.Answers(j.Revision, j.Step, j.Due) {
+		return
+	}
+	p.running[j.Key] = j.Due
+	slot := p.slot(j.Provider)
+	go p.run(j, slot)
+}
+
+// slot is the semaphore of provider pr, sized by its concurrency (made anew when that changes;
+// jobs holding the old one release into it).
+func (p *Pool) slot(pr *gates.Provider) chan struct{} {
+	s, ok := p.slots[pr.Name]
+	if !ok || cap(s) != pr.Concurrency {
+		s = make(chan struct{}, pr.Concurrency)
+		p.slots[pr.Name] = s
+	}
+	return s
+}
+
+func (p *Pool) run(j Job, slot chan struct{}) {
+	select {
+	case slot <- struct{}{}:
+	case <-p.ctx.Done():
+		p.finish(j, nil)
+		return
+	}
+	ctx, cancel := context.WithTimeout(p.ctx, j.Provider.Timeout)
+	at := p.now()
+	outcome, value, why := j.Measure(ctx, at)
+	cancel()
+	<-slot
+	p.finish(j, &gates.Measurement{Revision: j.Revision, Step: j.Step, Due: j.Due, At: at, Outcome: outcome, Value: value, Why: why})
+}
+
+// finish records m (nil: stopped before measuring) and queues the Deployment's sync.
+func (p *Pool) finish(j Job, m *gates.Measurement) {
+	p.mu.Lock()
+	if due, ok := p.running[j.Key]; ok && due.Equal(j.Due) {
+		delete(p.running, j.Key)
+	}
+	if m != nil {
+		p.latest[j.Key] = *m
+	}
+	p.mu.Unlock()
+	if m != nil {
+		p.done(j.Name)
+	}
+}
+
+// Latest is the latest measurement taken of key's gate.
+func (p *Pool) Latest(key Key) (gates.Measurement, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	m, ok := p.latest[key]
+	return m, ok
+}
+
+// Forget drops the measurements of a Deployment that is gone.
+func (p *Pool) Forget(uid types.UID) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for k := range p.latest {
+		if k.Deployment == uid {
+			delete(p.latest, k)
+		}
+	}
+}

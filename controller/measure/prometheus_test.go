@@ -1,0 +1,61 @@
+package measure
+
+import (
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kubegray/kubectl-gray/controller/gates"
+)
+
+// TestQueryReadsPrometheusAnswers: the answers are Prometheus' documented shapes, written by
+// hand; the query and the time arrive as the API takes them.
+func TestQueryReadsPrometheusAnswers(t *testing.T) {
+	at := time.Date(2026, 12, 4, 12, 0, 0, 500_000_000, time.UTC)
+	for _, tc := range []struct {
+		name, status, body string
+		want               []float64
+		err                string
+	}{
+		{"one series", "200", `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1796385600.5,"0.0125"]}]}}`, []float64{0.0125}, ""},
+		{"no series", "200", `{"status":"success","data":{"resultType":"vector","result":[]}}`, []float64{}, ""},
+		{"NaN", "200", `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1796385600.5,"NaN"]}]}}`, []float64{math.NaN()}, ""},
+		{"scalar", "200", `{"status":"success","data":{"resultType":"scalar","result":[1796385600.5,"+Inf"]}}`, []float64{math.Inf(1)}, ""},
+		{"two series", "200", `{"status":"success","data":{"resultType":"vector","result":[{"value":[1,"1"]},{"value":[1,"2"]}]}}`, []float64{1, 2}, ""},
+		{"a range vector", "200", `{"status":"success","data":{"resultType":"matrix","result":[]}}`, nil, "the query gives a matrix, not an instant vector or a scalar"},
+		{"bad query", "400", `{"status":"error","errorType":"bad_data","error":"parse error"}`, nil, "provider prometheus: HTTP 400, bad_data: parse error"},
+		{"not prometheus", "502", `<html>bad gateway</html>`, nil, `provider prometheus: HTTP 502, not a Prometheus answer: "<html>bad gateway</html>"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path != "/prom/api/v1/query" || r.URL.Query().Get("query") != "sum(up)" || r.URL.Query().Get("time") != "1796385600.500000" {
+					http.Error(w, "unexpected request "+r.URL.String(), http.StatusTeapot)
+					return
+				}
+				var code int
+				_, _ = fmt.Sscan(tc.status, &code)
+				w.WriteHeader(code)
+				_, _ = w.Write([]byte(tc.body))
+			}))
+			defer srv.Close()
+			u, _ := url.Parse(srv.URL + "/prom")
+			r := Query(t.Context(), srv.Client(), &gates.Provider{Name: "prometheus", URL: u}, "sum(up)", at)
+			if tc.err != "" {
+				if r.Err == nil || !strings.Contains(r.Err.Error(), tc.err) {
+					t.Errorf("error %v, want %q", r.Err, tc.err)
+				}
+				return
+			}
+			if r.Err != nil || len(r.Values) != len(tc.want) || (len(tc.want) == 1 && !math.IsNaN(tc.want[0]) && !reflect.DeepEqual(r.Values, tc.want)) ||
+				(len(tc.want) == 1 && math.IsNaN(tc.want[0]) && !math.IsNaN(r.Values[0])) {
+				t.Errorf("read %+v, want values %v", r, tc.want)
+			}
+		})
+	}
+}
