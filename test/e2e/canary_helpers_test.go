@@ -25,8 +25,8 @@ import (
 // canaryMode is one way of running gray-controller for the failure scenarios.
 type canaryMode struct {
 	name string
-	// start brings up a control plane run by gray-controller in this mode.
-	start func(t *testing.T) *cluster.Cluster
+	// start brings up a control plane run by gray-controller in this mode, given args.
+	start func(t *testing.T, args ...string) *cluster.Cluster
 	// env makes a scenario's namespace (alongside adds its own checks).
 	env       func(t *testing.T, c *cluster.Cluster, name string) *grayEnv
 	alongside bool
@@ -35,19 +35,19 @@ type canaryMode struct {
 var canaryModes = []canaryMode{
 	{
 		name: "instead",
-		start: func(t *testing.T) *cluster.Cluster {
+		start: func(t *testing.T, args ...string) *cluster.Cluster {
 			c := cluster.StartForTest(t, cluster.Options{Controllers: cluster.WithoutDeploymentController})
-			startGrayController(t, c, "--mode=instead")
+			startGrayController(t, c, append([]string{"--mode=instead"}, args...)...)
 			return c
 		},
 		env: newGrayEnv,
 	},
 	{
 		name: "alongside",
-		start: func(t *testing.T) *cluster.Cluster {
+		start: func(t *testing.T, args ...string) *cluster.Cluster {
 			c := cluster.StartForTest(t, cluster.Options{})
 			applyManifests(t, c, overlayManifests(t, "alongside"))
-			startAlongsideController(t, c)
+			startAlongsideController(t, c, args...)
 			return c
 		},
 		env:       newAlongsideEnv,
