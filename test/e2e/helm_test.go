@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -21,6 +22,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubegray/kubectl-gray/controller/gates"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 	"github.com/kubegray/kubectl-gray/test/cluster"
 	"github.com/kubegray/kubectl-gray/test/image"
@@ -317,4 +319,29 @@ func expandContainerArgs(t *testing.T, container corev1.Container, namespace str
 		args[i] = replacer.Replace(a)
 	}
 	return args
+}
+
+// TestHelmGateProviders renders the chart with a Prometheus URL and a provider, and wants the
+// flag on the controller and the provider in a ConfigMap gray-controller reads as one.
+func TestHelmGateProviders(t *testing.T) {
+	rendered := helmCmd(t, "template", releaseName, chartPath, "--namespace", releaseNS,
+		"--set", "gates.prometheusURL=http://prometheus.monitoring:9090",
+		"--set", "gates.providers.thanos.type=prometheus,gates.providers.thanos.url=http://thanos-query.monitoring:9090,gates.providers.thanos.timeout=5s")
+	objs := objects(t, rendered)
+	cm, ok := objs["ConfigMap/"+releaseNS+"/gray-controller-gate-providers"]
+	if !ok {
+		t.Fatalf("no ConfigMap gray-controller-gate-providers among %v", sortedKeys(objs))
+	}
+	u := unstructured.Unstructured{Object: cm}
+	if got := u.GetLabels()[grayapi.GatesLabel]; got != grayapi.ProvidersLabelValue {
+		t.Errorf("providers ConfigMap label %s=%q, want %q", grayapi.GatesLabel, got, grayapi.ProvidersLabelValue)
+	}
+	text, _, _ := unstructured.NestedString(cm, "data", "thanos")
+	p, err := gates.ParseProvider("thanos", "chart", text)
+	if err != nil || p.URL.String() != "http://thanos-query.monitoring:9090" || p.Timeout != 5*time.Second {
+		t.Errorf("provider thanos as rendered (%q): %+v, %v", text, p, err)
+	}
+	if !strings.Contains(rendered, "- --prometheus-url=http://prometheus.monitoring:9090\n") {
+		t.Errorf("the controller's args do not carry --prometheus-url:\n%s", rendered)
+	}
 }
