@@ -184,14 +184,20 @@ func TestGateBookProviders(t *testing.T) {
 	for _, cm := range []*corev1.ConfigMap{
 		{ObjectMeta: metav1.ObjectMeta{Namespace: "gray-system", Name: "providers", UID: "p", Labels: providers}, Data: map[string]string{
 			"metrics": "type: prometheus\nurl: http://prometheus.monitoring:9090\nnamespaceLabel: kubernetes_namespace\n",
-			"twice":   "type: prometheus\nurl: http://other:9090\n"}},
+			"twice":   "type: prometheus\nurl: http://other:9090\n",
+			"smoke":   "type: webhook\nurl: http://smoke.ci/check\nallowedNamespaces: [shop]\n"}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "bank", Name: "gates", UID: "b", Labels: map[string]string{grayapi.GatesLabel: grayapi.GatesLabelValue}}, Data: map[string]string{
+			"hook": "provider: smoke\n"}},
 		{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "mine", UID: "t", Labels: providers}, Data: map[string]string{
 			"evil": "type: prometheus\nurl: http://169.254.169.254\n"}},
 		{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "gates", UID: "g", Labels: map[string]string{grayapi.GatesLabel: grayapi.GatesLabelValue}}, Data: map[string]string{
 			"errors":  "provider: metrics\nquery: sum(errors)\nsuccess: result < 1\n",
 			"evil":    "provider: evil\nquery: sum(errors)\nsuccess: result < 1\n",
 			"twice":   "provider: twice\nquery: sum(errors)\nsuccess: result < 1\n",
-			"peeking": "provider: metrics\nquery: sum(errors{kubernetes_namespace=\"bank\"})\nsuccess: result < 1\n"}},
+			"peeking": "provider: metrics\nquery: sum(errors{kubernetes_namespace=\"bank\"})\nsuccess: result < 1\n",
+			"hook":    "provider: smoke\nsuccess: result.failed == 0\n",
+			"queried": "provider: smoke\nquery: sum(errors)\nsuccess: result < 1\n",
+			"asked":   "provider: metrics\n"}},
 	} {
 		if err := indexer.Add(cm); err != nil {
 			t.Fatal(err)
@@ -208,7 +214,16 @@ func TestGateBookProviders(t *testing.T) {
 	if err != nil || n.providers["errors"] == nil || n.providers["errors"].URL.String() != "http://prometheus.monitoring:9090" {
 		t.Errorf("gate errors: providers %v, %v; want provider metrics", n.providers, err)
 	}
+	if n, err := b.resolve("shop", grayapi.Policy{Gates: []string{"hook"}}); err != nil || n.providers["hook"] == nil || n.providers["hook"].Name != "smoke" {
+		t.Errorf("gate hook in shop: providers %v, %v; want provider smoke", n.providers, err)
+	}
+	if _, err := b.resolve("bank", grayapi.Policy{Gates: []string{"hook"}}); err == nil ||
+		!strings.HasPrefix(err.Error(), `gate "hook" (ConfigMap bank/gates, key "hook"): provider "smoke" (ConfigMap gray-system/providers, key "smoke") does not serve namespace bank: its allowedNamespaces are shop`) {
+		t.Errorf("gate hook in bank: error %v, want the webhook refused for bank", err)
+	}
 	for gate, want := range map[string]string{
+		"queried": `gate "queried" (ConfigMap shop/gates, key "queried"): provider "smoke" is a webhook, and a gate with a query needs a prometheus`,
+		"asked":   `gate "asked" (ConfigMap shop/gates, key "asked"): provider "metrics" is a prometheus: the gate needs a query`,
 		"evil":    `gate "evil" (ConfigMap shop/gates, key "evil"): provider "evil" is not one gray-controller has: define it in a ConfigMap labelled kubegray.io/gates=providers in namespace gray-system`,
 		"twice":   `gate "twice" (ConfigMap shop/gates, key "twice"): provider "twice" is defined 2 times: --prometheus-url; ConfigMap gray-system/providers, key "twice"`,
 		"peeking": `gate "peeking" (ConfigMap shop/gates, key "peeking"): query "sum(errors{kubernetes_namespace=\"bank\"})": selector errors{kubernetes_namespace="bank"} names the label kubernetes_namespace: leave it out`,

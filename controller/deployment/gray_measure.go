@@ -1,14 +1,17 @@
 package deployment
 
-// A metric gate's measurements are taken off the sync path (controller/measure): a sync asks for
-// the ones due, the pool queries the provider and queues the Deployment, and the next sync
-// records what it found (controller/gray: DecideGates).
+// Metric and webhook gates' measurements are taken off the sync path (controller/measure): a
+// sync asks for the ones due, the pool queries Prometheus or calls the webhook and queues the
+// Deployment, and the next sync records what it found (controller/gray: DecideGates).
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
@@ -40,29 +43,70 @@ func (dc *DeploymentController) askMeasurements(d *appsv1.Deployment, st grayapi
 		return
 	}
 	vars := gates.QueryVars{Namespace: d.Namespace, Deployment: d.Name, CanaryHash: podTemplateHash(canaryRS), StableHash: podTemplateHash(stableRS)}
+	call := gates.WebhookCall{Namespace: d.Namespace, Name: d.Name, UID: string(d.UID), Revision: st.Revision, StableRevision: st.StableRevision,
+		Step: st.Step, Percent: st.Percent, CanaryHash: vars.CanaryHash, StableHash: vars.StableHash}
 	for _, r := range requests {
 		def, provider, opened := r.Gate, n.providers[r.Gate.Name], r.Opened
-		dc.measurer.Submit(measure.Job{Key: measure.Key{Deployment: d.UID, Gate: def.Name}, Name: name, Provider: provider,
-			Revision: st.Revision, Step: st.Step, Due: r.Due,
-			Measure: func(ctx context.Context, at time.Time) (grayapi.GateOutcome, string, string) {
+		job := measure.Job{Key: measure.Key{Deployment: d.UID, Gate: def.Name}, Name: name, Provider: provider,
+			Revision: st.Revision, Step: st.Step, Due: r.Due}
+		switch def.Kind {
+		case gates.KindWebhook:
+			c := call
+			c.Gate, c.SettledAt = def.Name, opened
+			job.Measure = func(ctx context.Context, at time.Time) (grayapi.GateOutcome, string, string) {
+				c.SentAt = at
+				return dc.callWebhook(ctx, def, provider, c)
+			}
+		default:
+			job.Measure = func(ctx context.Context, at time.Time) (grayapi.GateOutcome, string, string) {
 				v := vars
 				v.Window = at.Sub(opened)
-				hashes := []string{""}
-				if def.Compare {
-					hashes = []string{v.CanaryHash, v.StableHash}
-				}
-				var readings []gates.Reading
-				for _, hash := range hashes {
-					query, err := def.Render(v, hash, provider.NamespaceLabel)
-					if err != nil {
-						readings = append(readings, gates.Reading{Err: err})
-						continue
-					}
-					readings = append(readings, measure.Query(ctx, dc.httpClient, provider, query, at))
-				}
-				return def.JudgeMetric(readings...)
-			}})
+				return dc.queryPrometheus(ctx, def, provider, v, at)
+			}
+		}
+		dc.measurer.Submit(job)
 	}
+}
+
+// queryPrometheus runs a metric gate's query (once per revision when compared) at at and judges
+// what it returned.
+func (dc *DeploymentController) queryPrometheus(ctx context.Context, def *gates.Definition, provider *gates.Provider, v gates.QueryVars, at time.Time) (grayapi.GateOutcome, string, string) {
+	hashes := []string{""}
+	if def.Compare {
+		hashes = []string{v.CanaryHash, v.StableHash}
+	}
+	var readings []gates.Reading
+	for _, hash := range hashes {
+		query, err := def.Render(v, hash, provider.NamespaceLabel)
+		if err != nil {
+			readings = append(readings, gates.Reading{Err: err})
+			continue
+		}
+		readings = append(readings, measure.Query(ctx, dc.httpClient, provider, query, at))
+	}
+	return def.JudgeMetric(readings...)
+}
+
+// callWebhook calls a webhook gate's provider, signed with the key of its signing Secret (read
+// from gray-controller's namespace when the call is made), and judges the answer.
+func (dc *DeploymentController) callWebhook(ctx context.Context, def *gates.Definition, provider *gates.Provider, c gates.WebhookCall) (grayapi.GateOutcome, string, string) {
+	body, err := json.Marshal(c)
+	if err != nil {
+		return def.JudgeWebhook(0, nil, err)
+	}
+	var key []byte
+	if provider.SigningSecret != "" {
+		secret, err := dc.client.CoreV1().Secrets(dc.gates.namespace).Get(ctx, provider.SigningSecret, metav1.GetOptions{})
+		if err != nil {
+			return def.JudgeWebhook(0, nil, fmt.Errorf("provider %s: signing Secret %s/%s: %w", provider.Name, dc.gates.namespace, provider.SigningSecret, err))
+		}
+		if key = secret.Data[gates.SigningKey]; len(key) == 0 {
+			return def.JudgeWebhook(0, nil, fmt.Errorf("provider %s: signing Secret %s/%s has no key %q", provider.Name, dc.gates.namespace,
+				provider.SigningSecret, gates.SigningKey))
+		}
+	}
+	status, answer, err := measure.Call(ctx, dc.httpClient, provider, key, body)
+	return def.JudgeWebhook(status, answer, err)
 }
 
 // podTemplateHash is rs's pod-template-hash label (empty without a ReplicaSet).

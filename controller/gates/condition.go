@@ -40,6 +40,8 @@ var (
 		cel.Variable("stable", cel.ObjectType("gates.PodsStats")))
 	// metricEnv: a metric gate's condition reads the query's one value.
 	metricEnv = newConditionEnv("result", "result < 0.01", cel.Variable("result", cel.DoubleType))
+	// webhookEnv: a webhook gate's condition reads the JSON body of a 2xx answer.
+	webhookEnv = newConditionEnv("result (the answer's JSON body)", "result.errors == 0", cel.Variable("result", cel.DynType))
 	// compareEnv: a compared metric gate's reads the value for each revision.
 	compareEnv = newConditionEnv("canary and stable", "canary <= stable * 1.2",
 		cel.Variable("canary", cel.DoubleType), cel.Variable("stable", cel.DoubleType))

@@ -46,6 +46,8 @@ const (
 	KindPods Kind = "pods"
 	// KindMetric queries a Prometheus provider.
 	KindMetric Kind = "metric"
+	// KindWebhook asks a webhook provider.
+	KindWebhook Kind = "webhook"
 )
 
 // The defaults and bounds of a definition's fields (docs/gates.md).
@@ -104,7 +106,10 @@ func Parse(name, source, text string) (*Definition, error) {
 	case len(validation.IsDNS1123Label(s.Provider)) > 0:
 		return fail("provider %q is not a provider's name: %q or one gray-controller was given (a DNS label)", s.Provider, grayapi.PodsGate)
 	case s.Query == "":
-		return fail("provider %q: query is empty: a PromQL expression, e.g. %q", s.Provider, exampleQuery)
+		d.Kind, env = KindWebhook, webhookEnv
+		if s.Compare {
+			return fail("compare needs a query: a webhook is asked once")
+		}
 	default:
 		d.Kind, env = KindMetric, metricEnv
 		if s.Compare {
@@ -136,6 +141,10 @@ func Parse(name, source, text string) (*Definition, error) {
 		*n.into = *n.value
 	}
 	var err error
+	if s.Success == "" && d.Kind == KindWebhook && s.Failure == "" {
+		// A webhook's 2xx passes and its 4xx fails without a condition.
+		return d, nil
+	}
 	if s.Success == "" {
 		return fail("success is empty: a condition over %s, e.g. %q", env.reads, env.example)
 	}

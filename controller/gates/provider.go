@@ -26,11 +26,33 @@ type Provider struct {
 	NamespaceLabel string
 	// Concurrency bounds the queries in flight to this provider.
 	Concurrency int
+	// AllowedNamespaces are the namespaces whose gates may call a webhook ("*": every one).
+	AllowedNamespaces []string
+	// SigningSecret names the Secret, in gray-controller's namespace, whose key "key" signs a
+	// webhook's calls (empty: unsigned).
+	SigningSecret string
+}
+
+// Allows reports whether a gate of namespace may use p: always for Prometheus, whose queries are
+// scoped to the namespace; for a webhook, when its allow-list names it.
+func (p *Provider) Allows(namespace string) bool {
+	if p.Type != ProviderWebhook {
+		return true
+	}
+	for _, ns := range p.AllowedNamespaces {
+		if ns == "*" || ns == namespace {
+			return true
+		}
+	}
+	return false
 }
 
 // The defaults and bounds of a provider's fields (docs/gates.md).
 const (
-	ProviderPrometheus    = "prometheus"
+	ProviderPrometheus = "prometheus"
+	ProviderWebhook    = "webhook"
+	// SigningKey is the key of a SigningSecret's data that signs webhook calls.
+	SigningKey            = "key"
 	DefaultTimeout        = 10 * time.Second
 	MaxTimeout            = time.Minute
 	DefaultNamespaceLabel = "namespace"
@@ -45,6 +67,9 @@ type providerSpec struct {
 	Timeout        string `json:"timeout,omitempty"`
 	NamespaceLabel string `json:"namespaceLabel,omitempty"`
 	Concurrency    *int   `json:"concurrency,omitempty"`
+	// Webhooks only.
+	AllowedNamespaces []string `json:"allowedNamespaces,omitempty"`
+	SigningSecret     string   `json:"signingSecret,omitempty"`
 }
 
 // ParseProvider reads provider name's definition from text, found at source. The error names
@@ -60,8 +85,28 @@ func ParseProvider(name, source, text string) (*Provider, error) {
 	if err := yaml.UnmarshalStrict([]byte(text), &s); err != nil {
 		return fail("%v", err)
 	}
-	if s.Type != ProviderPrometheus {
-		return fail("type %q is not known: the types are %q", s.Type, ProviderPrometheus)
+	switch s.Type {
+	case ProviderPrometheus:
+		if len(s.AllowedNamespaces) > 0 || s.SigningSecret != "" {
+			return fail("allowedNamespaces and signingSecret are a webhook's: a Prometheus query is scoped to its gate's namespace")
+		}
+	case ProviderWebhook:
+		if len(s.AllowedNamespaces) == 0 {
+			return fail(`allowedNamespaces is empty: name the namespaces whose gates may call it ("*" for every one)`)
+		}
+		for _, ns := range s.AllowedNamespaces {
+			if msgs := validation.IsDNS1123Label(ns); ns != "*" && len(msgs) > 0 {
+				return fail("allowedNamespaces: %q is not a namespace: %s", ns, msgs[0])
+			}
+		}
+		if msgs := validation.IsDNS1123Subdomain(s.SigningSecret); s.SigningSecret != "" && len(msgs) > 0 {
+			return fail("signingSecret %q is not a Secret's name: %s", s.SigningSecret, msgs[0])
+		}
+		if s.NamespaceLabel != "" {
+			return fail("namespaceLabel is a Prometheus provider's")
+		}
+	default:
+		return fail("type %q is not known: the types are %q and %q", s.Type, ProviderPrometheus, ProviderWebhook)
 	}
 	u, err := url.Parse(s.URL)
 	switch {
@@ -75,7 +120,10 @@ func ParseProvider(name, source, text string) (*Provider, error) {
 		return fail("url %q must not have a query or a fragment", s.URL)
 	}
 	p := &Provider{Name: name, Source: source, Type: s.Type, URL: u, Timeout: DefaultTimeout, NamespaceLabel: DefaultNamespaceLabel,
-		Concurrency: DefaultConcurrency}
+		Concurrency: DefaultConcurrency, AllowedNamespaces: s.AllowedNamespaces, SigningSecret: s.SigningSecret}
+	if p.Type == ProviderWebhook {
+		p.NamespaceLabel = ""
+	}
 	if s.Timeout != "" {
 		timeout, err := time.ParseDuration(s.Timeout)
 		if err != nil || timeout <= 0 || timeout > MaxTimeout {

@@ -26,6 +26,10 @@ func TestParseProvider(t *testing.T) {
 func TestParseProviderRefuses(t *testing.T) {
 	for _, tc := range []struct{ name, text, want string }{
 		{"type", "type: graphite\nurl: http://g\n", `type "graphite" is not known`},
+		{"webhook for nobody", "type: webhook\nurl: http://smoke/check\n", "allowedNamespaces is empty"},
+		{"webhook namespace", "type: webhook\nurl: http://smoke/check\nallowedNamespaces: [Shop]\n", `allowedNamespaces: "Shop" is not a namespace`},
+		{"webhook label", "type: webhook\nurl: http://smoke/check\nallowedNamespaces: [shop]\nnamespaceLabel: ns\n", "namespaceLabel is a Prometheus provider's"},
+		{"prometheus allow-list", "type: prometheus\nurl: http://p\nallowedNamespaces: [shop]\n", "allowedNamespaces and signingSecret are a webhook's"},
 		{"relative url", "type: prometheus\nurl: prometheus:9090\n", "must be an absolute http or https URL"},
 		{"credentials", "type: prometheus\nurl: http://admin:secret@prometheus:9090\n", `url "http://admin:xxxxx@prometheus:9090" carries credentials`},
 		{"query in url", "type: prometheus\nurl: http://p:9090/?x=1\n", "must not have a query"},
@@ -40,5 +44,19 @@ func TestParseProviderRefuses(t *testing.T) {
 				t.Errorf("error %v, want one naming the provider, its source and %q", err, tc.want)
 			}
 		})
+	}
+}
+
+func TestWebhookProviderAllows(t *testing.T) {
+	p, err := ParseProvider("smoke", "test", "type: webhook\nurl: https://smoke.ci/check\nallowedNamespaces: [shop, web]\nsigningSecret: smoke-key\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Allows("shop") || !p.Allows("web") || p.Allows("bank") || p.SigningSecret != "smoke-key" {
+		t.Errorf("provider %+v allows shop %v, web %v, bank %v; want true, true, false", *p, p.Allows("shop"), p.Allows("web"), p.Allows("bank"))
+	}
+	every, err := ParseProvider("smoke", "test", "type: webhook\nurl: https://smoke.ci/check\nallowedNamespaces: ['*']\n")
+	if err != nil || !every.Allows("bank") {
+		t.Errorf("allowedNamespaces [*] does not allow bank: %v", err)
 	}
 }

@@ -15,10 +15,6 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
-// exampleQuery is a metric gate's query as the docs and the messages show it: the canary's
-// share of 5xx responses since the hold settled.
-const exampleQuery = `sum(rate(http_requests_total{pod=~"$canary_pods",code=~"5.."}[$window])) / sum(rate(http_requests_total{pod=~"$canary_pods"}[$window]))`
-
 // QueryVars are what a metric gate's query variables stand for in one measurement.
 type QueryVars struct {
 	Namespace, Deployment string

@@ -30,8 +30,8 @@ type GateFacts struct {
 	DryRun map[string]bool
 	// Canary and Stable are the pods of the canary's and the stable revision's ReplicaSets.
 	Canary, Stable []gates.Pod
-	// Measured holds each metric gate's latest measurement taken off the sync path (by name);
-	// one that answers the measurement due is recorded.
+	// Measured holds each metric or webhook gate's latest measurement taken off the sync path
+	// (by name); one that answers the measurement due is recorded.
 	Measured map[string]gates.Measurement
 	Now      time.Time
 }
@@ -50,14 +50,15 @@ type GateDecision struct {
 	// them.
 	Events   []Event
 	Measured []Measured
-	// Requests are the metric gates' measurements due and not yet taken: the shell has them
-	// taken off the sync path, and a later sync records them.
+	// Requests are the metric and webhook gates' measurements due and not yet taken: the shell
+	// has them taken off the sync path, and a later sync records them.
 	Requests []GateRequest
 	// NextIn is when the next measurement is due (0: none).
 	NextIn time.Duration
 }
 
-// GateRequest asks for a metric gate's measurement due at Due, of the hold settled at Opened.
+// GateRequest asks for a metric or webhook gate's measurement due at Due, of the hold settled
+// at Opened.
 type GateRequest struct {
 	Gate        *gates.Definition
 	Due, Opened time.Time
@@ -176,7 +177,7 @@ func (v *GateDecision) measure(f GateFacts, def *gates.Definition, rec grayapi.G
 	}
 	at := f.Now
 	switch def.Kind {
-	case gates.KindMetric:
+	case gates.KindMetric, gates.KindWebhook:
 		due := rec.At.Add(def.Interval)
 		m, ok := f.Measured[def.Name]
 		if !ok || !m.Answers(f.Status.Revision, f.Status.Step, due) {
