@@ -1,0 +1,200 @@
+package e2e
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+	"github.com/kubegray/kubectl-gray/test/cluster"
+)
+
+// Webhook gates in both modes (docs/gates.md): gray-controller calls a receiver this test runs
+// on loopback, a provider of the admin's that names the namespaces it serves and the Secret whose
+// key signs the calls. The receiver checks every call's signature itself (HMAC-SHA256 of the body
+// under the key it was given, not through the controller's code) and answers what a scenario set.
+
+// webhookKey signs the calls; it is the data of Secret webhook-key in gray-system.
+const webhookKey = "an admin's signing key"
+
+// receiver is the webhook gates' other end: it answers each Deployment's calls with the status
+// and body set for its namespace, and keeps the calls it was sent.
+type receiver struct {
+	t    *testing.T
+	addr string
+
+	mu      sync.Mutex
+	answers map[string]webhookAnswer
+	calls   map[string][]webhookCall
+}
+
+type webhookAnswer struct {
+	status int
+	body   string
+}
+
+// webhookCall is a call as the receiver read it: the body's fields and whether its signature was
+// right.
+type webhookCall struct {
+	Gate, Namespace, Name, CanaryHash, StableHash string
+	Revision, StableRevision                      int64
+	Step, Percent                                 int32
+	SettledAt, SentAt                             time.Time
+	signed                                        bool
+}
+
+func startReceiver(t *testing.T) *receiver {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &receiver{t: t, addr: l.Addr().String(), answers: map[string]webhookAnswer{}, calls: map[string][]webhookCall{}}
+	srv := &http.Server{Handler: http.HandlerFunc(r.serve), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return r
+}
+
+func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
+	body, err := io.ReadAll(req.Body)
+	if err != nil || req.Method != http.MethodPost {
+		http.Error(w, "want a POST with a body", http.StatusBadRequest)
+		return
+	}
+	mac := hmac.New(sha256.New, []byte(webhookKey))
+	mac.Write(body)
+	var call webhookCall
+	if err := json.Unmarshal(body, &call); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	call.signed = hmac.Equal([]byte(req.Header.Get("X-Kubegray-Signature")), []byte("sha256="+hex.EncodeToString(mac.Sum(nil))))
+	r.mu.Lock()
+	r.calls[call.Namespace] = append(r.calls[call.Namespace], call)
+	answer, ok := r.answers[call.Namespace]
+	r.mu.Unlock()
+	if !ok {
+		answer = webhookAnswer{status: http.StatusInternalServerError, body: "no answer set"}
+	}
+	w.WriteHeader(answer.status)
+	_, _ = w.Write([]byte(answer.body))
+}
+
+func (r *receiver) answer(namespace string, status int, body string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.answers[namespace] = webhookAnswer{status, body}
+}
+
+func (r *receiver) callsFrom(namespace string) []webhookCall {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]webhookCall(nil), r.calls[namespace]...)
+}
+
+func TestWebhookGates(t *testing.T) {
+	for _, m := range canaryModes {
+		t.Run(m.name, func(t *testing.T) {
+			c := m.start(t)
+			r := startReceiver(t)
+			secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "webhook-key"}, Data: map[string][]byte{"key": []byte(webhookKey)}}
+			if _, err := c.Client.CoreV1().Secrets("gray-system").Create(context.Background(), secret, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			// Served to the namespaces of the first two scenarios only.
+			prefix := "gray-"
+			if m.alongside {
+				prefix = "gray-al-"
+			}
+			providers := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "webhooks", Labels: map[string]string{grayapi.GatesLabel: grayapi.ProvidersLabelValue}},
+				Data: map[string]string{"smoke": "type: webhook\nurl: http://" + r.addr + "/check\ntimeout: 2s\nsigningSecret: webhook-key\n" +
+					"allowedNamespaces: [" + prefix + "hook-pass, " + prefix + "hook-fail]\n"}}
+			if _, err := c.Client.CoreV1().ConfigMaps("gray-system").Create(context.Background(), providers, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			t.Run("scenarios", func(t *testing.T) { runWebhookGates(t, c, m, r) })
+		})
+	}
+}
+
+// smokeGate asks provider smoke every 2s and judges its JSON answer.
+const smokeGate = "provider: smoke\nsuccess: result.failed == 0\nfailure: result.failed > 2\ninterval: 2s\ncount: 2\n"
+
+func runWebhookGates(t *testing.T, c *cluster.Cluster, m canaryMode, r *receiver) {
+	t.Run("a webhook that says yes lets hold-for resume, every call signed and describing the hold", func(t *testing.T) {
+		t.Parallel()
+		k := newCanary(t, c, m, "hook-pass")
+		r.answer(k.ns, http.StatusOK, `{"failed": 0}`)
+		k.startStable("20")
+		k.defineGates(map[string]string{"smoke": smokeGate})
+		k.u.must("annotate", "deployment", "web", grayapi.GatesAnnotation+"=smoke")
+		k.u.must("gray", "set", "web", "20", "--hold-for", "3s", "--image", "app="+goodImage)
+		k.u.must("gray", "status", "web", "--until", "complete", "--timeout", "90s")
+		calls := r.callsFrom(k.ns)
+		canary, stable := k.replicaSetOf("web", 2), k.replicaSetOf("web", 1)
+		if len(calls) < 2 {
+			t.Fatalf("the receiver got %d calls, want at least 2 (count 2)", len(calls))
+		}
+		for _, call := range calls {
+			if !call.signed || call.Gate != "smoke" || call.Name != "web" || call.Revision != 2 || call.StableRevision != 1 || call.Step != 0 || call.Percent != 20 ||
+				call.CanaryHash != canary.Labels[appsv1.DefaultDeploymentUniqueLabelKey] || call.StableHash != stable.Labels[appsv1.DefaultDeploymentUniqueLabelKey] ||
+				call.SettledAt.IsZero() || call.SentAt.Sub(call.SettledAt) < 2*time.Second {
+				t.Errorf("call %+v: want it signed, for gate smoke of web, revision 2 (stable 1) at step 0 (20%%), with the revisions' hashes, sent an interval or more after the hold settled", call)
+			}
+		}
+		k.released()
+	})
+
+	t.Run("a webhook that reports failures fails the gate and on-failure aborts", func(t *testing.T) {
+		t.Parallel()
+		k := newCanary(t, c, m, "hook-fail")
+		r.answer(k.ns, http.StatusOK, `{"failed": 7}`)
+		k.startStable("20")
+		k.defineGates(map[string]string{"smoke": smokeGate})
+		k.u.must("annotate", "deployment", "web", grayapi.GatesAnnotation+"=smoke")
+		k.u.must("gray", "set", "web", "20", "--on-failure", "abort", "--image", "app="+goodImage)
+		st := k.abortedToStable("web", 10, goodImage, stableImage, grayapi.ReasonGateFailed, m.alongside)
+		if msg := st.Failure.Message; !strings.Contains(msg, "gate smoke failed") || !strings.Contains(msg, `measured HTTP 200: {"failed": 7}`) {
+			t.Errorf("failure message %q does not name the gate and show the webhook's answer", msg)
+		}
+		k.u.must("gray", "undo", "web")
+		k.expect("web", completeAt10)
+		k.released()
+	})
+
+	t.Run("a namespace the webhook does not serve is refused without a call", func(t *testing.T) {
+		t.Parallel()
+		k := newCanary(t, c, m, "hook-denied")
+		r.answer(k.ns, http.StatusOK, `{"failed": 0}`)
+		k.startStable("20")
+		k.defineGates(map[string]string{"smoke": smokeGate})
+		k.u.must("annotate", "deployment", "web", grayapi.GatesAnnotation+"=smoke")
+		k.u.must("gray", "set", "web", "20", "--image", "app="+goodImage)
+		d := k.expect("web", grayState{phase: grayapi.PhaseInvalid, newSpec: 0, oldTotal: 10, paused: m.alongside})
+		if msg := k.grayStatus(d).Message; !strings.Contains(msg, `provider "smoke"`) || !strings.Contains(msg, "does not serve namespace "+k.ns) {
+			t.Errorf("Invalid message %q does not say that provider smoke does not serve %s", msg, k.ns)
+		}
+		if calls := r.callsFrom(k.ns); len(calls) != 0 {
+			t.Errorf("the webhook was called %d times for a namespace it does not serve", len(calls))
+		}
+		k.u.must("annotate", "deployment", "web", grayapi.GatesAnnotation+"-")
+		k.expect("web", heldAt20)
+		k.u.must("gray", "undo", "web")
+		k.expect("web", completeAt10)
+		k.released()
+	})
+}
