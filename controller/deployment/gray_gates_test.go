@@ -18,8 +18,8 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/kubegray/kubectl-gray/controller/gates"
 	"github.com/kubegray/kubectl-gray/internal/testutil"
+	"github.com/kubegray/kubectl-gray/pkg/gates"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 

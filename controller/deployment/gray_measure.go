@@ -15,9 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/kubegray/kubectl-gray/controller/gates"
 	"github.com/kubegray/kubectl-gray/controller/gray"
 	"github.com/kubegray/kubectl-gray/controller/measure"
+	"github.com/kubegray/kubectl-gray/pkg/gates"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 

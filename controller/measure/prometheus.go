@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/kubegray/kubectl-gray/controller/gates"
+	"github.com/kubegray/kubectl-gray/pkg/gates"
 )
 
 // maxAnswer bounds the body of a Prometheus answer read: a gate's query returns one series.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubegray/kubectl-gray/controller/gates"
+	"github.com/kubegray/kubectl-gray/pkg/gates"
 )
 
 // TestQueryReadsPrometheusAnswers: the answers are Prometheus' documented shapes, written by

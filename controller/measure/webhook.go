@@ -7,7 +7,7 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/kubegray/kubectl-gray/controller/gates"
+	"github.com/kubegray/kubectl-gray/pkg/gates"
 )
 
 // Call POSTs body to webhook provider p, signed with key when there is one, and returns the

@@ -60,7 +60,7 @@ func TestRenderRefusesTheScopeLabel(t *testing.T) {
 		t.Errorf("a provider scoping by tenant refused a query naming namespace: %v", err)
 	}
 	for _, err := range []error{d.CheckScope("namespace"), func() error { _, err := d.Render(shopVars, "", "namespace"); return err }()} {
-		if err == nil || !strings.Contains(err.Error(), `names the label namespace: leave it out, gray-controller adds namespace=`) {
+		if err == nil || !strings.Contains(err.Error(), `names the label namespace: leave it out, gray-controller adds it to every selector, set to the Deployment's namespace`) {
 			t.Errorf("error %v, want the selector refused for naming namespace", err)
 		}
 	}

@@ -130,8 +130,8 @@ func render(query string, values map[string]string, scopeLabel string) (string, 
 		}
 		for _, m := range sel.LabelMatchers {
 			if m.Name == scopeLabel && refused == nil {
-				refused = fmt.Errorf("selector %s names the label %s: leave it out, gray-controller adds %s=%q (the Deployment's namespace) to every selector",
-					sel, scopeLabel, scopeLabel, values["$namespace"])
+				refused = fmt.Errorf("selector %s names the label %s: leave it out, gray-controller adds it to every selector, set to the Deployment's namespace",
+					sel, scopeLabel)
 			}
 		}
 		sel.LabelMatchers = append(sel.LabelMatchers, scope)
