@@ -66,11 +66,9 @@ func runPrometheusGates(t *testing.T, c *cluster.Cluster, m canaryMode, p *prom.
 	t.Run("a good canary passes its error rate and its comparison with stable, then hold-for resumes it", func(t *testing.T) {
 		t.Parallel()
 		k := newCanary(t, c, m, "prom-pass")
-		k.startStable("20")
+		k.startGated(map[string]string{"error-rate": errorRateGate, "vs-stable": versusStableGate}, "error-rate,vs-stable")
 		// The decoy series of this namespace's pods are there, to be read by a query not scoped.
 		wantQuery(t, p, `count(http_requests_total{namespace="`+decoyNamespace+`",pod=~"web-.*"}) > bool 0`, 1)
-		k.defineGates(map[string]string{"error-rate": errorRateGate, "vs-stable": versusStableGate})
-		k.u.must("annotate", "deployment", "web", grayapi.GatesAnnotation+"=error-rate,vs-stable")
 		k.u.must("gray", "set", "web", "20", "--hold-for", "5s", "--image", "app="+goodImage)
 		k.u.must("gray", "status", "web", "--until", "complete", "--timeout", "120s")
 		// The sync that records a gate's last pass may leave the hold in the same write (which
@@ -108,9 +106,7 @@ func runPrometheusGates(t *testing.T, c *cluster.Cluster, m canaryMode, p *prom.
 	t.Run("a canary failing a fifth of its requests fails its gate and is aborted", func(t *testing.T) {
 		t.Parallel()
 		k := newCanary(t, c, m, "prom-fail")
-		k.startStable("20")
-		k.defineGates(map[string]string{"error-rate": errorRateGate})
-		k.u.must("annotate", "deployment", "web", grayapi.GatesAnnotation+"=error-rate")
+		k.startGated(map[string]string{"error-rate": errorRateGate}, "error-rate")
 		k.u.must("gray", "set", "web", "20", "--on-failure", "abort", "--image", "app="+errorImage)
 		st := k.abortedToStable("web", 10, errorImage, stableImage, grayapi.ReasonGateFailed, m.alongside)
 		if msg := st.Failure.Message; !strings.Contains(msg, "gate error-rate failed") || !strings.Contains(msg, "not result < 0.05; measured result 0.") {
@@ -124,13 +120,11 @@ func runPrometheusGates(t *testing.T, c *cluster.Cluster, m canaryMode, p *prom.
 	t.Run("a query that finds nothing and a provider that is down keep the hold for a person", func(t *testing.T) {
 		t.Parallel()
 		k := newCanary(t, c, m, "prom-unsure")
-		k.startStable("20")
-		k.defineGates(map[string]string{
+		k.startGated(map[string]string{
 			"latency": "provider: prometheus\nquery: histogram_quantile(0.99, sum by (le) (rate(http_request_duration_seconds_bucket{pod=~\"$canary_pods\"}[$window])))\n" +
 				"success: result < 0.5\ninterval: 2s\ninconclusiveLimit: 1\n",
 			"down-gate": "provider: down\nquery: sum(up)\nsuccess: result > 0\ninterval: 2s\ninconclusiveLimit: 1\n",
-		})
-		k.u.must("annotate", "deployment", "web", grayapi.GatesAnnotation+"=latency,down-gate", grayapi.HoldForAnnotation+"=2s")
+		}, "latency,down-gate", grayapi.HoldForAnnotation+"=2s")
 		k.u.must("gray", "set", "web", "20", "--on-failure", "abort", "--image", "app="+goodImage)
 		eventually(t, 60*time.Second, "both gates unable to tell", func() (bool, string) {
 			msg := k.grayStatus(k.get("web")).Message
@@ -148,11 +142,14 @@ func runPrometheusGates(t *testing.T, c *cluster.Cluster, m canaryMode, p *prom.
 	})
 }
 
-// defineGates creates ConfigMap gates in c's namespace, labelled as gate definitions, with defs.
-func (c *canary) defineGates(defs map[string]string) {
+// startGated starts web at 20% on stableImage with defs defined in ConfigMap gates of its
+// namespace and the gates names in kubegray.io/gates, with more annotations (key=value).
+func (c *canary) startGated(defs map[string]string, names string, more ...string) {
 	c.t.Helper()
+	c.startStable("20")
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "gates", Labels: map[string]string{grayapi.GatesLabel: grayapi.GatesLabelValue}}, Data: defs}
 	if _, err := c.client.CoreV1().ConfigMaps(c.ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
 		c.t.Fatal(fmt.Errorf("gate definitions: %w", err))
 	}
+	c.u.must(append([]string{"annotate", "deployment", "web", grayapi.GatesAnnotation + "=" + names}, more...)...)
 }
