@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -114,9 +115,12 @@ type DeploymentController struct {
 	rsExpectations *replicaSetExpectations
 	// gates finds the gate definitions a gray Deployment names.
 	gates *gateBook
-	// measurer takes metric gates' measurements off the sync path, over httpClient.
-	measurer   *measure.Pool
-	httpClient *http.Client
+	// measurer takes metric and webhook gates' measurements off the sync path, over httpClient
+	// or a provider's own client (gray_measure.go).
+	measurer          *measure.Pool
+	httpClient        *http.Client
+	providerClientsMu sync.Mutex
+	providerClients   map[string]versionedClient
 	// deploymentWrites holds the resourceVersions our Deployment Updates replaced
 	// (deployment_writes.go) until the cache moves past them.
 	deploymentWrites *supersededVersions
@@ -197,6 +201,7 @@ func NewDeploymentController(ctx context.Context, factory informers.SharedInform
 	dc.gates = gates
 	dc.measurer = measure.NewPool(ctx, time.Now, func(key string) { dc.queue.Add(key) })
 	dc.httpClient = &http.Client{}
+	dc.providerClients = map[string]versionedClient{}
 	dc.syncHandler = dc.syncDeployment
 	dc.dLister = dInformer.Lister()
 	dc.rsLister = rsInformer.Lister()

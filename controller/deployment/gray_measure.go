@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -75,6 +76,10 @@ func (dc *DeploymentController) queryPrometheus(ctx context.Context, def *gates.
 	if def.Compare {
 		hashes = []string{v.CanaryHash, v.StableHash}
 	}
+	client, err := dc.providerClient(ctx, provider)
+	if err != nil {
+		return def.JudgeMetric(gates.Reading{Err: err})
+	}
 	var readings []gates.Reading
 	for _, hash := range hashes {
 		query, err := def.Render(v, hash, provider.NamespaceLabel)
@@ -82,7 +87,7 @@ func (dc *DeploymentController) queryPrometheus(ctx context.Context, def *gates.
 			readings = append(readings, gates.Reading{Err: err})
 			continue
 		}
-		readings = append(readings, measure.Query(ctx, dc.httpClient, provider, query, at))
+		readings = append(readings, measure.Query(ctx, client, provider, query, at))
 	}
 	return def.JudgeMetric(readings...)
 }
@@ -96,17 +101,70 @@ func (dc *DeploymentController) callWebhook(ctx context.Context, def *gates.Defi
 	}
 	var key []byte
 	if provider.SigningSecret != "" {
-		secret, err := dc.client.CoreV1().Secrets(dc.gates.namespace).Get(ctx, provider.SigningSecret, metav1.GetOptions{})
-		if err != nil {
-			return def.JudgeWebhook(0, nil, fmt.Errorf("provider %s: signing Secret %s/%s: %w", provider.Name, dc.gates.namespace, provider.SigningSecret, err))
-		}
-		if key = secret.Data[gates.SigningKey]; len(key) == 0 {
-			return def.JudgeWebhook(0, nil, fmt.Errorf("provider %s: signing Secret %s/%s has no key %q", provider.Name, dc.gates.namespace,
-				provider.SigningSecret, gates.SigningKey))
+		if key, _, err = dc.secretValue(ctx, provider, provider.SigningSecret, gates.SigningKey); err != nil {
+			return def.JudgeWebhook(0, nil, err)
 		}
 	}
-	status, answer, err := measure.Call(ctx, dc.httpClient, provider, key, body)
+	client, err := dc.providerClient(ctx, provider)
+	if err != nil {
+		return def.JudgeWebhook(0, nil, err)
+	}
+	status, answer, err := measure.Call(ctx, client, provider, key, body)
 	return def.JudgeWebhook(status, answer, err)
+}
+
+// providerClient is the HTTP client of provider: the shared one, or one with its CAs and bearer
+// token from its Secrets, kept while those Secrets are unchanged.
+func (dc *DeploymentController) providerClient(ctx context.Context, provider *gates.Provider) (*http.Client, error) {
+	if provider.CASecret == "" && provider.BearerTokenSecret == "" && !provider.InsecureSkipVerify {
+		return dc.httpClient, nil
+	}
+	var ca, token []byte
+	version := fmt.Sprintf("%s %s %t", provider.Name, provider.URL, provider.InsecureSkipVerify)
+	for _, s := range []struct {
+		name, key string
+		into      *[]byte
+	}{{provider.CASecret, gates.CAKey, &ca}, {provider.BearerTokenSecret, gates.TokenKey, &token}} {
+		if s.name == "" {
+			continue
+		}
+		value, rv, err := dc.secretValue(ctx, provider, s.name, s.key)
+		if err != nil {
+			return nil, err
+		}
+		*s.into, version = value, version+" "+s.name+"@"+rv
+	}
+	dc.providerClientsMu.Lock()
+	defer dc.providerClientsMu.Unlock()
+	if c, ok := dc.providerClients[provider.Name]; ok && c.version == version {
+		return c.client, nil
+	}
+	client, err := measure.NewClient(ca, provider.InsecureSkipVerify, string(token))
+	if err != nil {
+		return nil, fmt.Errorf("provider %s: CA Secret %s/%s: %w", provider.Name, dc.gates.namespace, provider.CASecret, err)
+	}
+	dc.providerClients[provider.Name] = versionedClient{version: version, client: client}
+	return client, nil
+}
+
+// versionedClient is a provider's client, built from the Secrets' versions in version.
+type versionedClient struct {
+	version string
+	client  *http.Client
+}
+
+// secretValue reads key of Secret name in gray-controller's namespace, for provider, and the
+// Secret's resourceVersion.
+func (dc *DeploymentController) secretValue(ctx context.Context, provider *gates.Provider, name, key string) ([]byte, string, error) {
+	secret, err := dc.client.CoreV1().Secrets(dc.gates.namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, "", fmt.Errorf("provider %s: Secret %s/%s: %w", provider.Name, dc.gates.namespace, name, err)
+	}
+	value := secret.Data[key]
+	if len(value) == 0 {
+		return nil, "", fmt.Errorf("provider %s: Secret %s/%s has no key %q", provider.Name, dc.gates.namespace, name, key)
+	}
+	return value, secret.ResourceVersion, nil
 }
 
 // podTemplateHash is rs's pod-template-hash label (empty without a ReplicaSet).

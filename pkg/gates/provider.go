@@ -31,6 +31,19 @@ type Provider struct {
 	// SigningSecret names the Secret, in gray-controller's namespace, whose key "key" signs a
 	// webhook's calls (empty: unsigned).
 	SigningSecret string
+	// BearerTokenSecret names the Secret whose key "token" is sent as a bearer token; CASecret
+	// the one whose key "ca.crt" holds the CAs a https URL's certificate must chain to (empty:
+	// the system's); InsecureSkipVerify checks no certificate at all. Both Secrets live in
+	// gray-controller's namespace.
+	BearerTokenSecret  string
+	CASecret           string
+	InsecureSkipVerify bool
+}
+
+// providerTLS is a provider's tls field as written.
+type providerTLS struct {
+	CASecret           string `json:"caSecret,omitempty"`
+	InsecureSkipVerify bool   `json:"insecureSkipVerify,omitempty"`
 }
 
 // Allows reports whether a gate of namespace may use p: always for Prometheus, whose queries are
@@ -51,8 +64,10 @@ func (p *Provider) Allows(namespace string) bool {
 const (
 	ProviderPrometheus = "prometheus"
 	ProviderWebhook    = "webhook"
-	// SigningKey is the key of a SigningSecret's data that signs webhook calls.
+	// SigningKey, TokenKey and CAKey are the keys of the Secrets' data a provider names.
 	SigningKey            = "key"
+	TokenKey              = "token"
+	CAKey                 = "ca.crt"
 	DefaultTimeout        = 10 * time.Second
 	MaxTimeout            = time.Minute
 	DefaultNamespaceLabel = "namespace"
@@ -67,6 +82,9 @@ type providerSpec struct {
 	Timeout        string `json:"timeout,omitempty"`
 	NamespaceLabel string `json:"namespaceLabel,omitempty"`
 	Concurrency    *int   `json:"concurrency,omitempty"`
+	// Secrets in gray-controller's namespace.
+	BearerTokenSecret string       `json:"bearerTokenSecret,omitempty"`
+	TLS               *providerTLS `json:"tls,omitempty"`
 	// Webhooks only.
 	AllowedNamespaces []string `json:"allowedNamespaces,omitempty"`
 	SigningSecret     string   `json:"signingSecret,omitempty"`
@@ -99,14 +117,23 @@ func ParseProvider(name, source, text string) (*Provider, error) {
 				return fail("allowedNamespaces: %q is not a namespace: %s", ns, msgs[0])
 			}
 		}
-		if msgs := validation.IsDNS1123Subdomain(s.SigningSecret); s.SigningSecret != "" && len(msgs) > 0 {
-			return fail("signingSecret %q is not a Secret's name: %s", s.SigningSecret, msgs[0])
-		}
 		if s.NamespaceLabel != "" {
 			return fail("namespaceLabel is a Prometheus provider's")
 		}
 	default:
 		return fail("type %q is not known: the types are %q and %q", s.Type, ProviderPrometheus, ProviderWebhook)
+	}
+	var tls providerTLS
+	if s.TLS != nil {
+		tls = *s.TLS
+	}
+	for _, secret := range []struct{ field, name string }{{"signingSecret", s.SigningSecret}, {"bearerTokenSecret", s.BearerTokenSecret}, {"tls.caSecret", tls.CASecret}} {
+		if msgs := validation.IsDNS1123Subdomain(secret.name); secret.name != "" && len(msgs) > 0 {
+			return fail("%s %q is not a Secret's name: %s", secret.field, secret.name, msgs[0])
+		}
+	}
+	if tls.CASecret != "" && tls.InsecureSkipVerify {
+		return fail("tls.caSecret and tls.insecureSkipVerify contradict each other: a CA is checked, or nothing is")
 	}
 	u, err := url.Parse(s.URL)
 	switch {
@@ -120,7 +147,8 @@ func ParseProvider(name, source, text string) (*Provider, error) {
 		return fail("url %q must not have a query or a fragment", s.URL)
 	}
 	p := &Provider{Name: name, Source: source, Type: s.Type, URL: u, Timeout: DefaultTimeout, NamespaceLabel: DefaultNamespaceLabel,
-		Concurrency: DefaultConcurrency, AllowedNamespaces: s.AllowedNamespaces, SigningSecret: s.SigningSecret}
+		Concurrency: DefaultConcurrency, AllowedNamespaces: s.AllowedNamespaces, SigningSecret: s.SigningSecret,
+		BearerTokenSecret: s.BearerTokenSecret, CASecret: tls.CASecret, InsecureSkipVerify: tls.InsecureSkipVerify}
 	if p.Type == ProviderWebhook {
 		p.NamespaceLabel = ""
 	}

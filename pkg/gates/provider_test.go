@@ -7,11 +7,13 @@ import (
 )
 
 func TestParseProvider(t *testing.T) {
-	p, err := ParseProvider("prometheus", "test", "type: prometheus\nurl: https://prometheus.monitoring:9090/prom\ntimeout: 3s\nnamespaceLabel: kubernetes_namespace\nconcurrency: 2\n")
+	p, err := ParseProvider("prometheus", "test", "type: prometheus\nurl: https://prometheus.monitoring:9090/prom\ntimeout: 3s\nnamespaceLabel: kubernetes_namespace\nconcurrency: 2\n"+
+		"bearerTokenSecret: prom-token\ntls:\n  caSecret: prom-ca\n")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.URL.String() != "https://prometheus.monitoring:9090/prom" || p.Timeout != 3*time.Second || p.NamespaceLabel != "kubernetes_namespace" || p.Concurrency != 2 {
+	if p.URL.String() != "https://prometheus.monitoring:9090/prom" || p.Timeout != 3*time.Second || p.NamespaceLabel != "kubernetes_namespace" || p.Concurrency != 2 ||
+		p.BearerTokenSecret != "prom-token" || p.CASecret != "prom-ca" || p.InsecureSkipVerify {
 		t.Errorf("parsed %+v", *p)
 	}
 	d, err := PrometheusURLProvider("http://127.0.0.1:9090")
@@ -29,6 +31,8 @@ func TestParseProviderRefuses(t *testing.T) {
 		{"webhook for nobody", "type: webhook\nurl: http://smoke/check\n", "allowedNamespaces is empty"},
 		{"webhook namespace", "type: webhook\nurl: http://smoke/check\nallowedNamespaces: [Shop]\n", `allowedNamespaces: "Shop" is not a namespace`},
 		{"webhook label", "type: webhook\nurl: http://smoke/check\nallowedNamespaces: [shop]\nnamespaceLabel: ns\n", "namespaceLabel is a Prometheus provider's"},
+		{"secret name", "type: prometheus\nurl: https://p\nbearerTokenSecret: Token_1\n", `bearerTokenSecret "Token_1" is not a Secret's name`},
+		{"ca and insecure", "type: prometheus\nurl: https://p\ntls: {caSecret: ca, insecureSkipVerify: true}\n", "tls.caSecret and tls.insecureSkipVerify contradict"},
 		{"prometheus allow-list", "type: prometheus\nurl: http://p\nallowedNamespaces: [shop]\n", "allowedNamespaces and signingSecret are a webhook's"},
 		{"relative url", "type: prometheus\nurl: prometheus:9090\n", "must be an absolute http or https URL"},
 		{"credentials", "type: prometheus\nurl: http://admin:secret@prometheus:9090\n", `url "http://admin:xxxxx@prometheus:9090" carries credentials`},
