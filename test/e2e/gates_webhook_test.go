@@ -6,9 +6,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
 	"io"
-	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -23,18 +24,25 @@ import (
 )
 
 // Webhook gates in both modes (docs/gates.md): gray-controller calls a receiver this test runs
-// on loopback, a provider of the admin's that names the namespaces it serves and the Secret whose
-// key signs the calls. The receiver checks every call's signature itself (HMAC-SHA256 of the body
-// under the key it was given, not through the controller's code) and answers what a scenario set.
+// on loopback over TLS, a provider of the admin's that names the namespaces it serves and the
+// Secrets of its CA, its bearer token and the key that signs the calls. The receiver checks every
+// call's token and signature itself (HMAC-SHA256 of the body under the key it was given, not
+// through the controller's code) and answers what a scenario set.
 
-// webhookKey signs the calls; it is the data of Secret webhook-key in gray-system.
-const webhookKey = "an admin's signing key"
+// webhookKey signs the calls, webhookToken authorizes them: the data of Secrets webhook-key and
+// webhook-token in gray-system.
+const (
+	webhookKey   = "an admin's signing key"
+	webhookToken = "an admin's bearer token"
+)
 
 // receiver is the webhook gates' other end: it answers each Deployment's calls with the status
 // and body set for its namespace, and keeps the calls it was sent.
 type receiver struct {
 	t    *testing.T
 	addr string
+	// ca is the PEM of the certificate it serves.
+	ca []byte
 
 	mu      sync.Mutex
 	answers map[string]webhookAnswer
@@ -53,19 +61,18 @@ type webhookCall struct {
 	Revision, StableRevision                      int64
 	Step, Percent                                 int32
 	SettledAt, SentAt                             time.Time
-	signed                                        bool
+	signed, authorized                            bool
 }
 
+// startReceiver serves on loopback over TLS (httptest's certificate for 127.0.0.1) until the
+// test ends.
 func startReceiver(t *testing.T) *receiver {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &receiver{t: t, addr: l.Addr().String(), answers: map[string]webhookAnswer{}, calls: map[string][]webhookCall{}}
-	srv := &http.Server{Handler: http.HandlerFunc(r.serve), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(func() { _ = srv.Close() })
+	r := &receiver{t: t, answers: map[string]webhookAnswer{}, calls: map[string][]webhookCall{}}
+	srv := httptest.NewTLSServer(http.HandlerFunc(r.serve))
+	t.Cleanup(srv.Close)
+	r.addr = srv.Listener.Addr().String()
+	r.ca = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
 	return r
 }
 
@@ -83,6 +90,7 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	call.signed = hmac.Equal([]byte(req.Header.Get("X-Kubegray-Signature")), []byte("sha256="+hex.EncodeToString(mac.Sum(nil))))
+	call.authorized = req.Header.Get("Authorization") == "Bearer "+webhookToken
 	r.mu.Lock()
 	r.calls[call.Namespace] = append(r.calls[call.Namespace], call)
 	answer, ok := r.answers[call.Namespace]
@@ -111,9 +119,13 @@ func TestWebhookGates(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			c := m.start(t)
 			r := startReceiver(t)
-			secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "webhook-key"}, Data: map[string][]byte{"key": []byte(webhookKey)}}
-			if _, err := c.Client.CoreV1().Secrets("gray-system").Create(context.Background(), secret, metav1.CreateOptions{}); err != nil {
-				t.Fatal(err)
+			for name, data := range map[string]map[string][]byte{
+				"webhook-key": {"key": []byte(webhookKey)}, "webhook-token": {"token": []byte(webhookToken)}, "webhook-ca": {"ca.crt": r.ca},
+			} {
+				secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: data}
+				if _, err := c.Client.CoreV1().Secrets("gray-system").Create(context.Background(), secret, metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
 			}
 			// Served to the namespaces of the first two scenarios only.
 			prefix := "gray-"
@@ -121,7 +133,8 @@ func TestWebhookGates(t *testing.T) {
 				prefix = "gray-al-"
 			}
 			providers := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "webhooks", Labels: map[string]string{grayapi.GatesLabel: grayapi.ProvidersLabelValue}},
-				Data: map[string]string{"smoke": "type: webhook\nurl: http://" + r.addr + "/check\ntimeout: 2s\nsigningSecret: webhook-key\n" +
+				Data: map[string]string{"smoke": "type: webhook\nurl: https://" + r.addr + "/check\ntimeout: 2s\nsigningSecret: webhook-key\n" +
+					"bearerTokenSecret: webhook-token\ntls:\n  caSecret: webhook-ca\n" +
 					"allowedNamespaces: [" + prefix + "hook-pass, " + prefix + "hook-fail]\n"}}
 			if _, err := c.Client.CoreV1().ConfigMaps("gray-system").Create(context.Background(), providers, metav1.CreateOptions{}); err != nil {
 				t.Fatal(err)
@@ -139,9 +152,7 @@ func runWebhookGates(t *testing.T, c *cluster.Cluster, m canaryMode, r *receiver
 		t.Parallel()
 		k := newCanary(t, c, m, "hook-pass")
 		r.answer(k.ns, http.StatusOK, `{"failed": 0}`)
-		k.startStable("20")
-		k.defineGates(map[string]string{"smoke": smokeGate})
-		k.u.must("annotate", "deployment", "web", grayapi.GatesAnnotation+"=smoke")
+		k.startGated(map[string]string{"smoke": smokeGate}, "smoke")
 		k.u.must("gray", "set", "web", "20", "--hold-for", "3s", "--image", "app="+goodImage)
 		k.u.must("gray", "status", "web", "--until", "complete", "--timeout", "90s")
 		calls := r.callsFrom(k.ns)
@@ -150,10 +161,10 @@ func runWebhookGates(t *testing.T, c *cluster.Cluster, m canaryMode, r *receiver
 			t.Fatalf("the receiver got %d calls, want at least 2 (count 2)", len(calls))
 		}
 		for _, call := range calls {
-			if !call.signed || call.Gate != "smoke" || call.Name != "web" || call.Revision != 2 || call.StableRevision != 1 || call.Step != 0 || call.Percent != 20 ||
+			if !call.signed || !call.authorized || call.Gate != "smoke" || call.Name != "web" || call.Revision != 2 || call.StableRevision != 1 || call.Step != 0 || call.Percent != 20 ||
 				call.CanaryHash != canary.Labels[appsv1.DefaultDeploymentUniqueLabelKey] || call.StableHash != stable.Labels[appsv1.DefaultDeploymentUniqueLabelKey] ||
 				call.SettledAt.IsZero() || call.SentAt.Sub(call.SettledAt) < 2*time.Second {
-				t.Errorf("call %+v: want it signed, for gate smoke of web, revision 2 (stable 1) at step 0 (20%%), with the revisions' hashes, sent an interval or more after the hold settled", call)
+				t.Errorf("call %+v: want it signed and authorized, for gate smoke of web, revision 2 (stable 1) at step 0 (20%%), with the revisions' hashes, sent an interval or more after the hold settled", call)
 			}
 		}
 		k.released()
@@ -163,9 +174,7 @@ func runWebhookGates(t *testing.T, c *cluster.Cluster, m canaryMode, r *receiver
 		t.Parallel()
 		k := newCanary(t, c, m, "hook-fail")
 		r.answer(k.ns, http.StatusOK, `{"failed": 7}`)
-		k.startStable("20")
-		k.defineGates(map[string]string{"smoke": smokeGate})
-		k.u.must("annotate", "deployment", "web", grayapi.GatesAnnotation+"=smoke")
+		k.startGated(map[string]string{"smoke": smokeGate}, "smoke")
 		k.u.must("gray", "set", "web", "20", "--on-failure", "abort", "--image", "app="+goodImage)
 		st := k.abortedToStable("web", 10, goodImage, stableImage, grayapi.ReasonGateFailed, m.alongside)
 		if msg := st.Failure.Message; !strings.Contains(msg, "gate smoke failed") || !strings.Contains(msg, `measured HTTP 200: {"failed": 7}`) {
@@ -180,9 +189,7 @@ func runWebhookGates(t *testing.T, c *cluster.Cluster, m canaryMode, r *receiver
 		t.Parallel()
 		k := newCanary(t, c, m, "hook-denied")
 		r.answer(k.ns, http.StatusOK, `{"failed": 0}`)
-		k.startStable("20")
-		k.defineGates(map[string]string{"smoke": smokeGate})
-		k.u.must("annotate", "deployment", "web", grayapi.GatesAnnotation+"=smoke")
+		k.startGated(map[string]string{"smoke": smokeGate}, "smoke")
 		k.u.must("gray", "set", "web", "20", "--image", "app="+goodImage)
 		d := k.expect("web", grayState{phase: grayapi.PhaseInvalid, newSpec: 0, oldTotal: 10, paused: m.alongside})
 		if msg := k.grayStatus(d).Message; !strings.Contains(msg, `provider "smoke"`) || !strings.Contains(msg, "does not serve namespace "+k.ns) {
@@ -190,6 +197,11 @@ func runWebhookGates(t *testing.T, c *cluster.Cluster, m canaryMode, r *receiver
 		}
 		if calls := r.callsFrom(k.ns); len(calls) != 0 {
 			t.Errorf("the webhook was called %d times for a namespace it does not serve", len(calls))
+		}
+		if m.alongside {
+			// The guard policy refuses a URL in a gray annotation at admission.
+			k.u.fails(1, []string{`the annotation kubegray.io/gates-dry-run holds a URL ("://")`},
+				"annotate", "deployment", "web", grayapi.GatesDryRunAnnotation+"=http://169.254.169.254/latest")
 		}
 		k.u.must("annotate", "deployment", "web", grayapi.GatesAnnotation+"-")
 		k.expect("web", heldAt20)
