@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"net/http"
 	"testing"
 	"time"
 
@@ -85,6 +86,57 @@ func TestGatesAcrossALeaderKill(t *testing.T) {
 			h := k.history("web")
 			checkGateRecords(t, h, gateInterval)
 			if first(h, 0, gated(0, func(g grayapi.GateStatus) bool { return g.Passes == 4 })) < 0 {
+				t.Errorf("no status showed 4 passes before the hold was left:\n%s", statusLines(h))
+			}
+			k.released()
+		})
+	}
+}
+
+// TestWebhookGateAcrossALeaderKill: in both modes, with two gray-controller replicas and a webhook
+// gate whose receiver answers each call 1.5 s late, the leader is SIGKILLed while a call is in
+// flight once two passes are recorded: the call's answer is lost with it, and the next leader
+// asks again for the measurement still due. The records show no measurement lost or taken twice.
+func TestWebhookGateAcrossALeaderKill(t *testing.T) {
+	for _, m := range canaryModes {
+		t.Run(m.name, func(t *testing.T) {
+			opts := cluster.Options{Controllers: cluster.WithoutDeploymentController}
+			if m.alongside {
+				opts = cluster.Options{}
+			}
+			c := cluster.StartForTest(t, opts)
+			if m.alongside {
+				applyManifests(t, c, overlayManifests(t, "alongside"))
+			}
+			pool := startControllerPool(t, c, 2, "--mode="+m.name)
+			r := startReceiver(t)
+			k := newCanary(t, c, m, "hook-kill")
+			r.install(t, c, k.ns)
+			r.answer(k.ns, http.StatusOK, `{"failed": 0}`)
+			k.startGated(map[string]string{"smoke": "provider: smoke\nsuccess: result.failed == 0\ninterval: 2s\ncount: 5\n"}, "smoke",
+				grayapi.HoldForAnnotation+"=5s")
+			k.u.must("gray", "set", "web", "20", "--image", "app="+goodImage)
+			eventually(t, 60*time.Second, "two passes of the webhook gate", func() (bool, string) {
+				st := k.grayStatus(k.get("web"))
+				return len(st.Gates) == 1 && st.Gates[0].Passes >= 2, fmt.Sprintf("status %+v", st)
+			})
+			answering := make(chan struct{})
+			r.mu.Lock()
+			r.delay, r.answering = 1500*time.Millisecond, answering
+			r.mu.Unlock()
+			select {
+			case <-answering:
+			case <-time.After(30 * time.Second):
+				t.Fatal("no webhook call within 30s of the second pass")
+			}
+			pool.killLeader(t)
+			k.u.must("gray", "status", "web", "--until", "complete", "--timeout", "120s")
+			h := k.history("web")
+			checkGateRecords(t, h, gateInterval)
+			fourth := first(h, 0, func(s seenStatus) bool {
+				return s.ok && s.st.Revision == 2 && s.st.Step == 0 && len(s.st.Gates) == 1 && s.st.Gates[0].Name == "smoke" && s.st.Gates[0].Passes == 4
+			})
+			if fourth < 0 {
 				t.Errorf("no status showed 4 passes before the hold was left:\n%s", statusLines(h))
 			}
 			k.released()

@@ -47,6 +47,10 @@ type receiver struct {
 	mu      sync.Mutex
 	answers map[string]webhookAnswer
 	calls   map[string][]webhookCall
+	// delay holds every answer that long; answering, when set, hears of each call as it
+	// arrives (dropped when nobody listens).
+	delay     time.Duration
+	answering chan struct{}
 }
 
 type webhookAnswer struct {
@@ -94,7 +98,13 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	r.mu.Lock()
 	r.calls[call.Namespace] = append(r.calls[call.Namespace], call)
 	answer, ok := r.answers[call.Namespace]
+	delay, answering := r.delay, r.answering
 	r.mu.Unlock()
+	select {
+	case answering <- struct{}{}:
+	default:
+	}
+	time.Sleep(delay)
 	if !ok {
 		answer = webhookAnswer{status: http.StatusInternalServerError, body: "no answer set"}
 	}
@@ -119,28 +129,35 @@ func TestWebhookGates(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			c := m.start(t)
 			r := startReceiver(t)
-			for name, data := range map[string]map[string][]byte{
-				"webhook-key": {"key": []byte(webhookKey)}, "webhook-token": {"token": []byte(webhookToken)}, "webhook-ca": {"ca.crt": r.ca},
-			} {
-				secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: data}
-				if _, err := c.Client.CoreV1().Secrets("gray-system").Create(context.Background(), secret, metav1.CreateOptions{}); err != nil {
-					t.Fatal(err)
-				}
-			}
 			// Served to the namespaces of the first two scenarios only.
 			prefix := "gray-"
 			if m.alongside {
 				prefix = "gray-al-"
 			}
-			providers := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "webhooks", Labels: map[string]string{grayapi.GatesLabel: grayapi.ProvidersLabelValue}},
-				Data: map[string]string{"smoke": "type: webhook\nurl: https://" + r.addr + "/check\ntimeout: 2s\nsigningSecret: webhook-key\n" +
-					"bearerTokenSecret: webhook-token\ntls:\n  caSecret: webhook-ca\n" +
-					"allowedNamespaces: [" + prefix + "hook-pass, " + prefix + "hook-fail]\n"}}
-			if _, err := c.Client.CoreV1().ConfigMaps("gray-system").Create(context.Background(), providers, metav1.CreateOptions{}); err != nil {
-				t.Fatal(err)
-			}
+			r.install(t, c, prefix+"hook-pass", prefix+"hook-fail")
 			t.Run("scenarios", func(t *testing.T) { runWebhookGates(t, c, m, r) })
 		})
+	}
+}
+
+// install gives gray-controller's namespace the receiver's Secrets (its CA, the bearer token,
+// the signing key) and provider smoke, which serves namespaces.
+func (r *receiver) install(t *testing.T, c *cluster.Cluster, namespaces ...string) {
+	t.Helper()
+	for name, data := range map[string]map[string][]byte{
+		"webhook-key": {"key": []byte(webhookKey)}, "webhook-token": {"token": []byte(webhookToken)}, "webhook-ca": {"ca.crt": r.ca},
+	} {
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: data}
+		if _, err := c.Client.CoreV1().Secrets("gray-system").Create(context.Background(), secret, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	providers := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "webhooks", Labels: map[string]string{grayapi.GatesLabel: grayapi.ProvidersLabelValue}},
+		Data: map[string]string{"smoke": "type: webhook\nurl: https://" + r.addr + "/check\ntimeout: 5s\nsigningSecret: webhook-key\n" +
+			"bearerTokenSecret: webhook-token\ntls:\n  caSecret: webhook-ca\n" +
+			"allowedNamespaces: [" + strings.Join(namespaces, ", ") + "]\n"}}
+	if _, err := c.Client.CoreV1().ConfigMaps("gray-system").Create(context.Background(), providers, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
 	}
 }
 
