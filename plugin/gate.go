@@ -170,17 +170,11 @@ func (o *GateLintOptions) readConfigMaps(file string) ([]labelledConfigMap, erro
 // checkAgainst checks def against the provider of its name found in the files (nil: not there,
 // nothing to check against).
 func checkAgainst(def *gates.Definition, p *gates.Provider) error {
-	switch {
-	case p == nil:
+	if p == nil {
 		return nil
-	case def.Kind == gates.KindMetric && p.Type != gates.ProviderPrometheus:
-		return fmt.Errorf("gate %q (%s): provider %q is a %s, and a gate with a query needs a %s", def.Name, def.Source, p.Name, p.Type, gates.ProviderPrometheus)
-	case def.Kind == gates.KindWebhook && p.Type != gates.ProviderWebhook:
-		return fmt.Errorf("gate %q (%s): provider %q is a %s: the gate needs a query", def.Name, def.Source, p.Name, p.Type)
-	case def.Kind == gates.KindMetric:
-		if err := def.CheckScope(p.NamespaceLabel); err != nil {
-			return fmt.Errorf("gate %q (%s): query %q: %w", def.Name, def.Source, def.Query, err)
-		}
+	}
+	if err := def.CheckProvider(p); err != nil {
+		return fmt.Errorf("gate %q (%s): %w", def.Name, def.Source, err)
 	}
 	return nil
 }

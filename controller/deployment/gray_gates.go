@@ -131,26 +131,19 @@ func (b *gateBook) resolve(namespace string, p grayapi.Policy) (namedGates, erro
 	return n, nil
 }
 
-// usable is the provider gate def of namespace names, if it may use it: of the type its fields
-// ask for (a query for Prometheus, none for a webhook), a webhook allowing the namespace, and a
-// query not selecting the provider's namespace label.
+// usable is the provider gate def of namespace names, if def can use it (CheckProvider) and it
+// serves the namespace.
 func (b *gateBook) usable(namespace string, def *gates.Definition) (*gates.Provider, error) {
 	provider, err := b.provider(def.Provider)
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case def.Kind == gates.KindMetric && provider.Type != gates.ProviderPrometheus:
-		return nil, fmt.Errorf("provider %q is a %s, and a gate with a query needs a %s", provider.Name, provider.Type, gates.ProviderPrometheus)
-	case def.Kind == gates.KindWebhook && provider.Type != gates.ProviderWebhook:
-		return nil, fmt.Errorf("provider %q is a %s: the gate needs a query", provider.Name, provider.Type)
-	case !provider.Allows(namespace):
+	if err := def.CheckProvider(provider); err != nil {
+		return nil, err
+	}
+	if !provider.Allows(namespace) {
 		return nil, fmt.Errorf("provider %q (%s) does not serve namespace %s: its allowedNamespaces are %s", provider.Name, provider.Source, namespace,
 			strings.Join(provider.AllowedNamespaces, ", "))
-	case def.Kind == gates.KindMetric:
-		if err := def.CheckScope(provider.NamespaceLabel); err != nil {
-			return nil, fmt.Errorf("query %q: %w", def.Query, err)
-		}
 	}
 	return provider, nil
 }

@@ -189,3 +189,19 @@ func validLabelName(s string) bool {
 	}
 	return s != ""
 }
+
+// CheckProvider reports whether d can be measured by p: p of the type d's fields ask for (a query
+// needs Prometheus, no query a webhook), and d's query not selecting p's namespace label.
+func (d *Definition) CheckProvider(p *Provider) error {
+	switch {
+	case d.Kind == KindMetric && p.Type != ProviderPrometheus:
+		return fmt.Errorf("provider %q is a %s, and a gate with a query needs a %s", p.Name, p.Type, ProviderPrometheus)
+	case d.Kind == KindWebhook && p.Type != ProviderWebhook:
+		return fmt.Errorf("provider %q is a %s: the gate needs a query", p.Name, p.Type)
+	case d.Kind == KindMetric:
+		if err := d.CheckScope(p.NamespaceLabel); err != nil {
+			return fmt.Errorf("query %q: %w", d.Query, err)
+		}
+	}
+	return nil
+}
