@@ -268,7 +268,10 @@ func (dc *DeploymentController) enqueueGated(logger klog.Logger, namespace strin
 	for _, d := range ds {
 		_, gated := d.Annotations[grayapi.GatesAnnotation]
 		_, dry := d.Annotations[grayapi.GatesDryRunAnnotation]
-		if (gated || dry) && isGray(d) {
+		// Not isGray: a Deployment alongside mode has taken over runs Recreate while its rollout
+		// runs, and one frozen Invalid by an undefined gate must see the definition come.
+		_, gray := d.Annotations[grayapi.PercentAnnotation]
+		if (gated || dry) && gray {
 			dc.enqueue(d)
 		}
 	}

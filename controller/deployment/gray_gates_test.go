@@ -17,6 +17,7 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 
 	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/gates"
@@ -231,5 +232,27 @@ func TestGateBookProviders(t *testing.T) {
 		if _, err := b.resolve("shop", grayapi.Policy{Gates: []string{gate}}); err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("gate %s: error %v, want one starting %q", gate, err, want)
 		}
+	}
+}
+
+// TestGateDefinitionChangeQueuesTakenOverDeployments: a changed gate definition queues the gray
+// Deployments that name gates, including one alongside mode has taken over (strategy Recreate,
+// paused) and one named only as a dry run, and not one without kubegray.io/percent. (A taken-over
+// Deployment frozen Invalid by an undefined gate once waited for an unrelated event to see its
+// ConfigMap come: TestGates' "gate defined nowhere" scenario, alongside, under CI load.)
+func TestGateDefinitionChangeQueuesTakenOverDeployments(t *testing.T) {
+	f := newFixture(t)
+	rolling := newDeployment("rolling", 10, testutil.WithAnnotation(grayapi.PercentAnnotation, "20"), testutil.WithAnnotation(grayapi.GatesAnnotation, "crashes"))
+	takenOver := newDeployment("taken", 10, testutil.WithRecreate(), testutil.WithPaused(), testutil.WithAnnotation(grayapi.PercentAnnotation, "20"),
+		testutil.WithAnnotation(grayapi.StrategyAnnotation, "RollingUpdate;maxSurge=25%;maxUnavailable=25%"), testutil.WithAnnotation(grayapi.GatesAnnotation, "crashes"))
+	dryRun := newDeployment("dry", 10, testutil.WithAnnotation(grayapi.PercentAnnotation, "20"), testutil.WithAnnotation(grayapi.GatesDryRunAnnotation, "crashes"))
+	plain := newDeployment("plain", 10, testutil.WithAnnotation(grayapi.GatesAnnotation, "crashes"))
+	ungated := newDeployment("ungated", 10, testutil.WithAnnotation(grayapi.PercentAnnotation, "20"))
+	f.cache(rolling, takenOver, dryRun, plain, ungated)
+	f.dc.enqueueGated(klog.Background(), metav1.NamespaceDefault)
+	got := queued(f.dc)
+	slices.Sort(got)
+	if want := []string{"default/dry", "default/rolling", "default/taken"}; !slices.Equal(got, want) {
+		t.Errorf("queued %v, want %v", got, want)
 	}
 }
