@@ -45,7 +45,10 @@ func tamperUndoScenarios() []tamperScenario {
 		}},
 
 		{name: "2 rollout undo to the stable revision during an unpaused rollout", modes: "instead", run: func(e *tamperEnv) {
-			e.create(webManifest{replicas: 10, image: tpImg1, percent: "20,60", minReady: 3}, false)
+			// minReadySeconds 10 keeps v2 from completing before the undo lands: with 3, a loaded
+			// machine (make test's two lanes) once took longer to run kubectl rollout undo than
+			// v2 took to finish, and the undo became a new rollout of v1, rightly held at 20%.
+			e.create(webManifest{replicas: 10, image: tpImg1, percent: "20,60", minReady: 10}, false)
 			e.u.must("set", "image", "deploy/web", "app="+tpImg2)
 			e.until("held")
 			e.want("held at 20%", held, map[string]int32{tpImg1: 8, tpImg2: 2}, true)
