@@ -417,7 +417,17 @@ var (
 	gitopsBuildErr error
 )
 
-// gitopsBinary builds test/gitops/cmd/gitops once per run.
+// TestMain removes what the package's tests built once per run (the gitops binary, 48 MB) when
+// they are done.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if gitopsBinPath != "" {
+		_ = os.RemoveAll(filepath.Dir(gitopsBinPath))
+	}
+	os.Exit(code)
+}
+
+// gitopsBinary builds test/gitops/cmd/gitops once per run, into a folder TestMain removes.
 func gitopsBinary(t *testing.T) string {
 	t.Helper()
 	gitopsBuild.Do(func() {
