@@ -57,21 +57,28 @@ func checkGateRecords(t *testing.T, h []seenStatus, interval time.Duration) {
 	}
 }
 
+// startLeaderPair starts a control plane for mode m run by two gray-controller replicas, one of
+// them leading.
+func startLeaderPair(t *testing.T, m canaryMode) (*cluster.Cluster, *controllerPool) {
+	t.Helper()
+	opts := cluster.Options{Controllers: cluster.WithoutDeploymentController}
+	if m.alongside {
+		opts = cluster.Options{}
+	}
+	c := cluster.StartForTest(t, opts)
+	if m.alongside {
+		applyManifests(t, c, overlayManifests(t, "alongside"))
+	}
+	return c, startControllerPool(t, c, 2, "--mode="+m.name)
+}
+
 // TestGatesAcrossALeaderKill: in both modes, with two gray-controller replicas, the leader is
 // SIGKILLed once the pods gate has counted two passes; the next leader goes on from the recorded
 // counts and times: the hold is left on the fifth pass, no measurement lost or taken twice.
 func TestGatesAcrossALeaderKill(t *testing.T) {
 	for _, m := range canaryModes {
 		t.Run(m.name, func(t *testing.T) {
-			opts := cluster.Options{Controllers: cluster.WithoutDeploymentController}
-			if m.alongside {
-				opts = cluster.Options{}
-			}
-			c := cluster.StartForTest(t, opts)
-			if m.alongside {
-				applyManifests(t, c, overlayManifests(t, "alongside"))
-			}
-			pool := startControllerPool(t, c, 2, "--mode="+m.name)
+			c, pool := startLeaderPair(t, m)
 			k := newCanary(t, c, m, "gate-kill")
 			k.startStable("20")
 			k.defineGate("provider: pods\nsuccess: canary.restartsPerPod <= stable.restartsPerPod\ninterval: 2s\ncount: 5\n")
@@ -100,15 +107,7 @@ func TestGatesAcrossALeaderKill(t *testing.T) {
 func TestWebhookGateAcrossALeaderKill(t *testing.T) {
 	for _, m := range canaryModes {
 		t.Run(m.name, func(t *testing.T) {
-			opts := cluster.Options{Controllers: cluster.WithoutDeploymentController}
-			if m.alongside {
-				opts = cluster.Options{}
-			}
-			c := cluster.StartForTest(t, opts)
-			if m.alongside {
-				applyManifests(t, c, overlayManifests(t, "alongside"))
-			}
-			pool := startControllerPool(t, c, 2, "--mode="+m.name)
+			c, pool := startLeaderPair(t, m)
 			r := startReceiver(t)
 			k := newCanary(t, c, m, "hook-kill")
 			r.install(t, c, k.ns)
