@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -117,16 +118,17 @@ func (o *GateLintOptions) Run(_ context.Context) error {
 		fmt.Fprintf(o.Out, "✔ %s\n", what)
 	}
 	for _, c := range providers {
-		for _, name := range sortedKeys(c.cm.Data) {
+		for _, name := range slices.Sorted(maps.Keys(c.cm.Data)) {
 			p, err := gates.ParseProvider(name, c.source+", key "+name, c.cm.Data[name])
+			what := ""
 			if err == nil {
-				known[name] = p
+				known[name], what = p, fmt.Sprintf("provider %s (%s, %s)", name, c.source, p.Type)
 			}
-			report(fmt.Sprintf("provider %s (%s, %s)", name, c.source, typeOf(p)), err)
+			report(what, err)
 		}
 	}
 	for _, c := range definitions {
-		for _, name := range sortedKeys(c.cm.Data) {
+		for _, name := range slices.Sorted(maps.Keys(c.cm.Data)) {
 			source := c.source + ", key " + name
 			def, err := gates.Parse(name, source, c.cm.Data[name])
 			if err == nil {
@@ -189,20 +191,4 @@ func describeGate(def *gates.Definition, known map[string]*gates.Provider) strin
 		where = ", not among the files' providers: gray-controller must have it"
 	}
 	return fmt.Sprintf("gate %s (%s, %s gate, provider %s%s)", def.Name, def.Source, def.Kind, def.Provider, where)
-}
-
-func typeOf(p *gates.Provider) string {
-	if p == nil {
-		return ""
-	}
-	return p.Type
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -2,6 +2,7 @@ package gates
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -69,12 +70,7 @@ func substitute(query string, values map[string]string) (string, error) {
 		return v
 	})
 	if len(unknown) > 0 {
-		known := make([]string, 0, len(values))
-		for name := range values {
-			known = append(known, name)
-		}
-		slices.Sort(known)
-		return "", fmt.Errorf("unknown variable %s: the variables are %s", unknown[0], strings.Join(known, " "))
+		return "", fmt.Errorf("unknown variable %s: the variables are %s", unknown[0], strings.Join(slices.Sorted(maps.Keys(values)), " "))
 	}
 	return out, nil
 }
