@@ -50,8 +50,9 @@ type gateBook struct {
 // parsedConfigMap is one version of a ConfigMap's definitions, each parsed or refused.
 type parsedConfigMap struct {
 	resourceVersion string
-	defs            map[string]*gates.Definition
-	errs            map[string]error
+	// values hold a *gates.Definition or a *gates.Provider by key, as the ConfigMap's label says.
+	values map[string]any
+	errs   map[string]error
 }
 
 // newGateBook registers the labelled ConfigMap informer on factory; onChange is called with the
@@ -161,15 +162,13 @@ func (b *gateBook) provider(name string) (*gates.Provider, error) {
 		sources = append(sources, found.Source)
 	}
 	for _, cm := range cms {
-		text, ok := cm.Data[name]
-		if !ok {
+		if _, ok := cm.Data[name]; !ok {
 			continue
 		}
-		source := fmt.Sprintf("ConfigMap %s/%s, key %q", cm.Namespace, cm.Name, name)
-		sources = append(sources, source)
-		if found, err = gates.ParseProvider(name, source, text); err != nil {
+		if found, err = cachedParse(b, cm, name, gates.ParseProvider); err != nil {
 			return nil, err
 		}
+		sources = append(sources, found.Source)
 	}
 	switch {
 	case len(sources) > 1:
@@ -227,31 +226,33 @@ func (b *gateBook) findIn(namespace, name string) (*gates.Definition, error) {
 	if found == nil {
 		return nil, nil
 	}
-	return b.parse(found, name)
+	return cachedParse(b, found, name, gates.Parse)
 }
 
-// parse is key name of cm parsed, from the cache while cm is unchanged.
-func (b *gateBook) parse(cm *corev1.ConfigMap, name string) (*gates.Definition, error) {
+// cachedParse is key name of cm read by parse (a definition or a provider), from the cache
+// while cm is unchanged: the gates of a Deployment are resolved on every one of its syncs.
+func cachedParse[T any](b *gateBook, cm *corev1.ConfigMap, name string, parse func(name, source, text string) (T, error)) (T, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	p, ok := b.parsed[cm.UID]
 	if !ok || p.resourceVersion != cm.ResourceVersion {
-		p = parsedConfigMap{resourceVersion: cm.ResourceVersion, defs: map[string]*gates.Definition{}, errs: map[string]error{}}
+		p = parsedConfigMap{resourceVersion: cm.ResourceVersion, values: map[string]any{}, errs: map[string]error{}}
 		b.parsed[cm.UID] = p
 	}
-	if def, ok := p.defs[name]; ok {
-		return def, nil
+	if v, ok := p.values[name].(T); ok {
+		return v, nil
 	}
 	if err, ok := p.errs[name]; ok {
-		return nil, err
+		var none T
+		return none, err
 	}
-	def, err := gates.Parse(name, fmt.Sprintf("ConfigMap %s/%s, key %q", cm.Namespace, cm.Name, name), cm.Data[name])
+	v, err := parse(name, fmt.Sprintf("ConfigMap %s/%s, key %q", cm.Namespace, cm.Name, name), cm.Data[name])
 	if err != nil {
 		p.errs[name] = err
-		return nil, err
+		return v, err
 	}
-	p.defs[name] = def
-	return def, nil
+	p.values[name] = v
+	return v, nil
 }
 
 // enqueueGated queues the gray Deployments of namespace (of every namespace when it is
