@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -140,16 +139,4 @@ func runPrometheusGates(t *testing.T, c *cluster.Cluster, m canaryMode, p *prom.
 		}
 		k.released()
 	})
-}
-
-// startGated starts web at 20% on stableImage with defs defined in ConfigMap gates of its
-// namespace and the gates names in kubegray.io/gates, with more annotations (key=value).
-func (c *canary) startGated(defs map[string]string, names string, more ...string) {
-	c.t.Helper()
-	c.startStable("20")
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "gates", Labels: map[string]string{grayapi.GatesLabel: grayapi.GatesLabelValue}}, Data: defs}
-	if _, err := c.client.CoreV1().ConfigMaps(c.ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
-		c.t.Fatal(fmt.Errorf("gate definitions: %w", err))
-	}
-	c.u.must(append([]string{"annotate", "deployment", "web", grayapi.GatesAnnotation + "=" + names}, more...)...)
 }

@@ -39,18 +39,25 @@ const flapImage = "nginx:1.26-flaps"
 // pods holding def.
 func (c *canary) defineGate(def string) {
 	c.t.Helper()
-	c.defineGateIn(c.ns, "gates", grayapi.PodsGate, def)
+	c.defineGatesIn(c.ns, "gates", map[string]string{grayapi.PodsGate: def})
 }
 
-// defineGateIn creates ConfigMap cm in namespace ns, labelled as gate definitions, with key
-// gate holding def.
-func (c *canary) defineGateIn(ns, cm, gate, def string) {
+// defineGatesIn creates ConfigMap cm in namespace ns, labelled as gate definitions, with defs.
+func (c *canary) defineGatesIn(ns, cm string, defs map[string]string) {
 	c.t.Helper()
-	obj := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: cm, Labels: map[string]string{grayapi.GatesLabel: grayapi.GatesLabelValue}},
-		Data: map[string]string{gate: def}}
+	obj := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: cm, Labels: map[string]string{grayapi.GatesLabel: grayapi.GatesLabelValue}}, Data: defs}
 	if _, err := c.client.CoreV1().ConfigMaps(ns).Create(context.Background(), obj, metav1.CreateOptions{}); err != nil {
 		c.t.Fatal(err)
 	}
+}
+
+// startGated starts web at 20% on stableImage with defs defined in ConfigMap gates of its
+// namespace and the gates names in kubegray.io/gates, with more annotations (key=value).
+func (c *canary) startGated(defs map[string]string, names string, more ...string) {
+	c.t.Helper()
+	c.startStable("20")
+	c.defineGatesIn(c.ns, "gates", defs)
+	c.u.must(append([]string{"annotate", "deployment", "web", grayapi.GatesAnnotation + "=" + names}, more...)...)
 }
 
 // startRestartable starts web at 20% on stableImage, whose pods restart while Ready once they
@@ -262,7 +269,7 @@ func runGates(t *testing.T, c *cluster.Cluster, m canaryMode) {
 		k := newCanary(t, c, m, "gate-flap")
 		// Defined once for the cluster in gray-controller's namespace (gray-system here), under a
 		// name no other scenario uses.
-		k.defineGateIn("gray-system", "cluster-gates-steady", "steady", "provider: pods\nsuccess: canary.readinessFlaps == 0\ninterval: 2s\ncount: 5\n")
+		k.defineGatesIn("gray-system", "cluster-gates-steady", map[string]string{"steady": "provider: pods\nsuccess: canary.readinessFlaps == 0\ninterval: 2s\ncount: 5\n"})
 		t.Cleanup(func() {
 			_ = k.client.CoreV1().ConfigMaps("gray-system").Delete(context.Background(), "cluster-gates-steady", metav1.DeleteOptions{})
 		})
@@ -279,7 +286,7 @@ func runGates(t *testing.T, c *cluster.Cluster, m canaryMode) {
 
 		// The namespace's own definition of steady wins over the cluster's: this one tolerates the
 		// flaps, so the same canary, retried, passes it (and is then rejected by a person).
-		k.defineGateIn(k.ns, "gates", "steady", "provider: pods\nsuccess: canary.readinessFlaps <= 1000\ninterval: 2s\ncount: 2\n")
+		k.defineGatesIn(k.ns, "gates", map[string]string{"steady": "provider: pods\nsuccess: canary.readinessFlaps <= 1000\ninterval: 2s\ncount: 2\n"})
 		k.u.must("gray", "retry", "web")
 		eventually(t, 60*time.Second, "the steady gate passed by the namespace's definition", func() (bool, string) {
 			st := k.grayStatus(k.get("web"))
