@@ -182,51 +182,26 @@ func (b *gateBook) provider(name string) (*gates.Provider, error) {
 }
 
 // find is gate name's definition: the Deployment's namespace first, then gray-controller's,
-// then the built-in pods gate.
+// then the built-in pods gate (gates.SearchOrder).
 func (b *gateBook) find(namespace, name string) (*gates.Definition, error) {
-	// An empty namespace would list every namespace's ConfigMaps: another tenant's definitions.
-	namespaces := []string{namespace}
-	if b.namespace != "" && b.namespace != namespace {
-		namespaces = append(namespaces, b.namespace)
-	}
-	for _, ns := range namespaces {
-		def, err := b.findIn(ns, name)
-		if def != nil || err != nil {
-			return def, err
+	searched := gates.SearchOrder(namespace, b.namespace)
+	for _, ns := range searched {
+		cms, err := b.lister.ConfigMaps(ns).List(labels.SelectorFromSet(labels.Set{grayapi.GatesLabel: grayapi.GatesLabelValue}))
+		if err != nil {
+			return nil, err
+		}
+		cm, err := gates.Defining(name, ns, cms)
+		if err != nil {
+			return nil, err
+		}
+		if cm != nil {
+			return cachedParse(b, cm, name, gates.Parse)
 		}
 	}
 	if name == grayapi.PodsGate {
 		return gates.BuiltinPods(), nil
 	}
-	return nil, fmt.Errorf("gate %q is defined nowhere: no ConfigMap labelled %s=%s in namespace %s has the key %q",
-		name, grayapi.GatesLabel, grayapi.GatesLabelValue, strings.Join(namespaces, " or "), name)
-}
-
-// findIn is gate name's definition in one namespace (nil when none defines it); two ConfigMaps
-// defining it there are an error, since neither can be said to win.
-func (b *gateBook) findIn(namespace, name string) (*gates.Definition, error) {
-	cms, err := b.lister.ConfigMaps(namespace).List(labels.SelectorFromSet(labels.Set{grayapi.GatesLabel: grayapi.GatesLabelValue}))
-	if err != nil {
-		return nil, err
-	}
-	var found *corev1.ConfigMap
-	for _, cm := range cms {
-		if _, ok := cm.Data[name]; !ok {
-			continue
-		}
-		if found != nil {
-			a, c := found.Name, cm.Name
-			if c < a {
-				a, c = c, a
-			}
-			return nil, fmt.Errorf("gate %q is defined twice in namespace %s: by ConfigMaps %s and %s", name, namespace, a, c)
-		}
-		found = cm
-	}
-	if found == nil {
-		return nil, nil
-	}
-	return cachedParse(b, found, name, gates.Parse)
+	return nil, gates.DefinedNowhere(name, searched)
 }
 
 // cachedParse is key name of cm read by parse (a definition or a provider), from the cache
@@ -246,7 +221,7 @@ func cachedParse[T any](b *gateBook, cm *corev1.ConfigMap, name string, parse fu
 		var none T
 		return none, err
 	}
-	v, err := parse(name, fmt.Sprintf("ConfigMap %s/%s, key %q", cm.Namespace, cm.Name, name), cm.Data[name])
+	v, err := parse(name, gates.SourceOf(cm, name), cm.Data[name])
 	if err != nil {
 		p.errs[name] = err
 		return v, err

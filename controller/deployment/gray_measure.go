@@ -20,6 +20,7 @@ import (
 	"github.com/kubegray/kubectl-gray/controller/measure"
 	"github.com/kubegray/kubectl-gray/pkg/gates"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+	"github.com/kubegray/kubectl-gray/pkg/promquery"
 )
 
 // measured is the latest measurement taken of each of n's metric gates on Deployment uid.
@@ -87,7 +88,7 @@ func (dc *DeploymentController) queryPrometheus(ctx context.Context, def *gates.
 			readings = append(readings, gates.Reading{Err: err})
 			continue
 		}
-		readings = append(readings, measure.Query(ctx, client, provider, query, at))
+		readings = append(readings, promquery.Query(ctx, client, provider, query, at))
 	}
 	return def.JudgeMetric(readings...)
 }

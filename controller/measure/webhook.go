@@ -10,6 +10,10 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/gates"
 )
 
+// maxAnswer bounds the body of a webhook's answer read: the status shows its first 200 bytes,
+// and a condition reads a small JSON verdict.
+const maxAnswer = 1 << 20
+
 // Call POSTs body to webhook provider p, signed with key when there is one, and returns the
 // answer's status and (bounded) body; err when there was no answer. The caller bounds ctx.
 func Call(ctx context.Context, client *http.Client, p *gates.Provider, key, body []byte) (int, []byte, error) {

@@ -1,4 +1,7 @@
-package measure
+// Package promquery runs one Prometheus instant query over HTTP and reads its answer into a
+// gate's reading: gray-controller's measurements (controller/measure) and kubectl gray gate
+// test share it, so both read an answer the same way (docs/gates.md).
+package promquery
 
 import (
 	"context"
