@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubegray/kubectl-gray/pkg/gates"
@@ -38,16 +39,16 @@ var (
 )
 
 // NewCmdGate returns `kubectl gray gate`, the verbs about gates.
-func NewCmdGate(streams genericiooptions.IOStreams) *cobra.Command {
+func NewCmdGate(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "gate",
-		Short: "Check gate definitions (kubegray.io/gates)",
+		Short: "Check gate definitions and measure gates (kubegray.io/gates)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return cmd.Help()
 		},
 	}
-	cmd.AddCommand(NewCmdGateLint(streams))
+	cmd.AddCommand(NewCmdGateLint(streams), NewCmdGateTest(f, streams))
 	return cmd
 }
 

@@ -72,7 +72,7 @@ func NewCmdGray(streams genericiooptions.IOStreams) *cobra.Command {
 		NewCmdRetry(f, streams),
 		NewCmdRelease(f, streams),
 		NewCmdHistory(f, streams),
-		NewCmdGate(streams),
+		NewCmdGate(f, streams),
 		NewCmdVersion(streams),
 		NewCmdCompletion(streams),
 	)

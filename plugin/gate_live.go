@@ -1,0 +1,472 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/rest"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+	"k8s.io/kubectl/pkg/util/templates"
+
+	"github.com/kubegray/kubectl-gray/pkg/gates"
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+	"github.com/kubegray/kubectl-gray/pkg/promquery"
+)
+
+var (
+	gateTestLong = templates.LongDesc(`
+		Measure a Deployment's gates now, for its current canary and stable revision, and
+		show the value, the outcome and why, as gray-controller would judge them. Nothing is
+		written: the hold and its records are gray-controller's.
+
+		A metric gate's query is rendered with the canary's and the stable revision's
+		pod-template-hash, the namespace and the window since the hold settled, scoped to the
+		namespace, then run against its provider (read from the ConfigMaps labelled
+		kubegray.io/gates=providers in gray-controller's namespace). A provider inside the
+		cluster (http://NAME.NAMESPACE[.svc...]:PORT) is reached through the API server's
+		service proxy, with your credentials; --provider-url sends the query elsewhere (a
+		kubectl port-forward, or for a provider gray-controller was given by its
+		--prometheus-url flag). With --dry-run the queries are printed and nothing is sent.
+
+		The pods gate counts the revisions' pods as they are now. A webhook gate is shown by
+		the body gray-controller would send; it is never called from here, since its calls are
+		signed with a key only gray-controller reads.
+
+		The exit code is 1 when a gate fails.`)
+
+	gateTestExample = templates.Examples(`
+		# Measure every gate web names, now
+		kubectl gray gate test web
+
+		# Print the error-rate gate's query for web's canary, without running it
+		kubectl gray gate test web --gate error-rate --dry-run
+
+		# Try a gate web does not name yet, through a port-forward to Prometheus
+		kubectl gray gate test web --gate p99-latency --provider-url http://127.0.0.1:9090`)
+)
+
+// GateTestOptions holds what `kubectl gray gate test` needs.
+type GateTestOptions struct {
+	TargetOptions
+
+	// Flags.
+	Gates               []string
+	DryRun              bool
+	ControllerNamespace string
+	ProviderURL         string
+	Window              time.Duration
+
+	// Filled in by Complete: the API server's address and an HTTP client that carries the
+	// user's credentials, for its service proxy.
+	APIServer *url.URL
+	APIClient *http.Client
+	// Direct sends the queries that do not go through the API server.
+	Direct *http.Client
+	Now    func() time.Time
+
+	genericiooptions.IOStreams
+}
+
+// NewCmdGateTest returns `kubectl gray gate test`.
+func NewCmdGateTest(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &GateTestOptions{ControllerNamespace: "gray-system", IOStreams: streams, Now: time.Now}
+	cmd := &cobra.Command{
+		Use:                   "test DEPLOYMENT [--gate NAME] [--dry-run] [--provider-url URL]",
+		DisableFlagsInUseLine: true,
+		Short:                 "Measure a Deployment's gates now, for its live canary",
+		Long:                  gateTestLong,
+		Example:               gateTestExample,
+		ValidArgsFunction:     completeDeploymentNames(f),
+		RunE:                  runE(f, o),
+	}
+	cmd.Flags().StringArrayVar(&o.Gates, "gate", nil, "Measure this gate (repeat for more); by default the gates kubegray.io/gates and kubegray.io/gates-dry-run name.")
+	cmd.Flags().BoolVar(&o.DryRun, "dry-run", false, "Print each metric gate's queries and each webhook gate's body; send nothing.")
+	cmd.Flags().StringVar(&o.ControllerNamespace, "controller-namespace", o.ControllerNamespace, "gray-controller's namespace: its cluster-wide gates and its providers.")
+	cmd.Flags().StringVar(&o.ProviderURL, "provider-url", "", "Send metric gates' queries to this Prometheus instead of their provider's URL.")
+	cmd.Flags().DurationVar(&o.Window, "window", 0, "The window the queries cover ($window); by default the time since the hold settled.")
+	return cmd
+}
+
+// Complete reads the argument, then the namespace, clients and the API server's address.
+func (o *GateTestOptions) Complete(f cmdutil.Factory, args []string) error {
+	if err := o.completeName("gate test", args); err != nil {
+		return err
+	}
+	if err := o.completeClient(f); err != nil {
+		return err
+	}
+	cfg, err := f.ToRESTConfig()
+	if err != nil {
+		return err
+	}
+	if o.APIServer, err = url.Parse(cfg.Host); err != nil {
+		return fmt.Errorf("the API server's address %q: %w", cfg.Host, err)
+	}
+	if o.APIClient, err = rest.HTTPClientFor(cfg); err != nil {
+		return err
+	}
+	o.Direct = &http.Client{}
+	return nil
+}
+
+// Validate checks the flags.
+func (o *GateTestOptions) Validate() error {
+	if o.ProviderURL != "" {
+		if _, err := gates.PrometheusURLProvider(o.ProviderURL); err != nil {
+			return fmt.Errorf("--provider-url: %w", err)
+		}
+	}
+	if o.Window < 0 {
+		return fmt.Errorf("--window %v: give a positive duration", o.Window)
+	}
+	return nil
+}
+
+// errGateFailed makes the exit code 1 once every gate's outcome is printed.
+var errGateFailed = errors.New("a gate failed")
+
+// canary is what a measurement is for: the Deployment's current hold and its two revisions.
+type canary struct {
+	d              *appsv1.Deployment
+	st             grayapi.Status
+	canary, stable *appsv1.ReplicaSet
+	vars           gates.QueryVars
+	settledAt      time.Time
+	now            time.Time
+}
+
+// Run measures the gates and prints what each found.
+func (o *GateTestOptions) Run(ctx context.Context) error {
+	k, err := o.load(ctx)
+	if err != nil {
+		return err
+	}
+	names, err := o.gateNames(k.d)
+	if err != nil {
+		return err
+	}
+	failed := false
+	for _, name := range names {
+		outcome, err := o.testGate(ctx, k, name)
+		if err != nil {
+			fmt.Fprintf(o.Out, "✖ gate %s: %v\n", name, err)
+			failed = true
+			continue
+		}
+		failed = failed || outcome == grayapi.GateFail
+	}
+	if failed {
+		return errGateFailed
+	}
+	return nil
+}
+
+// load reads the Deployment, its status and its canary and stable ReplicaSets.
+func (o *GateTestOptions) load(ctx context.Context) (canary, error) {
+	d, err := o.Client.AppsV1().Deployments(o.Namespace).Get(ctx, o.Name, metav1.GetOptions{})
+	if err != nil {
+		return canary{}, apiError(err, "get", o.Namespace, o.Name)
+	}
+	st, err := reportedStatus(d, "measure the gates of")
+	if err != nil {
+		return canary{}, err
+	}
+	rss, _, err := ownedReplicaSets(ctx, o.Client, d)
+	if err != nil {
+		return canary{}, err
+	}
+	k := canary{d: d, st: st, canary: atRevision(rss, st.Revision), stable: atRevision(rss, st.StableRevision), now: o.Now()}
+	obj := fmt.Sprintf("deployment %s/%s", d.Namespace, d.Name)
+	if k.canary == nil || k.stable == nil || k.canary == k.stable {
+		return canary{}, fmt.Errorf("%s has no canary to measure: revision %d (stable %d), phase %s; its gates measure a hold of a new revision",
+			obj, st.Revision, st.StableRevision, st.Phase)
+	}
+	k.vars = gates.QueryVars{Namespace: d.Namespace, Deployment: d.Name, CanaryHash: hashOf(k.canary), StableHash: hashOf(k.stable), Window: o.Window}
+	if st.SettledAt != nil {
+		k.settledAt = st.SettledAt.Time
+		if o.Window == 0 {
+			k.vars.Window = k.now.Sub(k.settledAt)
+		}
+	} else if o.Window == 0 {
+		return canary{}, fmt.Errorf("%s has not settled a hold (phase %s), so its gates have no window yet: give one with --window", obj, st.Phase)
+	}
+	return k, nil
+}
+
+// gateNames are the gates to measure: --gate, or those the Deployment names.
+func (o *GateTestOptions) gateNames(d *appsv1.Deployment) ([]string, error) {
+	if len(o.Gates) > 0 {
+		return o.Gates, nil
+	}
+	policy, err := grayapi.ParsePolicy(d.Annotations)
+	if err != nil {
+		return nil, fmt.Errorf("deployment %s/%s: %w", d.Namespace, d.Name, err)
+	}
+	names := slices.Clone(policy.Gates)
+	for _, name := range policy.DryRunGates {
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("deployment %s/%s names no gates (%s); name one to try with --gate", d.Namespace, d.Name, grayapi.GatesAnnotation)
+	}
+	return names, nil
+}
+
+// testGate measures one gate and prints its outcome.
+func (o *GateTestOptions) testGate(ctx context.Context, k canary, name string) (grayapi.GateOutcome, error) {
+	def, err := o.definition(ctx, k.d.Namespace, name)
+	if err != nil {
+		return "", err
+	}
+	fmt.Fprintf(o.Out, "gate %s: %s gate, provider %s (%s)\n", def.Name, def.Kind, def.Provider, def.Source)
+	var outcome grayapi.GateOutcome
+	var value, why string
+	switch def.Kind {
+	case gates.KindPods:
+		canaryPods, stablePods, err := o.revisionPods(ctx, k)
+		if err != nil {
+			return "", err
+		}
+		var base grayapi.PodsBaseline
+		if i := slices.IndexFunc(k.st.Gates, func(g grayapi.GateStatus) bool { return g.Name == name && g.Baseline != nil }); i >= 0 {
+			base = *k.st.Gates[i].Baseline
+		}
+		outcome, value, why = def.Judge(gates.CountPods(canaryPods, k.settledAt, base.Canary), gates.CountPods(stablePods, k.settledAt, base.Stable))
+	case gates.KindWebhook:
+		body, err := json.MarshalIndent(gates.WebhookCall{Gate: def.Name, Namespace: k.d.Namespace, Name: k.d.Name, UID: string(k.d.UID),
+			Revision: k.st.Revision, StableRevision: k.st.StableRevision, Step: k.st.Step, Percent: k.st.Percent,
+			CanaryHash: k.vars.CanaryHash, StableHash: k.vars.StableHash, SettledAt: k.settledAt, SentAt: k.now}, "  ", "  ")
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(o.Out, "  body:    %s\n  not called: a webhook gate's calls are signed with a key only gray-controller reads\n", body)
+		return "", nil
+	default:
+		if outcome, value, why, err = o.query(ctx, k, def); err != nil {
+			return "", err
+		}
+	}
+	if o.DryRun {
+		// The queries are printed; the pods were counted, which sends nothing, but not judged.
+		if def.Kind == gates.KindPods {
+			fmt.Fprintf(o.Out, "  counts:  %s\n", value)
+		}
+		return "", nil
+	}
+	fmt.Fprintf(o.Out, "  value:   %s\n  outcome: %s: %s\n", value, outcome, why)
+	return outcome, nil
+}
+
+// query renders a metric gate's query (once per revision when compared), prints it, and unless
+// --dry-run runs it and judges what it returned.
+func (o *GateTestOptions) query(ctx context.Context, k canary, def *gates.Definition) (grayapi.GateOutcome, string, string, error) {
+	provider, client, err := o.providerFor(ctx, k.d.Namespace, def)
+	if err != nil {
+		return "", "", "", err
+	}
+	runs := []struct{ name, hash string }{{"result", ""}}
+	if def.Compare {
+		runs = []struct{ name, hash string }{{"canary", k.vars.CanaryHash}, {"stable", k.vars.StableHash}}
+	}
+	fmt.Fprintf(o.Out, "  to:      %s (window %s, since %s)\n", provider.URL.Redacted(), k.vars.Window.Truncate(time.Second), k.now.Add(-k.vars.Window).UTC().Format(time.RFC3339))
+	var readings []gates.Reading
+	for _, run := range runs {
+		query, err := def.Render(k.vars, run.hash, provider.NamespaceLabel)
+		if err != nil {
+			return "", "", "", err
+		}
+		fmt.Fprintf(o.Out, "  query (%s): %s\n", run.name, query)
+		if !o.DryRun {
+			qctx, cancel := context.WithTimeout(ctx, provider.Timeout)
+			readings = append(readings, promquery.Query(qctx, client, provider, query, k.now))
+			cancel()
+		}
+	}
+	if o.DryRun {
+		return "", "", "", nil
+	}
+	outcome, value, why := def.JudgeMetric(readings...)
+	return outcome, value, why, nil
+}
+
+// definition is gate name's definition for a Deployment of namespace, found where
+// gray-controller finds it.
+func (o *GateTestOptions) definition(ctx context.Context, namespace, name string) (*gates.Definition, error) {
+	searched := gates.SearchOrder(namespace, o.ControllerNamespace)
+	for _, ns := range searched {
+		cms, err := o.labelledConfigMaps(ctx, ns, grayapi.GatesLabelValue)
+		if err != nil {
+			return nil, err
+		}
+		cm, err := gates.Defining(name, ns, cms)
+		if err != nil {
+			return nil, err
+		}
+		if cm != nil {
+			return gates.Parse(name, gates.SourceOf(cm, name), cm.Data[name])
+		}
+	}
+	if name == grayapi.PodsGate {
+		return gates.BuiltinPods(), nil
+	}
+	return nil, gates.DefinedNowhere(name, searched)
+}
+
+// providerFor is the provider a metric gate's queries go to, as a URL this process can reach,
+// and the client to send them with.
+func (o *GateTestOptions) providerFor(ctx context.Context, namespace string, def *gates.Definition) (*gates.Provider, *http.Client, error) {
+	p, err := o.provider(ctx, def.Provider)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := def.CheckProvider(p); err != nil {
+		return nil, nil, err
+	}
+	if !p.Allows(namespace) {
+		return nil, nil, fmt.Errorf("provider %q (%s) does not serve namespace %s", p.Name, p.Source, namespace)
+	}
+	sent := *p
+	if o.ProviderURL != "" {
+		u, _ := url.Parse(o.ProviderURL) // checked by Validate
+		sent.URL = u
+		return &sent, o.Direct, nil
+	}
+	if proxied, ok := serviceProxyURL(o.APIServer, p.URL, o.ControllerNamespace); ok {
+		sent.URL = proxied
+		return &sent, o.APIClient, nil
+	}
+	return &sent, o.Direct, nil
+}
+
+// provider is provider name from the ConfigMaps labelled kubegray.io/gates=providers in
+// gray-controller's namespace; with --provider-url, a provider gray-controller was given by a
+// flag (which no ConfigMap shows) is that URL with the default namespace label.
+func (o *GateTestOptions) provider(ctx context.Context, name string) (*gates.Provider, error) {
+	cms, err := o.labelledConfigMaps(ctx, o.ControllerNamespace, grayapi.ProvidersLabelValue)
+	if err != nil {
+		return nil, err
+	}
+	var found []*corev1.ConfigMap
+	for _, cm := range cms {
+		if _, ok := cm.Data[name]; ok {
+			found = append(found, cm)
+		}
+	}
+	switch {
+	case len(found) == 1:
+		return gates.ParseProvider(name, gates.SourceOf(found[0], name), found[0].Data[name])
+	case len(found) > 1:
+		return nil, fmt.Errorf("provider %q is defined %d times in namespace %s", name, len(found), o.ControllerNamespace)
+	case o.ProviderURL != "":
+		p, err := gates.PrometheusURLProvider(o.ProviderURL)
+		if err != nil {
+			return nil, err
+		}
+		p.Name, p.Source = name, "--provider-url"
+		return p, nil
+	}
+	return nil, fmt.Errorf("provider %q is in no ConfigMap labelled %s=%s in namespace %s; if gray-controller was given it by --prometheus-url, pass that URL (or a port-forward to it) with --provider-url",
+		name, grayapi.GatesLabel, grayapi.ProvidersLabelValue, o.ControllerNamespace)
+}
+
+// labelledConfigMaps lists namespace's ConfigMaps labelled kubegray.io/gates=value.
+func (o *GateTestOptions) labelledConfigMaps(ctx context.Context, namespace, value string) ([]*corev1.ConfigMap, error) {
+	list, err := o.Client.CoreV1().ConfigMaps(namespace).List(ctx, metav1.ListOptions{
+		LabelSelector: labels.SelectorFromSet(labels.Set{grayapi.GatesLabel: value}).String()})
+	if err != nil {
+		return nil, fmt.Errorf("listing the ConfigMaps labelled %s=%s in namespace %s: %w", grayapi.GatesLabel, value, namespace, err)
+	}
+	out := make([]*corev1.ConfigMap, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, &list.Items[i])
+	}
+	return out, nil
+}
+
+// revisionPods are the pods of the canary and of the stable ReplicaSet, as the pods gate reads
+// them; terminating pods are left out, as gray-controller leaves them out.
+func (o *GateTestOptions) revisionPods(ctx context.Context, k canary) (canaryPods, stablePods []gates.Pod, err error) {
+	selector, err := metav1.LabelSelectorAsSelector(k.d.Spec.Selector)
+	if err != nil {
+		return nil, nil, fmt.Errorf("deployment %s/%s has an invalid selector: %w", k.d.Namespace, k.d.Name, err)
+	}
+	list, err := o.Client.CoreV1().Pods(k.d.Namespace).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
+	if err != nil {
+		return nil, nil, fmt.Errorf("listing the pods of deployment %s/%s: %w", k.d.Namespace, k.d.Name, err)
+	}
+	for i := range list.Items {
+		pod := &list.Items[i]
+		ref := metav1.GetControllerOf(pod)
+		switch {
+		case pod.DeletionTimestamp != nil || ref == nil:
+		case ref.UID == k.canary.UID:
+			canaryPods = append(canaryPods, gates.PodOf(pod))
+		case ref.UID == k.stable.UID:
+			stablePods = append(stablePods, gates.PodOf(pod))
+		}
+	}
+	return canaryPods, stablePods, nil
+}
+
+// atRevision is the ReplicaSet of rss at revision rev (nil when none is).
+func atRevision(rss []*appsv1.ReplicaSet, rev int64) *appsv1.ReplicaSet {
+	for _, rs := range rss {
+		if n, err := strconv.ParseInt(rs.Annotations["deployment.kubernetes.io/revision"], 10, 64); err == nil && n == rev {
+			return rs
+		}
+	}
+	return nil
+}
+
+// hashOf is rs's pod-template-hash label.
+func hashOf(rs *appsv1.ReplicaSet) string {
+	return rs.Labels[appsv1.DefaultDeploymentUniqueLabelKey]
+}
+
+// serviceProxyURL is the API server's service proxy address of provider URL u when u names a
+// Service: http(s)://NAME.NAMESPACE[.svc[.DOMAIN]][:PORT]/PATH, or a bare NAME, a Service of
+// gray-controller's namespace (controllerNamespace), as cluster DNS resolves them. Other hosts
+// (IP addresses, names outside the cluster) are reached directly.
+func serviceProxyURL(apiServer, u *url.URL, controllerNamespace string) (*url.URL, bool) {
+	host := u.Hostname()
+	if net.ParseIP(host) != nil {
+		return nil, false
+	}
+	labels := strings.Split(host, ".")
+	var name, namespace string
+	switch {
+	case len(labels) == 1:
+		name, namespace = labels[0], controllerNamespace
+	case len(labels) == 2 || labels[2] == "svc":
+		name, namespace = labels[0], labels[1]
+	default:
+		return nil, false
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	// The API server's form is [scheme:]name:port; plain HTTP needs no scheme.
+	service := name + ":" + port
+	if u.Scheme == "https" {
+		service = "https:" + service
+	}
+	return apiServer.JoinPath("api", "v1", "namespaces", namespace, "services", service, "proxy", u.Path), true
+}
