@@ -28,41 +28,69 @@ const ScrapeInterval = time.Second
 type Server struct {
 	URL  string // http://127.0.0.1:<port>
 	proc *cluster.Process
+	dir  string // its configuration and data, removed by Stop
 }
 
-// Start runs Prometheus scraping targets ("host:port", plain HTTP /metrics) as job "test", its
-// data in a temporary folder, and stops it (by its pid) when the test ends.
+// Start runs Prometheus scraping targets ("host:port", plain HTTP /metrics) as job "test", and
+// stops it (by its pid) when the test ends.
 func Start(t testing.TB, targets ...string) *Server {
 	t.Helper()
-	bin, err := binary("prometheus")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	config := fmt.Sprintf("global:\n  scrape_interval: %s\n  evaluation_interval: %s\nscrape_configs:\n- job_name: test\n  static_configs:\n  - targets: [%s]\n",
-		ScrapeInterval, ScrapeInterval, strings.Join(targets, ", "))
-	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	port, err := cluster.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	proc, err := cluster.StartProcess(dir, "prometheus", bin, "--config.file="+filepath.Join(dir, "prometheus.yml"),
-		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address=127.0.0.1:"+strconv.Itoa(port))
+	s, err := Run(targets...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := proc.Stop(10 * time.Second); err != nil {
+		if err := s.Stop(); err != nil {
 			t.Error(err)
 		}
 	})
-	s := &Server{URL: "http://127.0.0.1:" + strconv.Itoa(port), proc: proc}
-	if err := s.waitReady(); err != nil {
-		t.Fatalf("prometheus did not become ready: %v\n%s", err, s.Tail())
-	}
 	return s
+}
+
+// Run is Start for a program that is not a test (the benchmarks): its data goes to a new
+// temporary folder, and the caller stops it with Stop, which removes that folder.
+func Run(targets ...string) (_ *Server, err error) {
+	bin, err := binary("prometheus")
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "kubegray-prometheus-")
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{dir: dir}
+	defer func() {
+		if err != nil {
+			_ = s.Stop()
+		}
+	}()
+	config := fmt.Sprintf("global:\n  scrape_interval: %s\n  evaluation_interval: %s\nscrape_configs:\n- job_name: test\n  static_configs:\n  - targets: [%s]\n",
+		ScrapeInterval, ScrapeInterval, strings.Join(targets, ", "))
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(config), 0o600); err != nil {
+		return nil, err
+	}
+	port, err := cluster.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	if s.proc, err = cluster.StartProcess(dir, "prometheus", bin, "--config.file="+filepath.Join(dir, "prometheus.yml"),
+		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address=127.0.0.1:"+strconv.Itoa(port)); err != nil {
+		return nil, err
+	}
+	s.URL = "http://127.0.0.1:" + strconv.Itoa(port)
+	if err := s.waitReady(); err != nil {
+		return nil, fmt.Errorf("prometheus did not become ready: %w\n%s", err, s.Tail())
+	}
+	return s, nil
+}
+
+// Stop stops Prometheus by its pid and removes its folder.
+func (s *Server) Stop() error {
+	var err error
+	if s.proc != nil {
+		err = s.proc.Stop(10 * time.Second)
+	}
+	return errors.Join(err, os.RemoveAll(s.dir))
 }
 
 func (s *Server) waitReady() error {
