@@ -344,6 +344,12 @@ bench-gray: build ## Benchmark: 50 gray rollouts at once: hold latency and overs
 	$(CONTROLPLANE_ENV); \
 	cd test && go run ./cmd/bench gray -controller $(BIN)/gray-controller $(BENCH_FLAGS)
 
+.PHONY: bench-gates
+# Prometheus: $KUBEGRAY_PROMETHEUS, else test/prom runs test/hack/install-prometheus.sh (seconds).
+bench-gates: build ## Benchmark: 100 held Deployments without and with a Prometheus gate every 10 s: queries/s, sync p50/p99, CPU, RSS.
+	$(CONTROLPLANE_ENV); \
+	cd test && go run ./cmd/bench gates -controller $(BIN)/gray-controller $(BENCH_FLAGS)
+
 .PHONY: bench-status
 bench-status: build ## Benchmark: `kubectl gray status` vs `kubectl rollout status` on one Deployment.
 	$(CONTROLPLANE_ENV); export KUBEGRAY_BIN=$(BIN); \

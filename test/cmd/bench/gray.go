@@ -30,7 +30,7 @@ type seen struct {
 // run by gray-controller in instead mode.
 func runGray(args []string) error {
 	fs := flag.NewFlagSet("gray", flag.ExitOnError)
-	parsed := benchFlags(fs, 50)
+	parsed := benchFlags(fs, 50, 10)
 	percent := fs.Int("percent", 20, "hold point")
 	qps := fs.Int("qps", 20, "gray-controller's --kube-api-qps (burst is 1.5x); 20 is its default and kube-controller-manager's")
 	_ = fs.Parse(args)

@@ -28,12 +28,12 @@ type bench struct {
 	workers     int
 }
 
-// benchFlags registers the flags every bench command takes on fs; parsed fills b from them
-// once fs is parsed, and fails without -controller.
-func benchFlags(fs *flag.FlagSet, deployments int) (parsed func(b *bench) error) {
+// benchFlags registers the flags every bench command takes on fs, with the command's defaults;
+// parsed fills b from them once fs is parsed, and fails without -controller.
+func benchFlags(fs *flag.FlagSet, deployments, replicas int) (parsed func(b *bench) error) {
 	controller := fs.String("controller", "", "path of the gray-controller binary (required)")
 	count := fs.Int("deployments", deployments, "number of Deployments")
-	replicas := fs.Int("replicas", 10, "replicas per Deployment")
+	perDeployment := fs.Int("replicas", replicas, "replicas per Deployment")
 	return func(b *bench) error {
 		if *controller == "" {
 			return fmt.Errorf("-controller is required")
@@ -43,7 +43,7 @@ func benchFlags(fs *flag.FlagSet, deployments int) (parsed func(b *bench) error)
 		if err != nil {
 			return err
 		}
-		b.controller, b.deployments, b.replicas = path, *count, int32(*replicas)
+		b.controller, b.deployments, b.replicas = path, *count, int32(*perDeployment)
 		return nil
 	}
 }
@@ -117,7 +117,7 @@ func (b bench) deployment(i int) *appsv1.Deployment {
 // runRollout is `bench rollout`: built-in vs ours, side by side in one run.
 func runRollout(args []string) error {
 	fs := flag.NewFlagSet("rollout", flag.ExitOnError)
-	parsed := benchFlags(fs, 100)
+	parsed := benchFlags(fs, 100, 10)
 	workers := fs.Int("workers", 5, "deployment workers for both controllers")
 	_ = fs.Parse(args)
 	b := bench{workers: *workers}

@@ -229,7 +229,7 @@ func latest(at map[string]time.Time) time.Time {
 // pods): what a memory measurement at tens of thousands of pods needs.
 func runScale(args []string) error {
 	fs := flag.NewFlagSet("scale", flag.ExitOnError)
-	parsed := benchFlags(fs, 2000)
+	parsed := benchFlags(fs, 2000, 10)
 	grayFraction := fs.Float64("gray-fraction", 0.5, "fraction of the Deployments annotated to hold at -percent (gray-controller holds them; the built-in rolls them out)")
 	percent := fs.Int("percent", 20, "hold point of the annotated Deployments")
 	podsPerNode := fs.Int("pods-per-node", 250, "pod capacity of each kwok node; the node count follows")
