@@ -63,7 +63,9 @@ func Query(ctx context.Context, client *http.Client, p *gates.Provider, query st
 		return gates.Reading{Err: fmt.Errorf("provider %s: reading the answer: %w", p.Name, err)}
 	}
 	var a queryAnswer
-	if err := json.Unmarshal(body, &a); err != nil {
+	// An answer is Prometheus' when it says success or names its error; other JSON (a proxy's, the
+	// API server's Status) is shown as it came, or the message would say nothing.
+	if err := json.Unmarshal(body, &a); err != nil || (a.Status != "success" && a.ErrorType == "" && a.Error == "") {
 		return gates.Reading{Err: fmt.Errorf("provider %s: HTTP %d, not a Prometheus answer: %.200q", p.Name, resp.StatusCode, body)}
 	}
 	if a.Status != "success" {

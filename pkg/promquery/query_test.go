@@ -31,6 +31,10 @@ func TestQueryReadsPrometheusAnswers(t *testing.T) {
 		{"a range vector", "200", `{"status":"success","data":{"resultType":"matrix","result":[]}}`, nil, "the query gives a matrix, not an instant vector or a scalar"},
 		{"bad query", "400", `{"status":"error","errorType":"bad_data","error":"parse error"}`, nil, "provider prometheus: HTTP 400, bad_data: parse error"},
 		{"not prometheus", "502", `<html>bad gateway</html>`, nil, `provider prometheus: HTTP 502, not a Prometheus answer: "<html>bad gateway</html>"`},
+		// What the API server's service proxy answers for a Service without endpoints: JSON, but no
+		// Prometheus error in it, so the body is what a person must see.
+		{"a Kubernetes Status", "503", `{"kind":"Status","status":"Failure","message":"no endpoints available for service \"prometheus\"","code":503}`, nil,
+			`provider prometheus: HTTP 503, not a Prometheus answer: "{\"kind\":\"Status\",\"status\":\"Failure\",\"message\":\"no endpoints available for service \\\"prometheus\\\"\",\"code\":503}"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
