@@ -270,7 +270,10 @@ func (o *GateTestOptions) testGate(ctx context.Context, k canary, name string) (
 		}
 		return "", nil
 	}
-	fmt.Fprintf(o.Out, "  value:   %s\n  outcome: %s: %s\n", value, outcome, why)
+	if value != "" {
+		fmt.Fprintf(o.Out, "  value:   %s\n", value)
+	}
+	fmt.Fprintf(o.Out, "  outcome: %s: %s\n", outcome, why)
 	return outcome, nil
 }
 

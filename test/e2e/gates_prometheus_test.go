@@ -102,6 +102,57 @@ func runPrometheusGates(t *testing.T, c *cluster.Cluster, m canaryMode, p *prom.
 		k.released()
 	})
 
+	t.Run("kubectl gray gate test measures a held canary's gates now, directly and through the API server's service proxy", func(t *testing.T) {
+		t.Parallel()
+		k := newCanary(t, c, m, "prom-try")
+		// in-cluster's provider is a Service with no endpoints: an Endpoints object may not point
+		// at loopback, where every test server listens, so the service proxy's own answer proves
+		// the query reached it for that Service.
+		k.startGated(map[string]string{"error-rate": errorRateGate, "vs-stable": versusStableGate,
+			"in-cluster": "provider: in-cluster\nquery: sum(up)\nsuccess: result > 0.0\n"}, "error-rate,vs-stable")
+		ctx := context.Background()
+		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "prometheus"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 9090}}}}
+		if _, err := c.Client.CoreV1().Services(k.ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		proxied := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "providers-" + k.ns, Labels: map[string]string{grayapi.GatesLabel: grayapi.ProvidersLabelValue}},
+			Data: map[string]string{"in-cluster": "type: prometheus\nurl: http://prometheus." + k.ns + ".svc:9090\n"}}
+		if _, err := c.Client.CoreV1().ConfigMaps("gray-system").Create(ctx, proxied, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		k.u.must("gray", "set", "web", "20", "--image", "app="+goodImage)
+		k.u.must("gray", "status", "web", "--until", "held", "--timeout", "120s")
+		canaryHash := k.replicaSetOf("web", 2).Labels["pod-template-hash"]
+		stableHash := k.replicaSetOf("web", 1).Labels["pod-template-hash"]
+
+		// The gray-controller's provider came by --prometheus-url, which no ConfigMap shows.
+		out := k.u.must("gray", "gate", "test", "web", "--dry-run", "--window", "2m", "--provider-url", p.URL)
+		for _, want := range []string{
+			`  query (result): sum(rate(http_requests_total{code=~"5..",namespace="` + k.ns + `",pod=~"web-` + canaryHash + `-[a-z0-9]{5}"}[2m])) / sum(rate(http_requests_total{namespace="` + k.ns + `",pod=~"web-` + canaryHash + `-[a-z0-9]{5}"}[2m]))` + "\n",
+			`  query (stable): sum(rate(http_requests_total{code=~"5..",namespace="` + k.ns + `",pod=~"web-` + stableHash + `-[a-z0-9]{5}"}[2m])) / sum(rate(http_requests_total{namespace="` + k.ns + `",pod=~"web-` + stableHash + `-[a-z0-9]{5}"}[2m]))` + "\n",
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("kubectl gray gate test --dry-run lacks %q:\n%s", want, out)
+			}
+		}
+		// Measured now against the real Prometheus: the good canary passes both, once the window
+		// since the hold settled holds a few scrapes.
+		eventually(t, 30*time.Second, "both gates passing when measured now", func() (bool, string) {
+			out := k.u.must("gray", "gate", "test", "web", "--provider-url", p.URL)
+			return strings.Count(out, "  outcome: Pass: ") == 2 && strings.Contains(out, "  value:   result ") && strings.Contains(out, "  value:   canary "), out
+		})
+		out = k.u.must("gray", "gate", "test", "web", "--gate", "in-cluster")
+		for _, want := range []string{"  to:      " + c.Config.Host + "/api/v1/namespaces/" + k.ns + "/services/prometheus:9090/proxy (window ",
+			"  outcome: Error: query (result): provider in-cluster: HTTP 503", "no endpoints available for service"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("kubectl gray gate test --gate in-cluster lacks %q:\n%s", want, out)
+			}
+		}
+		k.u.must("gray", "resume", "web", "--full")
+		k.expect("web", completeAt10)
+		k.released()
+	})
+
 	t.Run("a canary failing a fifth of its requests fails its gate and is aborted", func(t *testing.T) {
 		t.Parallel()
 		k := newCanary(t, c, m, "prom-fail")
