@@ -17,6 +17,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
@@ -134,7 +135,7 @@ func TestWebhookGates(t *testing.T) {
 			if m.alongside {
 				prefix = "gray-al-"
 			}
-			r.install(t, c, prefix+"hook-pass", prefix+"hook-fail")
+			r.install(t, c, prefix+"hook-pass", prefix+"hook-fail", prefix+"hook-ungranted")
 			t.Run("scenarios", func(t *testing.T) { runWebhookGates(t, c, m, r) })
 		})
 	}
@@ -146,16 +147,22 @@ func (r *receiver) install(t *testing.T, c *cluster.Cluster, namespaces ...strin
 	t.Helper()
 	for name, data := range map[string]map[string][]byte{
 		"webhook-key": {"key": []byte(webhookKey)}, "webhook-token": {"token": []byte(webhookToken)}, "webhook-ca": {"ca.crt": r.ca},
+		"webhook-key-ungranted": {"key": []byte(webhookKey)},
 	} {
 		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: data}
 		if _, err := c.Client.CoreV1().Secrets("gray-system").Create(context.Background(), secret, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
+	// manifests/base grants no Secret: the admin grants these three by name (docs/gates.md), and
+	// not webhook-key-ungranted, which provider smoke-ungranted names.
+	grantSecrets(t, c, "webhook-ca", "webhook-key", "webhook-token")
 	providers := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "webhooks", Labels: map[string]string{grayapi.GatesLabel: grayapi.ProvidersLabelValue}},
 		Data: map[string]string{"smoke": "type: webhook\nurl: https://" + r.addr + "/check\ntimeout: 5s\nsigningSecret: webhook-key\n" +
 			"bearerTokenSecret: webhook-token\ntls:\n  caSecret: webhook-ca\n" +
-			"allowedNamespaces: [" + strings.Join(namespaces, ", ") + "]\n"}}
+			"allowedNamespaces: [" + strings.Join(namespaces, ", ") + "]\n",
+			"smoke-ungranted": "type: webhook\nurl: https://" + r.addr + "/check\ntimeout: 5s\nsigningSecret: webhook-key-ungranted\n" +
+				"allowedNamespaces: [" + strings.Join(namespaces, ", ") + "]\n"}}
 	if _, err := c.Client.CoreV1().ConfigMaps("gray-system").Create(context.Background(), providers, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -202,6 +209,26 @@ func runWebhookGates(t *testing.T, c *cluster.Cluster, m canaryMode, r *receiver
 		k.released()
 	})
 
+	t.Run("a Secret the admin did not grant keeps the hold unsure, without a call and without a rollback", func(t *testing.T) {
+		t.Parallel()
+		k := newCanary(t, c, m, "hook-ungranted")
+		r.answer(k.ns, http.StatusOK, `{"failed": 0}`)
+		k.startGated(map[string]string{"smoke": "provider: smoke-ungranted\ninterval: 2s\ninconclusiveLimit: 1\n"}, "smoke")
+		k.u.must("gray", "set", "web", "20", "--on-failure", "abort", "--image", "app="+goodImage)
+		eventually(t, 60*time.Second, "the gate unable to tell, for the Secret it may not read", func() (bool, string) {
+			msg := k.grayStatus(k.get("web")).Message
+			return strings.Contains(msg, "gate smoke could not tell 2 times (Error: ") &&
+				strings.Contains(msg, `secrets "webhook-key-ungranted" is forbidden`), msg
+		})
+		k.wantHeldCondition("web", corev1.ConditionTrue, grayapi.ReasonGateInconclusive)
+		if calls := r.callsFrom(k.ns); len(calls) != 0 {
+			t.Errorf("the webhook was called %d times without its signing key", len(calls))
+		}
+		k.u.must("gray", "undo", "web")
+		k.expect("web", completeAt10)
+		k.released()
+	})
+
 	t.Run("a namespace the webhook does not serve is refused without a call", func(t *testing.T) {
 		t.Parallel()
 		k := newCanary(t, c, m, "hook-denied")
@@ -226,4 +253,22 @@ func runWebhookGates(t *testing.T, c *cluster.Cluster, m canaryMode, r *receiver
 		k.expect("web", completeAt10)
 		k.released()
 	})
+}
+
+// grantSecrets lets gray-controller's ServiceAccount get the Secrets named in its namespace, as
+// docs/gates.md tells an admin to: a Role with their names, bound to it.
+func grantSecrets(t *testing.T, c *cluster.Cluster, names ...string) {
+	t.Helper()
+	ctx := context.Background()
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "gray-controller-gate-secrets"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: names, Verbs: []string{"get"}}}}
+	if _, err := c.Client.RbacV1().Roles("gray-system").Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "gray-controller-gate-secrets"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "gray-controller", Namespace: "gray-system"}}}
+	if _, err := c.Client.RbacV1().RoleBindings("gray-system").Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 }

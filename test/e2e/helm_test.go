@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -343,5 +344,32 @@ func TestHelmGateProviders(t *testing.T) {
 	}
 	if !strings.Contains(rendered, "- --prometheus-url=http://prometheus.monitoring:9090\n") {
 		t.Errorf("the controller's args do not carry --prometheus-url:\n%s", rendered)
+	}
+	if _, ok := objs["Role/"+releaseNS+"/gray-controller-gate-secrets"]; ok {
+		t.Errorf("a Role for Secrets, though no provider names one")
+	}
+}
+
+// TestHelmGateSecrets: gray-controller may read the Secrets its providers name (and those
+// gates.secrets adds, for providers defined outside the chart), no other.
+func TestHelmGateSecrets(t *testing.T) {
+	rendered := helmCmd(t, "template", releaseName, chartPath, "--namespace", releaseNS,
+		"--set", "gates.providers.smoke.type=webhook,gates.providers.smoke.url=https://smoke.tools.svc/run,gates.providers.smoke.allowedNamespaces={shop}",
+		"--set", "gates.providers.smoke.signingSecret=smoke-key,gates.providers.smoke.bearerTokenSecret=smoke-token,gates.providers.smoke.tls.caSecret=tools-ca",
+		"--set", "gates.providers.thanos.type=prometheus,gates.providers.thanos.url=https://thanos.monitoring:9090,gates.providers.thanos.tls.caSecret=tools-ca",
+		"--set", "gates.secrets={team-hooks-key}")
+	objs := objects(t, rendered)
+	role, ok := objs["Role/"+releaseNS+"/gray-controller-gate-secrets"]
+	if !ok {
+		t.Fatalf("no Role gray-controller-gate-secrets among %v", sortedKeys(objs))
+	}
+	rules, _, _ := unstructured.NestedSlice(role, "rules")
+	want := []any{map[string]any{"apiGroups": []any{""}, "resources": []any{"secrets"}, "verbs": []any{"get"},
+		"resourceNames": []any{"smoke-key", "smoke-token", "team-hooks-key", "tools-ca"}}}
+	if !reflect.DeepEqual(rules, want) {
+		t.Errorf("Role rules %v, want %v", rules, want)
+	}
+	if _, ok := objs["RoleBinding/"+releaseNS+"/gray-controller-gate-secrets"]; !ok {
+		t.Errorf("no RoleBinding gray-controller-gate-secrets among %v", sortedKeys(objs))
 	}
 }
