@@ -153,6 +153,9 @@ func (o *Options) runController(ctx context.Context, client kubernetes.Interface
 	if err != nil {
 		return fmt.Errorf("creating the deployment controller: %w", err)
 	}
+	if err := metrics.RegisterRollouts(string(o.Mode), dc.GrayRollouts); err != nil {
+		return fmt.Errorf("registering the per-rollout metrics: %w", err)
+	}
 	ready.controllerStarted(dc.HasSynced)
 	factory.StartWithContext(ctx)
 	// Shutdown waits for the informers, which stop with ctx.
