@@ -373,3 +373,23 @@ func TestHelmGateSecrets(t *testing.T) {
 		t.Errorf("no RoleBinding gray-controller-gate-secrets among %v", sortedKeys(objs))
 	}
 }
+
+// TestHelmPrometheusRule: the chart's PrometheusRule, when enabled, carries the rules of
+// manifests/monitoring unchanged (a template must not read their {{ $labels }} as its own).
+func TestHelmPrometheusRule(t *testing.T) {
+	if _, ok := objects(t, helmCmd(t, "template", releaseName, chartPath, "--namespace", releaseNS))["PrometheusRule/"+releaseNS+"/gray-controller"]; ok {
+		t.Errorf("a PrometheusRule by default")
+	}
+	objs := objects(t, helmCmd(t, "template", releaseName, chartPath, "--namespace", releaseNS, "--set", "metrics.prometheusRule.enabled=true"))
+	rule, ok := objs["PrometheusRule/"+releaseNS+"/gray-controller"]
+	if !ok {
+		t.Fatalf("no PrometheusRule gray-controller among %v", sortedKeys(objs))
+	}
+	var want map[string]any
+	if err := yaml.Unmarshal(alertRules(t), &want); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(rule["spec"], want) {
+		t.Errorf("the chart's rules differ from %s:\n%v\nwant\n%v", prometheusRulePath, rule["spec"], want)
+	}
+}

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strconv"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 	"github.com/kubegray/kubectl-gray/test/cluster"
 	"github.com/kubegray/kubectl-gray/test/prom"
@@ -27,7 +29,8 @@ func TestMetricsInPrometheus(t *testing.T) {
 	}
 	target := "127.0.0.1:" + strconv.Itoa(port)
 	startGrayController(t, c, "--mode=instead", "--metrics-bind-address="+target)
-	p := prom.Start(t, target)
+	// The shipped alerts, evaluated every second.
+	p := prom.StartWithRules(t, alertRules(t), target)
 	e := newGrayEnv(t, c, "metrics")
 
 	e.startStable(grayDeployment("web", 10, "20"))
@@ -51,9 +54,41 @@ func TestMetricsInPrometheus(t *testing.T) {
 	// depends on the informers' timing, not on the rollout).
 	wantQuery(t, p, `count(gray_controller_sync_deferred_total)`, 4)
 
+	// The per-rollout series of the hold, with its gate's passes.
+	web := `namespace="` + e.ns + `",deployment="web"`
+	wantQuery(t, p, `gray_controller_rollout_info{`+web+`,mode="instead",phase="Held",reason=""}`, 1)
+	wantQuery(t, p, `gray_controller_rollout_percent{`+web+`}`, 20)
+	wantQuery(t, p, `gray_controller_rollout_target_replicas{`+web+`}`, 2)
+	wantQuery(t, p, `gray_controller_rollout_canary_available_replicas{`+web+`}`, 2)
+	wantQuery(t, p, `gray_controller_rollout_gate_outcomes{`+web+`,gate="pods",kind="pass"}`, 2)
+	wantQuery(t, p, `gray_controller_rollout_held_seconds{`+web+`} > bool 0`, 1)
+
 	e.finish("web", 10)
 	wantQuery(t, p, `gray_controller_gray_deployments{phase="Held"}`, 0)
 	wantQuery(t, p, `gray_controller_gray_deployments{phase="Complete"}`, 1)
+	wantQuery(t, p, `gray_controller_rollout_info{`+web+`,phase="Complete"}`, 1)
+	wantQuery(t, p, `absent(gray_controller_rollout_held_seconds{`+web+`})`, 1)
+
+	// A canary that never becomes ready misses its deadline: the GrayRolloutFailed alert goes
+	// pending at once and fires a minute later (its for), labelled with the rollout.
+	e.startStable(grayDeployment("bad", 4, "50", testutil.WithProgressDeadline(5), testutil.WithTemplateAnnotation(cluster.CrashLoopAnnotation, crashImage)))
+	e.do(setImage("bad", crashImage))
+	want := map[string]string{"alertname": "GrayRolloutFailed", "severity": "warning", "namespace": e.ns, "deployment": "bad",
+		"phase": string(grayapi.PhaseDegraded), "reason": grayapi.ReasonProgressDeadlineExceeded}
+	eventually(t, 2*time.Minute, "GrayRolloutFailed firing for bad, and no other alert", func() (bool, string) {
+		alerts, err := p.Alerts(context.Background())
+		if err != nil {
+			return false, err.Error()
+		}
+		return len(alerts) == 1 && alerts[0].State == "firing" && maps.Equal(alerts[0].Labels, want), fmt.Sprintf("%+v", alerts)
+	})
+
+	// A deleted Deployment's series go with it.
+	if err := c.Client.AppsV1().Deployments(e.ns).Delete(context.Background(), "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	wantQuery(t, p, `absent(gray_controller_rollout_info{`+web+`})`, 1)
+	wantQuery(t, p, `count(gray_controller_rollout_info{namespace="`+e.ns+`"})`, 1)
 }
 
 // wantQuery waits until expr's result is one series of value want, which Prometheus has

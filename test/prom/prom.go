@@ -47,9 +47,29 @@ func Start(t testing.TB, targets ...string) *Server {
 	return s
 }
 
+// StartWithRules is Start with a rule file loaded (the spec of a PrometheusRule: groups of
+// alerting and recording rules), evaluated every ScrapeInterval.
+func StartWithRules(t testing.TB, rules []byte, targets ...string) *Server {
+	t.Helper()
+	s, err := run(rules, targets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return s
+}
+
 // Run is Start for a program that is not a test (the benchmarks): its data goes to a new
 // temporary folder, and the caller stops it with Stop, which removes that folder.
-func Run(targets ...string) (_ *Server, err error) {
+func Run(targets ...string) (*Server, error) {
+	return run(nil, targets)
+}
+
+func run(rules []byte, targets []string) (_ *Server, err error) {
 	bin, err := binary("prometheus")
 	if err != nil {
 		return nil, err
@@ -66,6 +86,12 @@ func Run(targets ...string) (_ *Server, err error) {
 	}()
 	config := fmt.Sprintf("global:\n  scrape_interval: %s\n  evaluation_interval: %s\nscrape_configs:\n- job_name: test\n  static_configs:\n  - targets: [%s]\n",
 		ScrapeInterval, ScrapeInterval, strings.Join(targets, ", "))
+	if rules != nil {
+		if err := os.WriteFile(filepath.Join(dir, "rules.yml"), rules, 0o600); err != nil {
+			return nil, err
+		}
+		config += "rule_files: [rules.yml]\n"
+	}
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(config), 0o600); err != nil {
 		return nil, err
 	}
@@ -177,4 +203,41 @@ func binary(name string) (string, error) {
 		}
 	}
 	return filepath.Join(dir, "bin", name), nil
+}
+
+// Alert is one alert of the rules loaded, as /api/v1/alerts shows it.
+type Alert struct {
+	Labels map[string]string `json:"labels"`
+	State  string            `json:"state"` // pending or firing
+}
+
+// Alerts are the pending and firing alerts.
+func (s *Server) Alerts(ctx context.Context) ([]Alert, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/api/v1/alerts", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var answer struct {
+		Status string `json:"status"`
+		Data   struct {
+			Alerts []Alert `json:"alerts"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil {
+		return nil, err
+	}
+	if answer.Status != "success" {
+		return nil, fmt.Errorf("GET /api/v1/alerts: %s (HTTP %d)", answer.Status, resp.StatusCode)
+	}
+	return answer.Data.Alerts, nil
+}
+
+// Promtool is the path of promtool, from the same Prometheus build.
+func Promtool() (string, error) {
+	return binary("promtool")
 }
