@@ -47,11 +47,7 @@ var helmLabels = []string{"helm.sh/chart", "app.kubernetes.io/instance", "app.ku
 // test/tools/helm) and returns its standard output.
 func helmCmd(t *testing.T, args ...string) string {
 	t.Helper()
-	bin := os.Getenv("KUBEGRAY_HELM")
-	if bin == "" {
-		t.Skip("KUBEGRAY_HELM is not set: run `make helm-check`")
-	}
-	cmd := exec.Command(bin, args...)
+	cmd := exec.Command(helmBinary(t), args...)
 	// Keep helm's cache, config and data out of the home folder.
 	home := t.TempDir()
 	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+home+"/cache", "HELM_CONFIG_HOME="+home+"/config", "HELM_DATA_HOME="+home+"/data")
@@ -391,5 +387,35 @@ func TestHelmPrometheusRule(t *testing.T) {
 	}
 	if !reflect.DeepEqual(rule["spec"], want) {
 		t.Errorf("the chart's rules differ from %s:\n%v\nwant\n%v", prometheusRulePath, rule["spec"], want)
+	}
+}
+
+// helmBinary is the helm the Makefile built ($KUBEGRAY_HELM).
+func helmBinary(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv("KUBEGRAY_HELM")
+	if bin == "" {
+		t.Skip("KUBEGRAY_HELM is not set: run `make helm-check`")
+	}
+	return bin
+}
+
+// TestHelmValuesSchema: values.schema.json refuses values the templates would render into
+// objects the API server refuses or, worse, accepts meaning something else; each refusal names
+// the value.
+func TestHelmValuesSchema(t *testing.T) {
+	for _, tc := range []struct{ set, want string }{
+		{"replicas=abc", "at '/replicas': got string, want integer"},
+		{"replicas=0", "at '/replicas': minimum: got 0, want 1"},
+		{"mode=instaed", "at '/mode': value must be one of 'alongside', 'instead'"},
+		{"takeover=lazy", "at '/takeover': value must be one of '', 'admission', 'eager'"},
+		{"metrics.serviceMonitor.interval=30", "at '/metrics/serviceMonitor/interval'"},
+		{"gates.providers.p.url=http://x", "at '/gates/providers/p': missing property 'type'"},
+		{"replica=3", "additional properties 'replica' not allowed"},
+	} {
+		out, err := exec.Command(helmBinary(t), "template", releaseName, chartPath, "--set", tc.set).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), tc.want) {
+			t.Errorf("--set %s: %v, output lacks %q:\n%s", tc.set, err, tc.want, out)
+		}
 	}
 }
