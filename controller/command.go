@@ -42,8 +42,9 @@ Run several replicas with --leader-elect (the default): only the holder of the L
 the Lease exits with status 1 so that it restarts as a standby. SIGTERM stops the workers,
 releases the Lease and exits with status 0.
 
-Endpoints: /metrics on --metrics-bind-address; /healthz and /readyz on
---health-probe-bind-address. /readyz passes once the informer caches have synced, or at once on
+Endpoints: /metrics on --metrics-bind-address, over HTTPS to the bearer tokens the API server
+authenticates and whose users may get /metrics (--metrics-secure, the default); /healthz and
+/readyz on --health-probe-bind-address. /readyz passes once the informer caches have synced, or at once on
 a standby replica.`
 
 // NewCommand returns the gray-controller root command.

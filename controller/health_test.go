@@ -146,7 +146,7 @@ func TestHealthOnlyServesGet(t *testing.T) {
 func TestServe(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	fail := func(err error) { t.Errorf("server failed: %v", err) }
-	srv, err := serve(ctx, "health probe", "--health-probe-bind-address", "127.0.0.1:0", newHealthHandler(nil, newReadiness(true)), fail)
+	srv, err := serve(ctx, "health probe", "--health-probe-bind-address", "127.0.0.1:0", newHealthHandler(nil, newReadiness(true)), nil, fail)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestServe(t *testing.T) {
 	}
 
 	// A second server on the same port fails at once, naming the flag.
-	_, err = serve(ctx, "metrics", "--metrics-bind-address", srv.Addr, http.NotFoundHandler(), fail)
+	_, err = serve(ctx, "metrics", "--metrics-bind-address", srv.Addr, http.NotFoundHandler(), nil, fail)
 	if err == nil || !strings.Contains(err.Error(), `metrics server: listening on --metrics-bind-address "`+srv.Addr+`"`) {
 		t.Errorf("serve on a busy port = %v, want an error naming --metrics-bind-address", err)
 	}

@@ -58,6 +58,11 @@ type Options struct {
 	MetricsBindAddress     string
 	HealthProbeBindAddress string
 	PprofBindAddress       string
+	// MetricsSecure serves /metrics (and pprof) over HTTPS to the clients the API server
+	// authenticates and authorizes (controller/delegated); MetricsCertDir holds its certificate,
+	// a self-signed one when empty.
+	MetricsSecure  bool
+	MetricsCertDir string
 
 	// MemoryLimit is the container's memory limit (memory.go), empty when unknown.
 	MemoryLimit string
@@ -95,9 +100,9 @@ func NewOptions() *Options {
 		LeaderElectRenewDeadline: 10 * time.Second,
 		LeaderElectRetryPeriod:   2 * time.Second,
 
-		MetricsBindAddress:     ":8080",
 		HealthProbeBindAddress: ":8081",
 		PprofBindAddress:       disabledAddress,
+		MetricsSecure:          true,
 
 		BuiltinCheckWindow: 10 * time.Minute,
 	}
@@ -141,11 +146,15 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 
 	fs = fss.FlagSet("serving")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress,
-		`Address of the Prometheus /metrics endpoint (plain HTTP). "0" disables it.`)
+		`Address of the Prometheus /metrics endpoint; by default `+secureMetricsAddress+` (HTTPS), or `+plainMetricsAddress+` with --metrics-secure=false. "0" disables it.`)
+	fs.BoolVar(&o.MetricsSecure, "metrics-secure", o.MetricsSecure,
+		"Serve /metrics and pprof over HTTPS to clients whose bearer token the API server authenticates and whose user may get the path (RBAC nonResourceURLs, ClusterRole gray-controller-metrics-reader). false serves plain HTTP to anyone who can connect.")
+	fs.StringVar(&o.MetricsCertDir, "metrics-cert-dir", o.MetricsCertDir,
+		"Folder of the HTTPS certificate (tls.crt, tls.key, read at each connection); empty: a self-signed one made at start.")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress,
 		`Address of the /healthz and /readyz endpoints (plain HTTP). "0" disables them.`)
 	fs.StringVar(&o.PprofBindAddress, "pprof-bind-address", o.PprofBindAddress,
-		`Address of Go's /debug/pprof endpoints (plain HTTP, unauthenticated: bind it to 127.0.0.1 and use kubectl port-forward). "0", the default, disables them.`)
+		`Address of Go's /debug/pprof endpoints, served as /metrics is (--metrics-secure). "0", the default, disables them.`)
 
 	fs = fss.FlagSet("memory")
 	fs.StringVar(&o.MemoryLimit, "memory-limit", o.MemoryLimit,
@@ -212,14 +221,14 @@ func (o *Options) Validate() error {
 		errs = append(errs, o.validateLeaderElection()...)
 	}
 
-	errs = append(errs, validateBindAddress("--metrics-bind-address", o.MetricsBindAddress)...)
+	errs = append(errs, validateBindAddress("--metrics-bind-address", o.metricsAddress())...)
 	errs = append(errs, validateBindAddress("--health-probe-bind-address", o.HealthProbeBindAddress)...)
 	errs = append(errs, validateBindAddress("--pprof-bind-address", o.PprofBindAddress)...)
 	if _, err := parseMemoryLimit(o.MemoryLimit); err != nil {
 		errs = append(errs, err)
 	}
 	servers := []struct{ flag, address string }{
-		{"--metrics-bind-address", o.MetricsBindAddress},
+		{"--metrics-bind-address", o.metricsAddress()},
 		{"--health-probe-bind-address", o.HealthProbeBindAddress},
 		{"--pprof-bind-address", o.PprofBindAddress},
 	}
@@ -300,4 +309,23 @@ func (o *Options) providers() ([]*gates.Provider, error) {
 		return nil, err
 	}
 	return []*gates.Provider{p}, nil
+}
+
+// The /metrics addresses when --metrics-bind-address is not given: every interface for HTTPS,
+// which checks who asks; the loopback only for plain HTTP, which cannot.
+const (
+	secureMetricsAddress = ":8443"
+	plainMetricsAddress  = "127.0.0.1:8080"
+)
+
+// metricsAddress is where /metrics is served: --metrics-bind-address, or its default for
+// --metrics-secure.
+func (o *Options) metricsAddress() string {
+	switch {
+	case o.MetricsBindAddress != "":
+		return o.MetricsBindAddress
+	case o.MetricsSecure:
+		return secureMetricsAddress
+	}
+	return plainMetricsAddress
 }

@@ -44,6 +44,7 @@ func TestFlagsBindToOptions(t *testing.T) {
 		"--leader-elect=false", "--leader-elect-lease-name=gc", "--leader-elect-namespace=ops",
 		"--leader-elect-lease-duration=30s", "--leader-elect-renew-deadline=20s", "--leader-elect-retry-period=4s",
 		"--metrics-bind-address=127.0.0.1:9090", "--health-probe-bind-address=0", "--pprof-bind-address=127.0.0.1:6060",
+		"--metrics-secure=false", "--metrics-cert-dir=/etc/gray-controller/tls",
 		"--memory-limit=268435456", "--skip-builtin-controller-check", "--builtin-check-window=1h",
 	})
 	if err != nil {
@@ -54,6 +55,7 @@ func TestFlagsBindToOptions(t *testing.T) {
 		LeaderElect: false, LeaderElectLeaseName: "gc", LeaderElectNamespace: "ops",
 		LeaderElectLeaseDuration: 30 * time.Second, LeaderElectRenewDeadline: 20 * time.Second, LeaderElectRetryPeriod: 4 * time.Second,
 		MetricsBindAddress: "127.0.0.1:9090", HealthProbeBindAddress: "0", PprofBindAddress: "127.0.0.1:6060",
+		MetricsSecure: false, MetricsCertDir: "/etc/gray-controller/tls",
 		MemoryLimit: "268435456", SkipBuiltinControllerCheck: true, BuiltinCheckWindow: time.Hour,
 	}
 	if !reflect.DeepEqual(*o, want) {
@@ -71,11 +73,19 @@ func TestDefaultsAreUpstreamLike(t *testing.T) {
 		Mode: "alongside", Takeover: "admission", Workers: 5, KubeAPIQPS: 20, KubeAPIBurst: 30, ControllerNamespace: "kube-system",
 		LeaderElect: true, LeaderElectLeaseName: "gray-controller", LeaderElectNamespace: "kube-system",
 		LeaderElectLeaseDuration: 15 * time.Second, LeaderElectRenewDeadline: 10 * time.Second, LeaderElectRetryPeriod: 2 * time.Second,
-		MetricsBindAddress: ":8080", HealthProbeBindAddress: ":8081", PprofBindAddress: "0",
+		HealthProbeBindAddress: ":8081", PprofBindAddress: "0", MetricsSecure: true,
 		BuiltinCheckWindow: 10 * time.Minute,
 	}
 	if !reflect.DeepEqual(*o, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", *o, want)
+	}
+	// HTTPS on every interface, which checks who asks; plain HTTP on the loopback only.
+	if got := o.metricsAddress(); got != ":8443" {
+		t.Errorf("the default /metrics address is %q, want :8443", got)
+	}
+	o.MetricsSecure = false
+	if got := o.metricsAddress(); got != "127.0.0.1:8080" {
+		t.Errorf("the default plain /metrics address is %q, want 127.0.0.1:8080", got)
 	}
 }
 
@@ -180,13 +190,13 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			name:     "both servers on one address",
-			modify:   func(o *Options) { o.HealthProbeBindAddress = ":8080" },
-			wantErrs: []string{`--metrics-bind-address and --health-probe-bind-address are both ":8080"`},
+			modify:   func(o *Options) { o.HealthProbeBindAddress = ":8443" },
+			wantErrs: []string{`--metrics-bind-address and --health-probe-bind-address are both ":8443"`},
 		},
 		{
 			name:     "profiles on the metrics address",
-			modify:   func(o *Options) { o.PprofBindAddress = o.MetricsBindAddress },
-			wantErrs: []string{`--metrics-bind-address and --pprof-bind-address are both ":8080"`},
+			modify:   func(o *Options) { o.PprofBindAddress = o.metricsAddress() },
+			wantErrs: []string{`--metrics-bind-address and --pprof-bind-address are both ":8443"`},
 		},
 		{
 			name:   "profiles on a loopback port",

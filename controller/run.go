@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -21,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
+	"github.com/kubegray/kubectl-gray/controller/delegated"
 	"github.com/kubegray/kubectl-gray/controller/deployment"
 	"github.com/kubegray/kubectl-gray/controller/metrics"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
@@ -95,7 +97,7 @@ func (o *Options) Run(ctx context.Context) error {
 		serverErrs <- err
 		cancel()
 	}
-	servers, err := o.startServers(ctx, newHealthHandler(checks, ready), fail)
+	servers, err := o.startServers(ctx, client, newHealthHandler(checks, ready), fail)
 	defer stopServers(ctx, servers)
 	if err != nil {
 		return err
@@ -164,24 +166,35 @@ func (o *Options) runController(ctx context.Context, client kubernetes.Interface
 	return nil
 }
 
-// startServers starts the health-probe and metrics servers that are not
-// disabled. On error it returns the servers already started, for stopServers.
-func (o *Options) startServers(ctx context.Context, health http.Handler, fail func(error)) ([]*http.Server, error) {
+// startServers starts the health-probe, metrics and pprof servers that are not disabled; with
+// --metrics-secure the last two serve HTTPS to the clients the API server vouches for. On error
+// it returns the servers already started, for stopServers.
+func (o *Options) startServers(ctx context.Context, client kubernetes.Interface, health http.Handler, fail func(error)) ([]*http.Server, error) {
 	logger := klog.FromContext(ctx)
+	metricsHandler, pprof := metrics.Handler(), pprofHandler()
+	var tlsConfig *tls.Config
+	if o.MetricsSecure && (o.metricsAddress() != disabledAddress || o.PprofBindAddress != disabledAddress) {
+		var err error
+		if tlsConfig, err = delegated.TLSConfig(o.MetricsCertDir, delegated.HostName()); err != nil {
+			return nil, err
+		}
+		metricsHandler, pprof = delegated.Protect(metricsHandler, client), delegated.Protect(pprof, client)
+	}
 	var servers []*http.Server
 	for _, s := range []struct {
 		name, flag, address string
 		handler             http.Handler
+		tls                 *tls.Config
 	}{
-		{"health probe", "--health-probe-bind-address", o.HealthProbeBindAddress, health},
-		{"metrics", "--metrics-bind-address", o.MetricsBindAddress, metrics.Handler()},
-		{"pprof", "--pprof-bind-address", o.PprofBindAddress, pprofHandler()},
+		{"health probe", "--health-probe-bind-address", o.HealthProbeBindAddress, health, nil},
+		{"metrics", "--metrics-bind-address", o.metricsAddress(), metricsHandler, tlsConfig},
+		{"pprof", "--pprof-bind-address", o.PprofBindAddress, pprof, tlsConfig},
 	} {
 		if s.address == disabledAddress {
 			logger.Info("HTTP server disabled", "server", s.name)
 			continue
 		}
-		srv, err := serve(ctx, s.name, s.flag, s.address, s.handler, fail)
+		srv, err := serve(ctx, s.name, s.flag, s.address, s.handler, s.tls, fail)
 		if err != nil {
 			return servers, err
 		}
@@ -241,10 +254,13 @@ func newClient(kubeconfig string, qps float32, burst int) (kubernetes.Interface,
 // serve listens on address at once, so that a busy port fails start-up with
 // a clear error, then serves in the background until Shutdown. A later
 // serving error is passed to fail.
-func serve(ctx context.Context, name, flag, address string, handler http.Handler, fail func(error)) (*http.Server, error) {
+func serve(ctx context.Context, name, flag, address string, handler http.Handler, tlsConfig *tls.Config, fail func(error)) (*http.Server, error) {
 	listener, err := net.Listen("tcp", address)
 	if err != nil {
 		return nil, fmt.Errorf("%s server: listening on %s %q: %w", name, flag, address, err)
+	}
+	if tlsConfig != nil {
+		listener = tls.NewListener(listener, tlsConfig)
 	}
 	srv := &http.Server{
 		Addr:              listener.Addr().String(),
@@ -256,6 +272,6 @@ func serve(ctx context.Context, name, flag, address string, handler http.Handler
 			fail(fmt.Errorf("%s server on %s: %w", name, srv.Addr, err))
 		}
 	}()
-	klog.FromContext(ctx).Info("Serving", "server", name, "address", srv.Addr)
+	klog.FromContext(ctx).Info("Serving", "server", name, "address", srv.Addr, "https", tlsConfig != nil)
 	return srv, nil
 }
