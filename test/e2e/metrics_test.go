@@ -2,13 +2,17 @@ package e2e
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"maps"
+	"net/http"
 	"strconv"
 	"testing"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubegray/kubectl-gray/internal/testutil"
@@ -20,7 +24,9 @@ import (
 // TestMetricsInPrometheus scrapes gray-controller with a real Prometheus while a gray rollout
 // is held and then completed, and reads the series back with PromQL, as a dashboard or an
 // alert would: the exposition parses, the target is up, the phase gauges and the hold
-// counter follow the rollout, and the deferral counter is there.
+// counter follow the rollout, and the deferral counter is there. The scrape is HTTPS with a
+// ServiceAccount's token, as the ServiceMonitor's; no token, or one whose user lacks the
+// metrics-reader role, is refused.
 func TestMetricsInPrometheus(t *testing.T) {
 	c := cluster.StartForTest(t, cluster.Options{Controllers: cluster.WithoutDeploymentController})
 	port, err := cluster.FreePort()
@@ -29,8 +35,18 @@ func TestMetricsInPrometheus(t *testing.T) {
 	}
 	target := "127.0.0.1:" + strconv.Itoa(port)
 	startGrayController(t, c, "--mode=instead", "--metrics-bind-address="+target)
+	reader, stranger := metricsTokens(t, c)
+	for _, tc := range []struct {
+		who, token string
+		code       int
+	}{{"no token", "", http.StatusUnauthorized}, {"a forged token", "forged", http.StatusUnauthorized},
+		{"a ServiceAccount without the role", stranger, http.StatusForbidden}, {"the metrics reader", reader, http.StatusOK}} {
+		if code := scrape(t, target, tc.token); code != tc.code {
+			t.Errorf("GET https://%s/metrics with %s: HTTP %d, want %d", target, tc.who, code, tc.code)
+		}
+	}
 	// The shipped alerts, evaluated every second.
-	p := prom.StartWithRules(t, alertRules(t), target)
+	p := prom.StartWith(t, prom.Config{Targets: []string{target}, Rules: alertRules(t), BearerToken: reader})
 	e := newGrayEnv(t, c, "metrics")
 
 	e.startStable(grayDeployment("web", 10, "20"))
@@ -102,4 +118,52 @@ func wantQuery(t *testing.T, p *prom.Server, expr string, want float64) {
 		}
 		return len(got) == 1 && got[0].Value == want, fmt.Sprintf("%+v", got)
 	})
+}
+
+// metricsTokens are the tokens of two ServiceAccounts of namespace monitoring: prometheus, bound
+// to ClusterRole gray-controller-metrics-reader as docs/operations.md says, and stranger, not.
+func metricsTokens(t *testing.T, c *cluster.Cluster) (reader, stranger string) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "monitoring"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "prometheus-reads-gray-controller"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "gray-controller-metrics-reader"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "prometheus", Namespace: "monitoring"}}}
+	if _, err := c.Client.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var tokens []string
+	for _, name := range []string{"prometheus", "stranger"} {
+		if _, err := c.Client.CoreV1().ServiceAccounts("monitoring").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		tok, err := c.Client.CoreV1().ServiceAccounts("monitoring").CreateToken(ctx, name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("token of serviceaccount monitoring/%s: %v", name, err)
+		}
+		tokens = append(tokens, tok.Status.Token)
+	}
+	return tokens[0], tokens[1]
+}
+
+// scrape GETs https://target/metrics with token (none when empty), the certificate unchecked (it
+// is self-signed), and returns the status code.
+func scrape(t *testing.T, target, token string) int {
+	t.Helper()
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // self-signed
+	req, err := http.NewRequest(http.MethodGet, "https://"+target+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("GET https://%s/metrics: %v", target, err)
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode
 }

@@ -47,11 +47,21 @@ func Start(t testing.TB, targets ...string) *Server {
 	return s
 }
 
-// StartWithRules is Start with a rule file loaded (the spec of a PrometheusRule: groups of
-// alerting and recording rules), evaluated every ScrapeInterval.
-func StartWithRules(t testing.TB, rules []byte, targets ...string) *Server {
+// Config is what StartWith's Prometheus scrapes and evaluates.
+type Config struct {
+	// Targets are "host:port" endpoints serving /metrics, scraped as job "test".
+	Targets []string
+	// Rules is a rule file loaded (the spec of a PrometheusRule), evaluated every ScrapeInterval.
+	Rules []byte
+	// BearerToken, when set, scrapes the targets over HTTPS with it, the certificate unchecked
+	// (self-signed), as a ServiceMonitor with a ServiceAccount's token does.
+	BearerToken string
+}
+
+// StartWith is Start for a Config.
+func StartWith(t testing.TB, c Config) *Server {
 	t.Helper()
-	s, err := run(rules, targets)
+	s, err := run(c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,10 +76,10 @@ func StartWithRules(t testing.TB, rules []byte, targets ...string) *Server {
 // Run is Start for a program that is not a test (the benchmarks): its data goes to a new
 // temporary folder, and the caller stops it with Stop, which removes that folder.
 func Run(targets ...string) (*Server, error) {
-	return run(nil, targets)
+	return run(Config{Targets: targets})
 }
 
-func run(rules []byte, targets []string) (_ *Server, err error) {
+func run(c Config) (_ *Server, err error) {
 	bin, err := binary("prometheus")
 	if err != nil {
 		return nil, err
@@ -85,9 +95,15 @@ func run(rules []byte, targets []string) (_ *Server, err error) {
 		}
 	}()
 	config := fmt.Sprintf("global:\n  scrape_interval: %s\n  evaluation_interval: %s\nscrape_configs:\n- job_name: test\n  static_configs:\n  - targets: [%s]\n",
-		ScrapeInterval, ScrapeInterval, strings.Join(targets, ", "))
-	if rules != nil {
-		if err := os.WriteFile(filepath.Join(dir, "rules.yml"), rules, 0o600); err != nil {
+		ScrapeInterval, ScrapeInterval, strings.Join(c.Targets, ", "))
+	if c.BearerToken != "" {
+		if err := os.WriteFile(filepath.Join(dir, "token"), []byte(c.BearerToken), 0o600); err != nil {
+			return nil, err
+		}
+		config += "  scheme: https\n  tls_config:\n    insecure_skip_verify: true\n  authorization:\n    credentials_file: token\n"
+	}
+	if c.Rules != nil {
+		if err := os.WriteFile(filepath.Join(dir, "rules.yml"), c.Rules, 0o600); err != nil {
 			return nil, err
 		}
 		config += "rule_files: [rules.yml]\n"
