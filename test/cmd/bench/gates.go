@@ -126,10 +126,10 @@ func (g gatesBench) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	metricsURL := fmt.Sprintf("http://127.0.0.1:%d/metrics", ports[1])
+	metricsAddress := fmt.Sprintf("127.0.0.1:%d", ports[1])
+	metricsURL := "http://" + metricsAddress + "/metrics"
 	// startInstead turns the metrics endpoint off; a later flag wins.
-	extra := append(cluster.ClientRateFlags(g.qps), "--metrics-bind-address="+strings.TrimSuffix(strings.TrimPrefix(metricsURL, "http://"), "/metrics"),
-		"--prometheus-url="+p.URL)
+	extra := append(cluster.ClientRateFlags(g.qps), "--metrics-bind-address="+metricsAddress, "--prometheus-url="+p.URL)
 	if err := startInstead(ctx, c, g.controller, g.workers, ports[0], extra...); err != nil {
 		return err
 	}

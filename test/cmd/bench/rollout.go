@@ -201,12 +201,16 @@ func (b bench) startControlPlane(ctx context.Context, opts cluster.Options, ours
 	return c, stop, nil
 }
 
-// startInstead runs gray-controller --mode=instead beside c.
+// startInstead runs gray-controller --mode=instead beside c. Its metrics (off unless extra
+// gives --metrics-bind-address) and pprof endpoints are plain HTTP on loopback
+// (--metrics-secure=false): the benchmarks read them without a token, and the API server's
+// token and access reviews that the secure endpoint makes are no part of what they measure.
 func startInstead(ctx context.Context, c *cluster.Cluster, binary string, workers, port int, extra ...string) error {
 	health := "127.0.0.1:" + strconv.Itoa(port)
 	return c.StartComponent(ctx, "gray-controller", binary, "http://"+health+"/readyz",
 		append([]string{"--kubeconfig=" + c.Kubeconfig, "--mode=instead", "--leader-elect=false",
-			"--workers=" + strconv.Itoa(workers), "--metrics-bind-address=0", "--health-probe-bind-address=" + health}, extra...)...)
+			"--workers=" + strconv.Itoa(workers), "--metrics-bind-address=0", "--metrics-secure=false",
+			"--health-probe-bind-address=" + health}, extra...)...)
 }
 
 // changeImages gives each of the n Deployments a new image at once: every rollout starts.
