@@ -310,26 +310,14 @@ func (o *GateTestOptions) query(ctx context.Context, k canary, def *gates.Defini
 }
 
 // definition is gate name's definition for a Deployment of namespace, found where
-// gray-controller finds it.
+// gray-controller finds it (gates.Find).
 func (o *GateTestOptions) definition(ctx context.Context, namespace, name string) (*gates.Definition, error) {
-	searched := gates.SearchOrder(namespace, o.ControllerNamespace)
-	for _, ns := range searched {
-		cms, err := o.labelledConfigMaps(ctx, ns, grayapi.GatesLabelValue)
-		if err != nil {
-			return nil, err
-		}
-		cm, err := gates.Defining(name, ns, cms)
-		if err != nil {
-			return nil, err
-		}
-		if cm != nil {
-			return gates.Parse(name, gates.SourceOf(cm, name), cm.Data[name])
-		}
+	list := func(ns string) ([]*corev1.ConfigMap, error) {
+		return o.labelledConfigMaps(ctx, ns, grayapi.GatesLabelValue)
 	}
-	if name == grayapi.PodsGate {
-		return gates.BuiltinPods(), nil
-	}
-	return nil, gates.DefinedNowhere(name, searched)
+	return gates.Find(name, namespace, o.ControllerNamespace, list, func(cm *corev1.ConfigMap) (*gates.Definition, error) {
+		return gates.Parse(name, gates.SourceOf(cm, name), cm.Data[name])
+	})
 }
 
 // providerFor is the provider a metric gate's queries go to, as a URL this process can reach,

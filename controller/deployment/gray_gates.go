@@ -181,27 +181,15 @@ func (b *gateBook) provider(name string) (*gates.Provider, error) {
 	return found, nil
 }
 
-// find is gate name's definition: the Deployment's namespace first, then gray-controller's,
-// then the built-in pods gate (gates.SearchOrder).
+// find is gate name's definition for a Deployment of namespace (gates.Find), parsed once per
+// version of its ConfigMap.
 func (b *gateBook) find(namespace, name string) (*gates.Definition, error) {
-	searched := gates.SearchOrder(namespace, b.namespace)
-	for _, ns := range searched {
-		cms, err := b.lister.ConfigMaps(ns).List(labels.SelectorFromSet(labels.Set{grayapi.GatesLabel: grayapi.GatesLabelValue}))
-		if err != nil {
-			return nil, err
-		}
-		cm, err := gates.Defining(name, ns, cms)
-		if err != nil {
-			return nil, err
-		}
-		if cm != nil {
-			return cachedParse(b, cm, name, gates.Parse)
-		}
+	list := func(ns string) ([]*corev1.ConfigMap, error) {
+		return b.lister.ConfigMaps(ns).List(labels.SelectorFromSet(labels.Set{grayapi.GatesLabel: grayapi.GatesLabelValue}))
 	}
-	if name == grayapi.PodsGate {
-		return gates.BuiltinPods(), nil
-	}
-	return nil, gates.DefinedNowhere(name, searched)
+	return gates.Find(name, namespace, b.namespace, list, func(cm *corev1.ConfigMap) (*gates.Definition, error) {
+		return cachedParse(b, cm, name, gates.Parse)
+	})
 }
 
 // cachedParse is key name of cm read by parse (a definition or a provider), from the cache

@@ -9,11 +9,37 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
-// SearchOrder is where a gate named by a Deployment of namespace is looked for, in order: its
+// Find is gate name's definition for a Deployment of namespace, where gray-controller and kubectl
+// gray find it: the first namespace of searchOrder whose ConfigMaps labelled
+// kubegray.io/gates=true (list) define it, read by parse; else the built-in pods gate.
+func Find(name, namespace, controllerNamespace string, list func(namespace string) ([]*corev1.ConfigMap, error),
+	parse func(cm *corev1.ConfigMap) (*Definition, error)) (*Definition, error) {
+	searched := searchOrder(namespace, controllerNamespace)
+	for _, ns := range searched {
+		cms, err := list(ns)
+		if err != nil {
+			return nil, err
+		}
+		cm, err := defining(name, ns, cms)
+		if err != nil {
+			return nil, err
+		}
+		if cm != nil {
+			return parse(cm)
+		}
+	}
+	if name == grayapi.PodsGate {
+		return BuiltinPods(), nil
+	}
+	return nil, fmt.Errorf("gate %q is defined nowhere: no ConfigMap labelled %s=%s in namespace %s has the key %q",
+		name, grayapi.GatesLabel, grayapi.GatesLabelValue, strings.Join(searched, " or "), name)
+}
+
+// searchOrder is where a gate named by a Deployment of namespace is looked for, in order: its
 // own namespace, then gray-controller's (cluster-wide defaults); the built-in pods gate comes
 // after both. An empty namespace is never searched: listing it would read every namespace's
 // ConfigMaps, another tenant's definitions among them.
-func SearchOrder(namespace, controllerNamespace string) []string {
+func searchOrder(namespace, controllerNamespace string) []string {
 	order := []string{namespace}
 	if controllerNamespace != "" && controllerNamespace != namespace {
 		order = append(order, controllerNamespace)
@@ -21,9 +47,9 @@ func SearchOrder(namespace, controllerNamespace string) []string {
 	return order
 }
 
-// Defining is the one ConfigMap of cms (the definitions of one namespace) that has key name;
+// defining is the one ConfigMap of cms (the definitions of one namespace) that has key name;
 // nil when none has it. Two having it is an error, since neither can be said to win.
-func Defining(name, namespace string, cms []*corev1.ConfigMap) (*corev1.ConfigMap, error) {
+func defining(name, namespace string, cms []*corev1.ConfigMap) (*corev1.ConfigMap, error) {
 	var found *corev1.ConfigMap
 	for _, cm := range cms {
 		if _, ok := cm.Data[name]; !ok {
@@ -39,13 +65,6 @@ func Defining(name, namespace string, cms []*corev1.ConfigMap) (*corev1.ConfigMa
 		found = cm
 	}
 	return found, nil
-}
-
-// DefinedNowhere is the error of a gate that none of the namespaces searched defines, and that
-// is not built in.
-func DefinedNowhere(name string, searched []string) error {
-	return fmt.Errorf("gate %q is defined nowhere: no ConfigMap labelled %s=%s in namespace %s has the key %q",
-		name, grayapi.GatesLabel, grayapi.GatesLabelValue, strings.Join(searched, " or "), name)
 }
 
 // SourceOf is how messages name key of cm.
