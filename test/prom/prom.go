@@ -165,39 +165,21 @@ type Sample struct {
 // Query runs an instant PromQL query and returns its vector; any other result type, a query
 // error or a warning is an error.
 func (s *Server) Query(ctx context.Context, expr string) ([]Sample, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/api/v1/query?query="+url.QueryEscape(expr), nil)
-	if err != nil {
-		return nil, err
+	var data struct {
+		ResultType string `json:"resultType"`
+		Result     []struct {
+			Metric map[string]string `json:"metric"`
+			Value  [2]any            `json:"value"`
+		} `json:"result"`
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
+	if err := s.get(ctx, "/api/v1/query?query="+url.QueryEscape(expr), &data); err != nil {
+		return nil, fmt.Errorf("query %q: %w", expr, err)
 	}
-	defer resp.Body.Close()
-	var body struct {
-		Status    string   `json:"status"`
-		Error     string   `json:"error"`
-		Warnings  []string `json:"warnings"`
-		ErrorType string   `json:"errorType"`
-		Data      struct {
-			ResultType string `json:"resultType"`
-			Result     []struct {
-				Metric map[string]string `json:"metric"`
-				Value  [2]any            `json:"value"`
-			} `json:"result"`
-		} `json:"data"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-		return nil, fmt.Errorf("query %q: %s: %w", expr, resp.Status, err)
-	}
-	if body.Status != "success" || len(body.Warnings) > 0 {
-		return nil, fmt.Errorf("query %q: %s %s %v", expr, body.ErrorType, body.Error, body.Warnings)
-	}
-	if body.Data.ResultType != "vector" {
-		return nil, fmt.Errorf("query %q: result type %q, want vector", expr, body.Data.ResultType)
+	if data.ResultType != "vector" {
+		return nil, fmt.Errorf("query %q: result type %q, want vector", expr, data.ResultType)
 	}
 	var out []Sample
-	for _, r := range body.Data.Result {
+	for _, r := range data.Result {
 		text, _ := r.Value[1].(string)
 		v, err := strconv.ParseFloat(text, 64)
 		if err != nil {
@@ -206,6 +188,34 @@ func (s *Server) Query(ctx context.Context, expr string) ([]Sample, error) {
 		out = append(out, Sample{Labels: r.Metric, Value: v})
 	}
 	return out, nil
+}
+
+// get GETs path of the HTTP API and decodes the answer's data into data; an error answer or a
+// warning is an error.
+func (s *Server) get(ctx context.Context, path string, data any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+path, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Status    string          `json:"status"`
+		Error     string          `json:"error"`
+		ErrorType string          `json:"errorType"`
+		Warnings  []string        `json:"warnings"`
+		Data      json.RawMessage `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return fmt.Errorf("%s: %w", resp.Status, err)
+	}
+	if body.Status != "success" || len(body.Warnings) > 0 {
+		return fmt.Errorf("%s %s %v", body.ErrorType, body.Error, body.Warnings)
+	}
+	return json.Unmarshal(body.Data, data)
 }
 
 // binary is the path of name (prometheus or promtool): under $KUBEGRAY_PROMETHEUS when set,
@@ -229,28 +239,13 @@ type Alert struct {
 
 // Alerts are the pending and firing alerts.
 func (s *Server) Alerts(ctx context.Context) ([]Alert, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/api/v1/alerts", nil)
-	if err != nil {
-		return nil, err
+	var data struct {
+		Alerts []Alert `json:"alerts"`
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
+	if err := s.get(ctx, "/api/v1/alerts", &data); err != nil {
+		return nil, fmt.Errorf("alerts: %w", err)
 	}
-	defer resp.Body.Close()
-	var answer struct {
-		Status string `json:"status"`
-		Data   struct {
-			Alerts []Alert `json:"alerts"`
-		} `json:"data"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&answer); err != nil {
-		return nil, err
-	}
-	if answer.Status != "success" {
-		return nil, fmt.Errorf("GET /api/v1/alerts: %s (HTTP %d)", answer.Status, resp.StatusCode)
-	}
-	return answer.Data.Alerts, nil
+	return data.Alerts, nil
 }
 
 // Promtool is the path of promtool, from the same Prometheus build.
