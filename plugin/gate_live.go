@@ -140,8 +140,8 @@ func (o *GateTestOptions) Validate() error {
 // errGateFailed makes the exit code 1 once every gate's outcome is printed.
 var errGateFailed = errors.New("a gate failed")
 
-// canary is what a measurement is for: the Deployment's current hold and its two revisions.
-type canary struct {
+// liveHold is what a measurement is for: the Deployment's current hold and its two revisions.
+type liveHold struct {
 	d              *appsv1.Deployment
 	st             grayapi.Status
 	canary, stable *appsv1.ReplicaSet
@@ -177,23 +177,23 @@ func (o *GateTestOptions) Run(ctx context.Context) error {
 }
 
 // load reads the Deployment, its status and its canary and stable ReplicaSets.
-func (o *GateTestOptions) load(ctx context.Context) (canary, error) {
+func (o *GateTestOptions) load(ctx context.Context) (liveHold, error) {
 	d, err := o.Client.AppsV1().Deployments(o.Namespace).Get(ctx, o.Name, metav1.GetOptions{})
 	if err != nil {
-		return canary{}, apiError(err, "get", o.Namespace, o.Name)
+		return liveHold{}, apiError(err, "get", o.Namespace, o.Name)
 	}
 	st, err := reportedStatus(d, "measure the gates of")
 	if err != nil {
-		return canary{}, err
+		return liveHold{}, err
 	}
 	rss, _, err := ownedReplicaSets(ctx, o.Client, d)
 	if err != nil {
-		return canary{}, err
+		return liveHold{}, err
 	}
-	k := canary{d: d, st: st, canary: atRevision(rss, st.Revision), stable: atRevision(rss, st.StableRevision), now: o.Now()}
+	k := liveHold{d: d, st: st, canary: atRevision(rss, st.Revision), stable: atRevision(rss, st.StableRevision), now: o.Now()}
 	obj := fmt.Sprintf("deployment %s/%s", d.Namespace, d.Name)
 	if k.canary == nil || k.stable == nil || k.canary == k.stable {
-		return canary{}, fmt.Errorf("%s has no canary to measure: revision %d (stable %d), phase %s; its gates measure a hold of a new revision",
+		return liveHold{}, fmt.Errorf("%s has no canary to measure: revision %d (stable %d), phase %s; its gates measure a hold of a new revision",
 			obj, st.Revision, st.StableRevision, st.Phase)
 	}
 	k.vars = gates.QueryVars{Namespace: d.Namespace, Deployment: d.Name, CanaryHash: hashOf(k.canary), StableHash: hashOf(k.stable), Window: o.Window}
@@ -203,7 +203,7 @@ func (o *GateTestOptions) load(ctx context.Context) (canary, error) {
 			k.vars.Window = k.now.Sub(k.settledAt)
 		}
 	} else if o.Window == 0 {
-		return canary{}, fmt.Errorf("%s has not settled a hold (phase %s), so its gates have no window yet: give one with --window", obj, st.Phase)
+		return liveHold{}, fmt.Errorf("%s has not settled a hold (phase %s), so its gates have no window yet: give one with --window", obj, st.Phase)
 	}
 	return k, nil
 }
@@ -230,7 +230,7 @@ func (o *GateTestOptions) gateNames(d *appsv1.Deployment) ([]string, error) {
 }
 
 // testGate measures one gate and prints its outcome.
-func (o *GateTestOptions) testGate(ctx context.Context, k canary, name string) (grayapi.GateOutcome, error) {
+func (o *GateTestOptions) testGate(ctx context.Context, k liveHold, name string) (grayapi.GateOutcome, error) {
 	def, err := o.definition(ctx, k.d.Namespace, name)
 	if err != nil {
 		return "", err
@@ -279,7 +279,7 @@ func (o *GateTestOptions) testGate(ctx context.Context, k canary, name string) (
 
 // query renders a metric gate's query (once per revision when compared), prints it, and unless
 // --dry-run runs it and judges what it returned.
-func (o *GateTestOptions) query(ctx context.Context, k canary, def *gates.Definition) (grayapi.GateOutcome, string, string, error) {
+func (o *GateTestOptions) query(ctx context.Context, k liveHold, def *gates.Definition) (grayapi.GateOutcome, string, string, error) {
 	provider, client, err := o.providerFor(ctx, k.d.Namespace, def)
 	if err != nil {
 		return "", "", "", err
@@ -393,7 +393,7 @@ func (o *GateTestOptions) labelledConfigMaps(ctx context.Context, namespace, val
 
 // revisionPods are the pods of the canary and of the stable ReplicaSet, as the pods gate reads
 // them; terminating pods are left out, as gray-controller leaves them out.
-func (o *GateTestOptions) revisionPods(ctx context.Context, k canary) (canaryPods, stablePods []gates.Pod, err error) {
+func (o *GateTestOptions) revisionPods(ctx context.Context, k liveHold) (canaryPods, stablePods []gates.Pod, err error) {
 	selector, err := metav1.LabelSelectorAsSelector(k.d.Spec.Selector)
 	if err != nil {
 		return nil, nil, fmt.Errorf("deployment %s/%s has an invalid selector: %w", k.d.Namespace, k.d.Name, err)

@@ -24,7 +24,9 @@ func TestFind(t *testing.T) {
 	}
 	var listed []string
 	list := func(ns string) ([]*corev1.ConfigMap, error) { listed = append(listed, ns); return byNamespace[ns], nil }
-	parse := func(c *corev1.ConfigMap) (*Definition, error) { return &Definition{Name: "x", Source: c.Namespace + "/" + c.Name}, nil }
+	parse := func(c *corev1.ConfigMap) (*Definition, error) {
+		return &Definition{Name: "x", Source: c.Namespace + "/" + c.Name}, nil
+	}
 	for _, tc := range []struct{ name, namespace, source, err string }{
 		{"restarts", "shop", "shop/gates", ""},
 		{"cluster-wide", "shop", "gray-system/defaults", ""},

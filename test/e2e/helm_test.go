@@ -370,8 +370,9 @@ func TestHelmGateSecrets(t *testing.T) {
 	}
 }
 
-// TestHelmPrometheusRule: the chart's PrometheusRule, when enabled, carries the rules of
-// manifests/monitoring unchanged (a template must not read their {{ $labels }} as its own).
+// TestHelmPrometheusRule: the chart's PrometheusRule and dashboard, when enabled, carry the rules
+// and the dashboard of manifests/monitoring unchanged (a template must not read their {{ $labels }}
+// as its own).
 func TestHelmPrometheusRule(t *testing.T) {
 	if _, ok := objects(t, helmCmd(t, "template", releaseName, chartPath, "--namespace", releaseNS))["PrometheusRule/"+releaseNS+"/gray-controller"]; ok {
 		t.Errorf("a PrometheusRule by default")
@@ -387,6 +388,21 @@ func TestHelmPrometheusRule(t *testing.T) {
 	}
 	if !reflect.DeepEqual(rule["spec"], want) {
 		t.Errorf("the chart's rules differ from %s:\n%v\nwant\n%v", prometheusRulePath, rule["spec"], want)
+	}
+	objs = objects(t, helmCmd(t, "template", releaseName, chartPath, "--namespace", releaseNS, "--set", "metrics.grafanaDashboard.enabled=true"))
+	cm, ok := objs["ConfigMap/"+releaseNS+"/gray-controller-dashboard"]
+	if !ok {
+		t.Fatalf("no ConfigMap gray-controller-dashboard among %v", sortedKeys(objs))
+	}
+	dashboard, err := os.ReadFile(dashboardPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := unstructured.Unstructured{Object: cm}
+	// objects splits the documents at "\n---", which takes the block's last line break with it.
+	got, _, _ := unstructured.NestedString(cm, "data", "gray-controller.json")
+	if strings.TrimSuffix(got, "\n") != strings.TrimSuffix(string(dashboard), "\n") || u.GetLabels()["grafana_dashboard"] != "1" {
+		t.Errorf("the chart's dashboard ConfigMap (labels %v) does not carry %s as it is", u.GetLabels(), dashboardPath)
 	}
 }
 

@@ -99,6 +99,9 @@ func TestMetricsInPrometheus(t *testing.T) {
 		return len(alerts) == 1 && alerts[0].State == "firing" && maps.Equal(alerts[0].Labels, want), fmt.Sprintf("%+v", alerts)
 	})
 
+	// Every panel of the shipped dashboard draws something of this run.
+	wantDashboardData(t, p)
+
 	// A deleted Deployment's series go with it.
 	if err := c.Client.AppsV1().Deployments(e.ns).Delete(context.Background(), "web", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
