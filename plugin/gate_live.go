@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -23,6 +22,7 @@ import (
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 	"k8s.io/kubectl/pkg/util/templates"
 
+	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 	"github.com/kubegray/kubectl-gray/pkg/gates"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 	"github.com/kubegray/kubectl-gray/pkg/promquery"
@@ -419,7 +419,7 @@ func (o *GateTestOptions) revisionPods(ctx context.Context, k liveHold) (canaryP
 // atRevision is the ReplicaSet of rss at revision rev (nil when none is).
 func atRevision(rss []*appsv1.ReplicaSet, rev int64) *appsv1.ReplicaSet {
 	for _, rs := range rss {
-		if n, err := strconv.ParseInt(rs.Annotations["deployment.kubernetes.io/revision"], 10, 64); err == nil && n == rev {
+		if n, err := deployutil.Revision(rs); err == nil && n == rev {
 			return rs
 		}
 	}
