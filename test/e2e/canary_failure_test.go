@@ -186,11 +186,12 @@ func runCanaryFailure(t *testing.T, c *cluster.Cluster, m canaryMode) {
 			t.Errorf("status message %q does not say how to start again", st.Message)
 		}
 
-		// What Git holds, applied every 5 s for a minute as a self-heal does, starts nothing.
+		// What Git holds, applied every 5 s as a self-heal does, starts nothing. Five applies
+		// span 20 s, twice the progress deadline, so a sync its timer wakes falls inside them.
 		git := canaryWeb(testutil.WithTypeMeta(), testutil.WithImage(crashImage),
 			testutil.WithAnnotation(grayapi.PercentAnnotation, "20"), testutil.WithAnnotation(grayapi.OnFailureAnnotation, "abort"))
 		git.Namespace = k.ns
-		k.selfHeals("web", manifestFile(t, git), 12, 5*time.Second)
+		k.selfHeals("web", manifestFile(t, git), 5, 5*time.Second)
 
 		// kubectl gray retry starts the same revision at its first hold point again; it fails
 		// again the same way.
