@@ -1,12 +1,12 @@
-// Package metrics owns gray-controller's Prometheus registry: sync outcome and
-// duration of the Deployment controller, client-go workqueue and leader
-// election metrics, and the Go runtime and process collectors.
+// Package metrics owns gray-controller's Prometheus registry (sync outcome and duration of the
+// Deployment controller, the gray and per-rollout series) and serves it on /metrics together with
+// component-base's legacyregistry, where client-go's workqueue, leader-election and REST client
+// metrics and the Go runtime and process collectors are, as in kube-controller-manager.
 //
-// The package registers itself as client-go's workqueue and leader-election
-// metrics provider when it is loaded. client-go only honours the first
-// provider and only for queues created afterwards, and the Deployment
-// controller core imports this package for RecordSync, so every queue it
-// creates is already instrumented.
+// Loading this package installs component-base's providers into client-go. client-go honours
+// only the first provider of each kind and only for queues, electors and clients created
+// afterwards; the Deployment controller core imports this package for RecordSync, so all of
+// gray-controller's are instrumented.
 package metrics
 
 import (
@@ -14,15 +14,15 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"k8s.io/client-go/tools/leaderelection"
-	"k8s.io/client-go/util/workqueue"
+	"k8s.io/component-base/metrics/legacyregistry"
+	_ "k8s.io/component-base/metrics/prometheus/clientgo/leaderelection"
+	_ "k8s.io/component-base/metrics/prometheus/restclient"
+	_ "k8s.io/component-base/metrics/prometheus/workqueue"
 )
 
-// namespace prefixes the metrics that belong to gray-controller itself.
-// Workqueue and leader-election metrics keep the names client-go users know
-// from kube-controller-manager, so existing dashboards work unchanged.
+// namespace prefixes the metrics that belong to gray-controller itself; client-go's keep the
+// names kube-controller-manager gives them.
 const namespace = "gray_controller"
 
 // Result label values of the sync counter.
@@ -59,9 +59,6 @@ type set struct {
 	syncDuration prometheus.Histogram
 	syncs        *prometheus.CounterVec
 	deferred     *prometheus.CounterVec
-
-	workqueue workqueueProvider
-	leader    leaderProvider
 }
 
 func newSet() *set {
@@ -83,8 +80,6 @@ func newSet() *set {
 			Name:      "sync_deferred_total",
 			Help:      "Syncs that did nothing because a cache was behind, by what was behind; the event bringing the newer object syncs again.",
 		}, []string{"reason"}),
-		workqueue: newWorkqueueProvider(),
-		leader:    newLeaderProvider(),
 	}
 	// Both results exist from the start so that rate() and alerts on the
 	// error series work before the first error.
@@ -94,15 +89,9 @@ func newSet() *set {
 		s.deferred.WithLabelValues(reason)
 	}
 
-	s.registry.MustRegister(
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		s.syncDuration,
-		s.syncs,
-		s.deferred,
-	)
-	s.workqueue.register(s.registry)
-	s.leader.register(s.registry)
+	// No Go or process collector: legacyregistry has both, and a family served twice fails
+	// the scrape.
+	s.registry.MustRegister(s.syncDuration, s.syncs, s.deferred)
 	return s
 }
 
@@ -118,11 +107,6 @@ func (s *set) recordSync(took time.Duration, err error) {
 
 var global = newSet()
 
-func init() {
-	workqueue.SetProvider(global.workqueue)
-	leaderelection.SetProvider(global.leader)
-}
-
 // RecordSync records one finished sync that began at start: its duration
 // and whether it failed. Call it deferred at the top of the sync handler.
 func RecordSync(start time.Time, err error) {
@@ -134,9 +118,12 @@ func RecordSyncDeferred(reason string) {
 	global.deferred.WithLabelValues(reason).Inc()
 }
 
-// Handler serves the registry in the Prometheus exposition formats.
+// gatherer is what /metrics serves: our registry, and legacyregistry with client-go's metrics.
+var gatherer = prometheus.Gatherers{global.registry, legacyregistry.DefaultGatherer}
+
+// Handler serves gatherer in the Prometheus exposition formats.
 func Handler() http.Handler {
-	return promhttp.HandlerFor(global.registry, promhttp.HandlerOpts{
+	return promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{
 		// A failing collector should not hide the others from the scrape.
 		ErrorHandling: promhttp.ContinueOnError,
 	})

@@ -3,8 +3,10 @@ package metrics
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -12,9 +14,18 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
-	"k8s.io/apimachinery/pkg/util/wait"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/client-go/util/workqueue"
-	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/component-base/metrics/legacyregistry"
+	"k8s.io/klog/v2/ktesting"
 )
 
 func TestRecordSync(t *testing.T) {
@@ -123,134 +134,192 @@ func TestRecordSyncUsesServedRegistry(t *testing.T) {
 	}
 }
 
-func TestWorkqueueMetrics(t *testing.T) {
-	s := newSet()
-	clock := clocktesting.NewFakeClock(time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC))
-	q := workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, time.Minute),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: "deployment", MetricsProvider: s.workqueue, Clock: clock},
-	)
-	defer q.ShutDown()
-
-	q.Add("default/a")
-	q.Add("default/b")
-	clock.Step(2 * time.Second) // a waits 2s before a worker takes it
-	item, _ := q.Get()
-	if item != "default/a" {
-		t.Fatalf("got %q from the queue, want default/a", item)
-	}
-	clock.Step(3 * time.Second) // and is worked on for 3s
-	q.Done(item)
-	q.AddRateLimited("default/c") // retried after its back-off: not added yet
-
-	want := `
-# HELP workqueue_adds_total Items added to the workqueue.
-# TYPE workqueue_adds_total counter
-workqueue_adds_total{name="deployment"} 2
-# HELP workqueue_depth Current number of items waiting in the workqueue.
-# TYPE workqueue_depth gauge
-workqueue_depth{name="deployment"} 1
-# HELP workqueue_retries_total Items re-added to the workqueue with rate limiting after an error.
-# TYPE workqueue_retries_total counter
-workqueue_retries_total{name="deployment"} 1
-# HELP workqueue_queue_duration_seconds Time an item waits in the workqueue before a worker takes it.
-# TYPE workqueue_queue_duration_seconds histogram
-workqueue_queue_duration_seconds_bucket{name="deployment",le="1e-06"} 0
-workqueue_queue_duration_seconds_bucket{name="deployment",le="1e-05"} 0
-workqueue_queue_duration_seconds_bucket{name="deployment",le="0.0001"} 0
-workqueue_queue_duration_seconds_bucket{name="deployment",le="0.001"} 0
-workqueue_queue_duration_seconds_bucket{name="deployment",le="0.01"} 0
-workqueue_queue_duration_seconds_bucket{name="deployment",le="0.1"} 0
-workqueue_queue_duration_seconds_bucket{name="deployment",le="1"} 0
-workqueue_queue_duration_seconds_bucket{name="deployment",le="10"} 1
-workqueue_queue_duration_seconds_bucket{name="deployment",le="100"} 1
-workqueue_queue_duration_seconds_bucket{name="deployment",le="+Inf"} 1
-workqueue_queue_duration_seconds_sum{name="deployment"} 2
-workqueue_queue_duration_seconds_count{name="deployment"} 1
-# HELP workqueue_work_duration_seconds Time a worker spends on one item.
-# TYPE workqueue_work_duration_seconds histogram
-workqueue_work_duration_seconds_bucket{name="deployment",le="1e-06"} 0
-workqueue_work_duration_seconds_bucket{name="deployment",le="1e-05"} 0
-workqueue_work_duration_seconds_bucket{name="deployment",le="0.0001"} 0
-workqueue_work_duration_seconds_bucket{name="deployment",le="0.001"} 0
-workqueue_work_duration_seconds_bucket{name="deployment",le="0.01"} 0
-workqueue_work_duration_seconds_bucket{name="deployment",le="0.1"} 0
-workqueue_work_duration_seconds_bucket{name="deployment",le="1"} 0
-workqueue_work_duration_seconds_bucket{name="deployment",le="10"} 1
-workqueue_work_duration_seconds_bucket{name="deployment",le="100"} 1
-workqueue_work_duration_seconds_bucket{name="deployment",le="+Inf"} 1
-workqueue_work_duration_seconds_sum{name="deployment"} 3
-workqueue_work_duration_seconds_count{name="deployment"} 1
-`
-	if err := testutil.GatherAndCompare(s.registry, strings.NewReader(want),
-		"workqueue_adds_total", "workqueue_depth", "workqueue_retries_total",
-		"workqueue_queue_duration_seconds", "workqueue_work_duration_seconds"); err != nil {
-		t.Error(err)
-	}
+// served is one metric family as /metrics serves it: its type and the label names of its
+// series (histogram buckets' le apart).
+type served struct {
+	typ    dto.MetricType
+	labels string
 }
 
-// TestWorkqueueUnfinishedWork holds one item in processing and moves the
-// fake clock by the queue's 500ms refresh period: the queue's own goroutine
-// then reports 0.5s of unfinished work, which is also the longest runner.
-func TestWorkqueueUnfinishedWork(t *testing.T) {
-	s := newSet()
-	clock := clocktesting.NewFakeClock(time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC))
-	q := workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[string]{Name: "deployment", MetricsProvider: s.workqueue, Clock: clock})
-	defer q.ShutDown()
+// TestHandlerServesClientGoMetrics pins client-go's families on /metrics, with the names and
+// labels kube-controller-manager serves them under: a work queue, a leader election and a
+// request through a client configured as run.go's newClient configures it instrument themselves,
+// with nothing to pass them.
+func TestHandlerServesClientGoMetrics(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	const name = "metrics-test"
 
-	q.Add("default/a")
-	item, _ := q.Get()
-	defer q.Done(item)
-
-	// The refresh runs on the queue's own goroutine: wait (with a deadline)
-	// for its ticker to exist before moving the clock, then for the update.
-	poll := func(condition func() bool) error {
-		return wait.PollUntilContextTimeout(context.Background(), time.Millisecond, 10*time.Second, true,
-			func(context.Context) (bool, error) { return condition(), nil })
-	}
-	if err := poll(clock.HasWaiters); err != nil {
-		t.Fatalf("the queue never started its refresh ticker: %v", err)
-	}
-	clock.Step(500 * time.Millisecond)
-
-	unfinished := s.workqueue.unfinishedWorkSeconds.WithLabelValues("deployment")
-	longest := s.workqueue.longestRunningProcessor.WithLabelValues("deployment")
-	err := poll(func() bool {
-		return testutil.ToFloat64(unfinished) == 0.5 && testutil.ToFloat64(longest) == 0.5
+	apiServer := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet || r.URL.Path != "/api/v1/namespaces/default/pods/web" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"apiVersion":"v1","kind":"Pod","metadata":{"namespace":"default","name":"web"}}`)
+	}))
+	defer apiServer.Close()
+	host := strings.TrimPrefix(apiServer.URL, "http://")
+	client, err := kubernetes.NewForConfig(&rest.Config{
+		Host: apiServer.URL, QPS: 20, Burst: 30, UserAgent: "gray-controller/test",
+		ContentConfig: rest.ContentConfig{
+			ContentType:        runtime.ContentTypeProtobuf,
+			AcceptContentTypes: runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON,
+		},
 	})
 	if err != nil {
-		t.Fatalf("unfinished work %v and longest running %v, want 0.5 and 0.5: %v",
-			testutil.ToFloat64(unfinished), testutil.ToFloat64(longest), err)
+		t.Fatal(err)
 	}
-	if n := testutil.CollectAndCount(s.registry, "workqueue_unfinished_work_seconds", "workqueue_longest_running_processor_seconds"); n != 2 {
-		t.Errorf("registry holds %d unfinished-work series, want 2", n)
+	if _, err := client.CoreV1().Pods("default").Get(ctx, "web", metav1.GetOptions{}); err != nil {
+		t.Fatalf("getting pod default/web from the stand-in API server: %v", err)
+	}
+
+	q := workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Hour, time.Hour),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: name},
+	)
+	defer q.ShutDown()
+	q.Add("default/web")
+	item, _ := q.Get()
+	q.Done(item)
+	q.AddRateLimited(item)
+
+	lead(t, ctx, name)
+
+	rec := httptest.NewRecorder()
+	Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("GET /metrics: status %d", rec.Code)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(rec.Body)
+	if err != nil {
+		t.Fatalf("GET /metrics: %v", err)
+	}
+
+	ours := map[string]string{"name": name, "host": host}
+	want := map[string]served{
+		"workqueue_adds_total":                        {dto.MetricType_COUNTER, "name"},
+		"workqueue_depth":                             {dto.MetricType_GAUGE, "name"},
+		"workqueue_queue_duration_seconds":            {dto.MetricType_HISTOGRAM, "name"},
+		"workqueue_work_duration_seconds":             {dto.MetricType_HISTOGRAM, "name"},
+		"workqueue_unfinished_work_seconds":           {dto.MetricType_GAUGE, "name"},
+		"workqueue_longest_running_processor_seconds": {dto.MetricType_GAUGE, "name"},
+		"workqueue_retries_total":                     {dto.MetricType_COUNTER, "name"},
+		"leader_election_master_status":               {dto.MetricType_GAUGE, "name"},
+		"rest_client_requests_total":                  {dto.MetricType_COUNTER, "code,host,method"},
+		"rest_client_request_duration_seconds":        {dto.MetricType_HISTOGRAM, "host,verb"},
+		"rest_client_rate_limiter_duration_seconds":   {dto.MetricType_HISTOGRAM, "host,verb"},
+		"rest_client_response_size_bytes":             {dto.MetricType_HISTOGRAM, "host,verb"},
+	}
+	for family, w := range want {
+		mf := families[family]
+		if mf == nil {
+			t.Errorf("GET /metrics does not serve %s", family)
+			continue
+		}
+		if mf.GetType() != w.typ {
+			t.Errorf("%s is a %v, want a %v", family, mf.GetType(), w.typ)
+		}
+		m := seriesWith(mf, ours)
+		if m == nil {
+			t.Errorf("%s has no series of this test's queue, lease or API server", family)
+			continue
+		}
+		if got := labelNames(m); got != w.labels {
+			t.Errorf("%s is labelled %s, want %s", family, got, w.labels)
+		}
+	}
+
+	requests := seriesWith(families["rest_client_requests_total"], ours)
+	if got := labelValues(requests); requests == nil || got != "code=200,host="+host+",method=GET" || requests.GetCounter().GetValue() != 1 {
+		t.Errorf("rest_client_requests_total has %s %v, want one request with code=200,host=%s,method=GET",
+			got, requests.GetCounter().GetValue(), host)
+	}
+	throttled := seriesWith(families["rest_client_rate_limiter_duration_seconds"], ours)
+	if got := throttled.GetHistogram().GetSampleCount(); got != 1 {
+		t.Errorf("rest_client_rate_limiter_duration_seconds counted %d waits for the rate limiter, want 1", got)
 	}
 }
 
-func TestLeaderMetric(t *testing.T) {
-	s := newSet()
-	m := s.leader.NewLeaderMetric()
-	m.On("gray-controller")
-	m.SlowpathExercised("gray-controller")
-	m.SlowpathExercised("gray-controller")
-	m.Off("gray-controller")
+// TestServedFamiliesOnce checks that our registry and legacyregistry share no family: the same
+// family gathered from both (the Go collector in each, say) would fail the scrape.
+func TestServedFamiliesOnce(t *testing.T) {
+	ours, err := global.registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs, err := legacyregistry.DefaultGatherer.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, mf := range ours {
+		names[mf.GetName()] = true
+	}
+	for _, mf := range theirs {
+		if names[mf.GetName()] {
+			t.Errorf("%s is in our registry and in legacyregistry", mf.GetName())
+		}
+	}
+	if _, err := gatherer.Gather(); err != nil {
+		t.Errorf("gathering what /metrics serves: %v", err)
+	}
+}
 
-	want := `
-# HELP leader_election_master_status 1 while this process holds the named leader-election lease, 0 otherwise.
-# TYPE leader_election_master_status gauge
-leader_election_master_status{name="gray-controller"} 0
-# HELP leader_election_slowpath_total Lease renewals that had to re-read the lease from the API server.
-# TYPE leader_election_slowpath_total counter
-leader_election_slowpath_total{name="gray-controller"} 2
-`
-	if err := testutil.GatherAndCompare(s.registry, strings.NewReader(want),
-		"leader_election_master_status", "leader_election_slowpath_total"); err != nil {
-		t.Error(err)
+// lead runs a leader election for the Lease name on a fake API server until it leads.
+func lead(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+		Lock: &resourcelock.LeaseLock{
+			LeaseMeta:  metav1.ObjectMeta{Namespace: "gray-system", Name: name},
+			Client:     fake.NewClientset().CoordinationV1(),
+			LockConfig: resourcelock.ResourceLockConfig{Identity: "test"},
+		},
+		Name:          name,
+		LeaseDuration: 15 * time.Second,
+		RenewDeadline: 10 * time.Second,
+		RetryPeriod:   2 * time.Second,
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: func(context.Context) { cancel() },
+			OnStoppedLeading: func() {},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	m.On("gray-controller")
-	if got := testutil.ToFloat64(s.leader.status.WithLabelValues("gray-controller")); got != 1 {
-		t.Errorf("leader status after On = %v, want 1", got)
+	elector.Run(ctx)
+}
+
+// seriesWith returns mf's first series whose labels include one of want's pairs.
+func seriesWith(mf *dto.MetricFamily, want map[string]string) *dto.Metric {
+	for _, m := range mf.GetMetric() {
+		for _, l := range m.GetLabel() {
+			if v, ok := want[l.GetName()]; ok && v == l.GetValue() {
+				return m
+			}
+		}
 	}
+	return nil
+}
+
+func labelNames(m *dto.Metric) string {
+	var names []string
+	for _, l := range m.GetLabel() {
+		names = append(names, l.GetName())
+	}
+	sort.Strings(names)
+	return strings.Join(names, ",")
+}
+
+func labelValues(m *dto.Metric) string {
+	var pairs []string
+	for _, l := range m.GetLabel() {
+		pairs = append(pairs, l.GetName()+"="+l.GetValue())
+	}
+	sort.Strings(pairs)
+	return strings.Join(pairs, ",")
 }
 
 func histogramCount(t *testing.T, h prometheus.Histogram) uint64 {
