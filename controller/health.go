@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -21,10 +22,19 @@ type readiness struct {
 	electing  bool
 	leading   bool
 	hasSynced func() bool
+	// cannotLead is why a standby could not lead now (leadCheck), nil once it could.
+	cannotLead error
 }
 
 func newReadiness(electing bool) *readiness {
-	return &readiness{electing: electing}
+	return &readiness{electing: electing, cannotLead: errors.New("not checked yet")}
+}
+
+// couldLead records a standby's latest leadCheck.
+func (r *readiness) couldLead(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.cannotLead = err
 }
 
 // startedLeading marks this replica as the leader, from which point it must
@@ -44,15 +54,17 @@ func (r *readiness) controllerStarted(hasSynced func() bool) {
 
 // check returns whether the replica is ready and a one-line reason.
 //
-// A standby replica reports ready: it is healthy and able to take over, and
-// a Service or rollout that waited for it would wait forever. Its message
-// says it is standby so a person reading the endpoint is not misled.
+// A standby replica is ready once it could lead (leadCheck): its rollout waits for nothing
+// more, and an upgrade to a version that could not lead stops there, with the old replicas
+// still running. Its message says it is standby so a person reading the endpoint is not misled.
 func (r *readiness) check() (bool, string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch {
+	case r.electing && !r.leading && r.cannotLead != nil:
+		return false, "standby, could not lead now: " + r.cannotLead.Error()
 	case r.electing && !r.leading:
-		return true, "ok: standby, not the leader; informer caches are started when this replica acquires the lease"
+		return true, "ok: standby, not the leader, could lead; informer caches are started when this replica acquires the lease"
 	case r.hasSynced == nil:
 		return false, "controller not started yet"
 	case !r.hasSynced():

@@ -76,12 +76,27 @@ func TestReadyz(t *testing.T) {
 		electing  bool
 		leading   bool
 		hasSynced func() bool
-		wantCode  int
-		wantBody  string
+		// cannotLead is the standby's last leadCheck (nil: it could lead).
+		cannotLead error
+		wantCode   int
+		wantBody   string
 	}{
 		{
-			name: "standby replica is ready and says it is standby", electing: true,
-			wantCode: http.StatusOK, wantBody: "ok: standby, not the leader; informer caches are started when this replica acquires the lease",
+			name: "standby replica not checked yet", electing: true, cannotLead: errors.New("not checked yet"),
+			wantCode: http.StatusServiceUnavailable, wantBody: "standby, could not lead now: not checked yet",
+		},
+		{
+			name: "standby replica without a permission to lead", electing: true, cannotLead: errors.New("may not delete replicasets.apps"),
+			wantCode: http.StatusServiceUnavailable, wantBody: "standby, could not lead now: may not delete replicasets.apps",
+		},
+		{
+			name: "standby replica that could lead is ready and says it is standby", electing: true,
+			wantCode: http.StatusOK, wantBody: "ok: standby, not the leader, could lead; informer caches are started when this replica acquires the lease",
+		},
+		{
+			name: "a leader no longer asks whether it could lead", electing: true, leading: true, hasSynced: synced,
+			cannotLead: errors.New("not checked yet"),
+			wantCode:   http.StatusOK, wantBody: "ok",
 		},
 		{
 			name: "just elected, controller not built yet", electing: true, leading: true,
@@ -107,6 +122,7 @@ func TestReadyz(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ready := newReadiness(tt.electing)
+			ready.couldLead(tt.cannotLead)
 			if tt.leading {
 				ready.startedLeading()
 			}
@@ -146,7 +162,9 @@ func TestHealthOnlyServesGet(t *testing.T) {
 func TestServe(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	fail := func(err error) { t.Errorf("server failed: %v", err) }
-	srv, err := serve(ctx, "health probe", "--health-probe-bind-address", "127.0.0.1:0", newHealthHandler(nil, newReadiness(true)), nil, fail)
+	ready := newReadiness(true)
+	ready.couldLead(nil)
+	srv, err := serve(ctx, "health probe", "--health-probe-bind-address", "127.0.0.1:0", newHealthHandler(nil, ready), nil, fail)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -103,7 +103,13 @@ func (o *Options) Run(ctx context.Context) error {
 		return err
 	}
 
+	standby, stopStandby := context.WithCancel(ctx)
+	defer stopStandby()
+	if o.LeaderElect {
+		go leadCheck{client: client, leaseNamespace: o.LeaderElectNamespace, leaseName: o.LeaderElectLeaseName}.watch(standby, ready.couldLead)
+	}
 	lead := func(ctx context.Context) error {
+		stopStandby()
 		ready.startedLeading()
 		return o.runController(ctx, client, recorder, ready)
 	}

@@ -240,18 +240,15 @@ func startGrayController(t testing.TB, c *cluster.Cluster, args ...string) {
 	}
 }
 
-// runGrayController starts one gray-controller process named name (several
-// replicas need distinct names, hence distinct logs) with kubeconfig, on
-// fresh loopback ports, and waits for its /readyz (a standby replica is
-// ready too). It returns an error rather than failing a test so that a
-// goroutine replacing a replica can call it.
-func runGrayController(c *cluster.Cluster, name, binary, kubeconfig string, args ...string) error {
+// grayControllerFlags are the flags of a gray-controller process acting with kubeconfig, on
+// fresh loopback ports, then args; readyz is the URL of its readiness.
+func grayControllerFlags(kubeconfig string, args ...string) (flags []string, readyz string, err error) {
 	ports, err := cluster.FreePorts(2)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	metricsPort, healthPort := ports[0], ports[1]
-	all := append([]string{
+	flags = append([]string{
 		"--kubeconfig=" + kubeconfig,
 		"--leader-elect-namespace=gray-system",
 		"--controller-namespace=gray-system",
@@ -259,9 +256,21 @@ func runGrayController(c *cluster.Cluster, name, binary, kubeconfig string, args
 		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(healthPort),
 		"-v=2",
 	}, args...)
+	return flags, "http://127.0.0.1:" + strconv.Itoa(healthPort) + "/readyz", nil
+}
+
+// runGrayController starts one gray-controller process named name (several
+// replicas need distinct names, hence distinct logs) with kubeconfig, on
+// fresh loopback ports, and waits for its /readyz (a standby replica is
+// ready too). It returns an error rather than failing a test so that a
+// goroutine replacing a replica can call it.
+func runGrayController(c *cluster.Cluster, name, binary, kubeconfig string, args ...string) error {
+	all, readyz, err := grayControllerFlags(kubeconfig, args...)
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	readyz := "http://127.0.0.1:" + strconv.Itoa(healthPort) + "/readyz"
 	if err := c.StartComponent(ctx, name, binary, readyz, all...); err != nil {
 		return fmt.Errorf("start %s: %w\n%s", name, err, c.LogTails(40))
 	}
