@@ -72,6 +72,7 @@ func NewCmdGray(streams genericiooptions.IOStreams) *cobra.Command {
 		NewCmdRetry(f, streams),
 		NewCmdRelease(f, streams),
 		NewCmdHistory(f, streams),
+		NewCmdRestart(f, streams),
 		NewCmdGate(f, streams),
 		NewCmdVersion(streams),
 		NewCmdCompletion(streams),

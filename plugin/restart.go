@@ -1,0 +1,458 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	appsv1 "k8s.io/api/apps/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+	"k8s.io/kubectl/pkg/util/templates"
+)
+
+var (
+	restartLong = templates.LongDesc(`
+		Restart the pods of a Deployment a few at a time without a new revision:
+		each pod is evicted through the Eviction API, so PodDisruptionBudgets are
+		honoured, and its ReplicaSet replaces it from the same template. The
+		template, the revision and the ReplicaSets and their sizes stay as they are.
+
+		It is meant for a held gray rollout, which 'kubectl rollout restart'
+		refuses because the Deployment is paused (in alongside mode it always is),
+		and which a new revision would start over. The canary's pods are
+		restarted first, so that a bad restart shows on the small side, then the
+		stable ReplicaSet's.
+
+		At most as many pods are unavailable at once as the Deployment's
+		maxUnavailable allows, resolved against spec.replicas as a rolling update
+		resolves it (a percentage rounds down), pods already unavailable
+		included; after each batch the restart waits until the replacements are
+		available. A Deployment whose maxUnavailable is 0, or rounds down to 0,
+		or that uses Recreate, is refused unless --max-unavailable says how many
+		may go. An eviction a PodDisruptionBudget refuses is retried every 5
+		seconds until --timeout.
+
+		When the rollout is not held: a settled Deployment (one ReplicaSet with
+		all the replicas: complete, or aborted) is restarted the same way; one in
+		the middle of a step (two ReplicaSets moving) is refused, because the
+		rollout takes pods down within the same maxUnavailable: wait for the hold
+		or the end of the rollout, then restart. A restart stops when the
+		Deployment or its ReplicaSets change under it.
+
+		Needs RBAC permission to create pods/eviction in the namespace. Exits 0
+		when every pod was replaced, 1 on an error or a refusal, 2 when --timeout
+		passed first (naming the pods left).`)
+
+	restartExample = templates.Examples(`
+		# Restart the pods of web's held rollout, canary first
+		kubectl gray restart web
+
+		# Print the batches without evicting anything
+		kubectl gray restart web --dry-run
+
+		# Three pods at a time, whatever the Deployment's maxUnavailable says
+		kubectl gray restart deploy/web --max-unavailable 3 --timeout 30m`)
+)
+
+// errRestartTimeout marks the end of --timeout as the cause of a cancelled
+// context.
+var errRestartTimeout = errors.New("restart timeout")
+
+// RestartOptions holds what `kubectl gray restart` needs.
+type RestartOptions struct {
+	// Flags.
+	Timeout        time.Duration
+	MaxUnavailable string
+	DryRun         string
+
+	// Filled in by Complete (Now, Interval and EvictRetry by
+	// NewRestartOptions, for tests to replace).
+	maxUnavailable *intstr.IntOrString
+	Now            func() time.Time
+	// Interval is the pause between reads while waiting for replacements.
+	Interval time.Duration
+	// EvictRetry is the pause before evicting again a pod whose eviction a
+	// PodDisruptionBudget refused.
+	EvictRetry time.Duration
+
+	TargetOptions
+	genericiooptions.IOStreams
+}
+
+// NewRestartOptions returns RestartOptions with defaults.
+func NewRestartOptions(streams genericiooptions.IOStreams) *RestartOptions {
+	return &RestartOptions{Timeout: 10 * time.Minute, DryRun: "none", Now: time.Now,
+		Interval: time.Second, EvictRetry: 5 * time.Second, IOStreams: streams}
+}
+
+// NewCmdRestart returns `kubectl gray restart`.
+func NewCmdRestart(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
+	o := NewRestartOptions(streams)
+	cmd := &cobra.Command{
+		Use:                   "restart DEPLOYMENT [--max-unavailable N] [--timeout DURATION] [--dry-run]",
+		DisableFlagsInUseLine: true,
+		Short:                 "Restart the pods of a held rollout a few at a time, without a new revision",
+		Long:                  restartLong,
+		Example:               restartExample,
+		ValidArgsFunction:     completeDeploymentNames(f),
+		RunE:                  runE(f, o),
+	}
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "Give up after this long (exit code 2), naming the pods left. 0 waits forever.")
+	cmd.Flags().StringVar(&o.MaxUnavailable, "max-unavailable", "", "How many pods may be unavailable at once (a number, or a percentage of spec.replicas rounded down), instead of the Deployment's maxUnavailable.")
+	cmd.Flags().StringVar(&o.DryRun, "dry-run", o.DryRun, `Must be "none" or "client". If client (or given alone), only print the batches, evicting nothing.`)
+	cmd.Flags().Lookup("dry-run").NoOptDefVal = "client"
+	_ = cmd.RegisterFlagCompletionFunc("dry-run", cobra.FixedCompletions([]string{"none", "client"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+// Complete reads the arguments, then the namespace and client from f.
+func (o *RestartOptions) Complete(f cmdutil.Factory, args []string) error {
+	if err := o.complete(args); err != nil {
+		return err
+	}
+	return o.completeClient(f)
+}
+
+func (o *RestartOptions) complete(args []string) error {
+	if err := o.completeName("restart", args); err != nil {
+		return err
+	}
+	if o.MaxUnavailable != "" {
+		v := intstr.Parse(o.MaxUnavailable)
+		o.maxUnavailable = &v
+	}
+	return nil
+}
+
+// Validate checks the flags before anything is read.
+func (o *RestartOptions) Validate() error {
+	switch {
+	case o.Timeout < 0:
+		return fmt.Errorf("invalid --timeout %s: must not be negative", o.Timeout)
+	case o.DryRun == "server":
+		return fmt.Errorf("--dry-run=server is not supported by restart: each batch depends on the replacements of the one before; use --dry-run to print the batches")
+	case o.DryRun != "none" && o.DryRun != "client" && o.DryRun != "":
+		return fmt.Errorf(`invalid --dry-run %q: must be "none" or "client"`, o.DryRun)
+	}
+	if v := o.maxUnavailable; v != nil {
+		n, err := intstr.GetScaledValueFromIntOrPercent(v, 100, false)
+		if err != nil || n < 1 || (v.Type == intstr.String && n > 100) {
+			return fmt.Errorf("invalid --max-unavailable %q: must be a number of pods of 1 or more, or a percentage from 1%% to 100%%", o.MaxUnavailable)
+		}
+	}
+	return nil
+}
+
+// restartRun is one restart under way: what it decided at the start and
+// what it has done.
+type restartRun struct {
+	o         *RestartOptions
+	d         *appsv1.Deployment
+	targets   []restartTarget
+	limit     int32
+	originals map[types.UID]bool
+	// gone holds the pods evicted, and those found gone when evicted.
+	gone    map[types.UID]bool
+	evicted int
+	batches int
+	// left is the pods not restarted yet as last read (some may have been
+	// evicted since: see gone), for the message that ends a restart early.
+	left []restartPod
+	// waiting says what the restart waits for now, for the timeout's message.
+	waiting string
+}
+
+// Run restarts the pods, batch by batch: read, decide the batch, evict it,
+// wait for its replacements; the Deployment is read again before each batch
+// and the restart stops if it changed.
+func (o *RestartOptions) Run(ctx context.Context) error {
+	if o.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, o.Timeout, errRestartTimeout)
+		defer cancel()
+	}
+	d, rss, err := o.read(ctx)
+	if err != nil {
+		return err
+	}
+	targets, stands, err := restartTargets(d, rss)
+	if err != nil {
+		return err
+	}
+	if len(targets) == 0 {
+		_, err := fmt.Fprintf(o.Out, "%s has no pods to restart (%s)\n", deploymentRef(d.Name), stands)
+		return err
+	}
+	limit, source, err := restartLimit(d, o.maxUnavailable)
+	if err != nil {
+		return err
+	}
+	s, err := o.observe(ctx, d, rss)
+	if err != nil {
+		return err
+	}
+	r := &restartRun{o: o, d: d, targets: targets, limit: limit, originals: map[types.UID]bool{}, gone: map[types.UID]bool{}}
+	for _, p := range s.Pods {
+		if slices.ContainsFunc(targets, func(t restartTarget) bool { return t.UID == p.ReplicaSet }) {
+			r.originals[p.UID] = true
+		}
+	}
+	r.left = s.left(r.originals, r.gone)
+	suffix := ""
+	if o.DryRun == "client" {
+		suffix = " (dry run)"
+	}
+	order := make([]string, len(targets))
+	for i, t := range targets {
+		order[i] = t.String()
+	}
+	fmt.Fprintf(o.Out, "Restarting %s (%s): %s, at most %d unavailable at a time (%s)%s\n",
+		deploymentRef(d.Name), stands, podCount(len(r.originals)), limit, source, suffix)
+	fmt.Fprintf(o.Out, "Order: %s\n", strings.Join(order, ", then "))
+	if o.DryRun == "client" {
+		return r.printPlan(s)
+	}
+	if err := r.restart(ctx); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(o.Out, "%s restarted: %s evicted and replaced in %d batches, no new revision\n", deploymentRef(d.Name), podCount(r.evicted), r.batches)
+	return err
+}
+
+// printPlan prints the batches of a dry run.
+func (r *restartRun) printPlan(s restartState) error {
+	batches := planBatches(r.targets, s, r.limit, r.originals)
+	planned := 0
+	for i, batch := range batches {
+		names := make([]string, len(batch))
+		for j, p := range batch {
+			names[j] = "pod/" + p.Name
+		}
+		planned += len(batch)
+		fmt.Fprintf(r.o.Out, "batch %d: %s\n", i+1, strings.Join(names, " "))
+	}
+	if rest := len(r.originals) - planned; rest > 0 {
+		fmt.Fprintf(r.o.Out, "%s in no batch yet: %d of %d replicas are unavailable now, and the restart waits until fewer are\n",
+			podCount(rest), s.Replicas-s.available(nil), s.Replicas)
+	}
+	_, err := fmt.Fprintf(r.o.Out, "%s restart planned: %s in %d batches (dry run)\n", deploymentRef(r.d.Name), podCount(planned), len(batches))
+	return err
+}
+
+// restart evicts the batches until no original pod is left.
+func (r *restartRun) restart(ctx context.Context) error {
+	o := r.o
+	for {
+		s, err := r.check(ctx)
+		if err != nil {
+			return err
+		}
+		if len(r.left) == 0 {
+			return nil
+		}
+		t, batch := nextBatch(r.targets, s, r.limit, r.originals, r.gone)
+		if len(batch) == 0 {
+			r.waiting = fmt.Sprintf("room for the next pod: %d of %d replicas unavailable, at most %d allowed", s.Replicas-s.available(r.gone), s.Replicas, r.limit)
+			if err := r.pause(ctx, o.Interval); err != nil {
+				return err
+			}
+			continue
+		}
+		before := s.available(r.gone)
+		for _, p := range batch {
+			if err := r.evict(ctx, p); err != nil {
+				return err
+			}
+		}
+		r.batches++
+		if err := r.awaitReplacements(ctx, t, before); err != nil {
+			return err
+		}
+	}
+}
+
+// check reads the Deployment again and fails when it is no longer the one
+// the restart began with: another template, a resize, a hold left. It
+// returns its pods.
+func (r *restartRun) check(ctx context.Context) (restartState, error) {
+	d, rss, err := r.o.read(ctx)
+	if err != nil {
+		return restartState{}, r.stopped(ctx, err)
+	}
+	targets, _, err := restartTargets(d, rss)
+	switch {
+	case err != nil:
+		return restartState{}, r.changed(err.Error())
+	case d.UID != r.d.UID || d.Generation != r.d.Generation:
+		return restartState{}, r.changed(fmt.Sprintf("deployment %s/%s changed (generation %d, was %d)", d.Namespace, d.Name, d.Generation, r.d.Generation))
+	case !slices.Equal(targets, r.targets):
+		return restartState{}, r.changed(fmt.Sprintf("the ReplicaSets of deployment %s/%s changed (%s)", d.Namespace, d.Name, describeTargets(targets)))
+	}
+	s, err := r.o.observe(ctx, d, rss)
+	if err != nil {
+		return restartState{}, r.stopped(ctx, err)
+	}
+	r.left = s.left(r.originals, r.gone)
+	return s, nil
+}
+
+// awaitReplacements waits until as many pods are available as before the
+// batch, the evicted ones not counted: the batch's replacements are up.
+func (r *restartRun) awaitReplacements(ctx context.Context, t restartTarget, before int32) error {
+	for {
+		s, err := r.check(ctx)
+		if err != nil {
+			return err
+		}
+		available := s.available(r.gone)
+		if available >= before {
+			return nil
+		}
+		r.waiting = fmt.Sprintf("the replacements in replicaset %s to become available (%d of %d replicas available, %d before the last batch)", t.Name, available, s.Replicas, before)
+		if err := r.pause(ctx, r.o.Interval); err != nil {
+			return err
+		}
+	}
+}
+
+// evict evicts one pod, retrying while a PodDisruptionBudget refuses. A pod
+// already gone (or replaced under its name) counts as restarted.
+func (r *restartRun) evict(ctx context.Context, p restartPod) error {
+	o := r.o
+	eviction := &policyv1.Eviction{
+		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: o.Namespace},
+		// The UID makes sure the pod evicted is the one decided on.
+		DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &p.UID}},
+	}
+	warned := false
+	for {
+		err := o.Client.PolicyV1().Evictions(o.Namespace).Evict(ctx, eviction)
+		switch {
+		case err == nil:
+			r.gone[p.UID] = true
+			r.evicted++
+			_, err := fmt.Fprintf(o.Out, "pod/%s evicted\n", p.Name)
+			return err
+		case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
+			r.gone[p.UID] = true
+			return nil
+		case apierrors.IsTooManyRequests(err):
+			// A PodDisruptionBudget (or the API server's own throttling)
+			// says not now; kubectl drain waits and retries the same way.
+			r.waiting = fmt.Sprintf("a PodDisruptionBudget to allow evicting pod %s: %v", p.Name, err)
+			if !warned {
+				fmt.Fprintf(o.ErrOut, "pod/%s: eviction refused, retrying every %s: %v\n", p.Name, o.EvictRetry, err)
+				warned = true
+			}
+			if err := r.pause(ctx, o.EvictRetry); err != nil {
+				return err
+			}
+		case apierrors.IsForbidden(err):
+			return fmt.Errorf("pod %s/%s: you may not evict pods in namespace %s; ask for RBAC permission to create pods/eviction (check with 'kubectl auth can-i create pods/eviction -n %s'): %w", o.Namespace, p.Name, o.Namespace, o.Namespace, err)
+		default:
+			return r.stopped(ctx, fmt.Errorf("evicting pod %s/%s: %w", o.Namespace, p.Name, err))
+		}
+	}
+}
+
+// pause waits d, or ends the restart when the context ends first.
+func (r *restartRun) pause(ctx context.Context, d time.Duration) error {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return r.stopped(ctx, ctx.Err())
+	case <-timer.C:
+		return nil
+	}
+}
+
+// stopped turns err into the restart's result: after --timeout an exit code
+// 2 error naming the pods left and what the restart waited for.
+func (r *restartRun) stopped(ctx context.Context, err error) error {
+	if !errors.Is(context.Cause(ctx), errRestartTimeout) {
+		return err
+	}
+	return &exitError{code: ExitTimeout, err: fmt.Errorf("timed out after %s restarting deployment %s/%s: %s; waiting for %s",
+		r.o.Timeout, r.d.Namespace, r.d.Name, r.leftText(), orWaiting(r.waiting))}
+}
+
+// changed ends a restart whose Deployment changed under it.
+func (r *restartRun) changed(why string) error {
+	return fmt.Errorf("restart of deployment %s/%s stopped: %s; %s; run 'kubectl gray restart %s' again once it is held or settled",
+		r.d.Namespace, r.d.Name, why, r.leftText(), r.d.Name)
+}
+
+// leftText names the pods not restarted yet, the first ten of them.
+func (r *restartRun) leftText() string {
+	var names []string
+	for _, p := range r.left {
+		if !r.gone[p.UID] {
+			names = append(names, p.Name)
+		}
+	}
+	if len(names) == 0 {
+		return "every pod was evicted"
+	}
+	more := ""
+	if len(names) > 10 {
+		more = fmt.Sprintf(" and %d more", len(names)-10)
+	}
+	return fmt.Sprintf("%s of %d not restarted yet (%s%s)", podCount(len(names)), len(r.originals), strings.Join(names[:min(10, len(names))], ", "), more)
+}
+
+func orWaiting(s string) string {
+	if s == "" {
+		return "the Deployment to be read"
+	}
+	return s
+}
+
+// describeTargets lists targets for a message.
+func describeTargets(targets []restartTarget) string {
+	if len(targets) == 0 {
+		return "none with pods"
+	}
+	parts := make([]string, len(targets))
+	for i, t := range targets {
+		parts[i] = t.String()
+	}
+	return strings.Join(parts, ", ")
+}
+
+// read gets the Deployment and the ReplicaSets it controls.
+func (o *RestartOptions) read(ctx context.Context) (*appsv1.Deployment, []*appsv1.ReplicaSet, error) {
+	d, err := o.Client.AppsV1().Deployments(o.Namespace).Get(ctx, o.Name, metav1.GetOptions{})
+	if err != nil {
+		return nil, nil, apiError(err, "get", o.Namespace, o.Name)
+	}
+	rss, _, err := ownedReplicaSets(ctx, o.Client, d)
+	return d, rss, err
+}
+
+// observe lists the pods of d's ReplicaSets rss.
+func (o *RestartOptions) observe(ctx context.Context, d *appsv1.Deployment, rss []*appsv1.ReplicaSet) (restartState, error) {
+	selector, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
+	if err != nil {
+		return restartState{}, fmt.Errorf("deployment %s/%s has an invalid selector: %w", d.Namespace, d.Name, err)
+	}
+	list, err := o.Client.CoreV1().Pods(d.Namespace).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
+	if err != nil {
+		return restartState{}, fmt.Errorf("listing pods of deployment %s/%s: %w", d.Namespace, d.Name, err)
+	}
+	owners := map[types.UID]bool{}
+	for _, rs := range rss {
+		owners[rs.UID] = true
+	}
+	return restartState{Replicas: deploymentReplicas(d), Pods: podsOf(list.Items, owners, d.Spec.MinReadySeconds, metav1.NewTime(o.Now()))}, nil
+}
