@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kubegray/kubectl-gray/controller/metrics"
 	"github.com/kubegray/kubectl-gray/pkg/gates"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
@@ -77,16 +78,20 @@ func (p *Pool) slot(pr *gates.Provider) chan struct{} {
 }
 
 func (p *Pool) run(j Job, slot chan struct{}) {
+	tracked := metrics.WaitForProvider(j.Provider.Name, j.Provider.Type)
 	select {
 	case slot <- struct{}{}:
 	case <-p.ctx.Done():
+		tracked.Cancelled()
 		p.finish(j, nil)
 		return
 	}
 	ctx, cancel := context.WithTimeout(p.ctx, j.Provider.Timeout)
 	at := p.now()
+	tracked.Started(at)
 	outcome, value, why := j.Measure(ctx, at)
 	cancel()
+	tracked.Done(p.now(), outcome)
 	<-slot
 	p.finish(j, &gates.Measurement{Revision: j.Revision, Step: j.Step, Due: j.Due, At: at, Outcome: outcome, Value: value, Why: why})
 }

@@ -2,6 +2,9 @@ package measure
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -9,6 +12,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kubegray/kubectl-gray/controller/metrics"
 	"github.com/kubegray/kubectl-gray/pkg/gates"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
@@ -17,7 +21,7 @@ import (
 // once, each submitted three times: every gate is measured once, never more than two at a time,
 // and each Deployment's sync is queued once its measurement is kept.
 func TestPoolBoundsAndDedups(t *testing.T) {
-	provider := &gates.Provider{Name: "prometheus", Timeout: time.Minute, Concurrency: 2}
+	provider := &gates.Provider{Name: "pool-bounds", Type: gates.ProviderPrometheus, Timeout: time.Minute, Concurrency: 2}
 	release := make(chan struct{})
 	var running, most, runs atomic.Int32
 	var mu sync.Mutex
@@ -66,6 +70,19 @@ func TestPoolBoundsAndDedups(t *testing.T) {
 	}
 	if runs.Load() != int32(len(names)) || most.Load() > 2 || len(queued) != len(names) {
 		t.Errorf("%d measurements, at most %d at once, syncs queued %v; want %d, at most 2, each once", runs.Load(), most.Load(), queued, len(names))
+	}
+	// The provider's series: five answers, none left waiting or in flight.
+	rec := httptest.NewRecorder()
+	metrics.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	for _, want := range []string{
+		`gray_controller_gate_provider_measurements_total{outcome="Pass",provider="pool-bounds",type="prometheus"} 5`,
+		`gray_controller_gate_provider_measurement_duration_seconds_count{provider="pool-bounds",type="prometheus"} 5`,
+		`gray_controller_gate_provider_in_flight{provider="pool-bounds",type="prometheus"} 0`,
+		`gray_controller_gate_provider_waiting{provider="pool-bounds",type="prometheus"} 0`,
+	} {
+		if !strings.Contains(rec.Body.String(), want+"\n") {
+			t.Errorf("/metrics lacks %s", want)
+		}
 	}
 	p.Forget(types.UID("uid-shop/a"))
 	if _, ok := p.Latest(Key{Deployment: types.UID("uid-" + "shop/a"), Gate: "errors"}); ok {
