@@ -354,17 +354,14 @@ func (o *GateTestOptions) provider(ctx context.Context, name string) (*gates.Pro
 	if err != nil {
 		return nil, err
 	}
-	var found []*corev1.ConfigMap
-	for _, cm := range cms {
-		if _, ok := cm.Data[name]; ok {
-			found = append(found, cm)
-		}
-	}
+	found, err := gates.FindProvider(name, nil, cms, func(cm *corev1.ConfigMap) (*gates.Provider, error) {
+		return gates.ParseProvider(name, gates.SourceOf(cm, name), cm.Data[name])
+	})
 	switch {
-	case len(found) == 1:
-		return gates.ParseProvider(name, gates.SourceOf(found[0], name), found[0].Data[name])
-	case len(found) > 1:
-		return nil, fmt.Errorf("provider %q is defined %d times in namespace %s", name, len(found), o.ControllerNamespace)
+	case err != nil:
+		return nil, err
+	case found != nil:
+		return found, nil
 	case o.ProviderURL != "":
 		p, err := gates.PrometheusURLProvider(o.ProviderURL)
 		if err != nil {

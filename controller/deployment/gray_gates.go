@@ -156,24 +156,12 @@ func (b *gateBook) provider(name string) (*gates.Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	var sources []string
-	found := b.flagged[name]
-	if found != nil {
-		sources = append(sources, found.Source)
-	}
-	for _, cm := range cms {
-		if _, ok := cm.Data[name]; !ok {
-			continue
-		}
-		if found, err = cachedParse(b, cm, name, gates.ParseProvider); err != nil {
-			return nil, err
-		}
-		sources = append(sources, found.Source)
-	}
+	found, err := gates.FindProvider(name, b.flagged[name], cms, func(cm *corev1.ConfigMap) (*gates.Provider, error) {
+		return cachedParse(b, cm, name, gates.ParseProvider)
+	})
 	switch {
-	case len(sources) > 1:
-		slices.Sort(sources)
-		return nil, fmt.Errorf("provider %q is defined %d times: %s", name, len(sources), strings.Join(sources, "; "))
+	case err != nil:
+		return nil, err
 	case found == nil:
 		return nil, fmt.Errorf("provider %q is not one gray-controller has: define it in a ConfigMap labelled %s=%s in namespace %s (docs/gates.md)",
 			name, grayapi.GatesLabel, grayapi.ProvidersLabelValue, b.namespace)

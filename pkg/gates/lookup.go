@@ -2,6 +2,7 @@ package gates
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -70,4 +71,36 @@ func defining(name, namespace string, cms []*corev1.ConfigMap) (*corev1.ConfigMa
 // SourceOf is how messages name key of cm.
 func SourceOf(cm *corev1.ConfigMap, key string) string {
 	return fmt.Sprintf("ConfigMap %s/%s, key %q", cm.Namespace, cm.Name, key)
+}
+
+// FindProvider is provider name where gray-controller and kubectl gray find it: flagged (the one
+// a flag of gray-controller gave, or nil) or the one ConfigMap of cms (those labelled
+// kubegray.io/gates=providers in gray-controller's namespace) that has key name, read by parse.
+// Two definitions are an error naming both, since neither can be said to win; none is nil, for
+// the caller to say where it looked.
+func FindProvider(name string, flagged *Provider, cms []*corev1.ConfigMap, parse func(cm *corev1.ConfigMap) (*Provider, error)) (*Provider, error) {
+	var sources []string
+	found := flagged
+	if found != nil {
+		sources = append(sources, found.Source)
+	}
+	for _, cm := range cms {
+		if _, ok := cm.Data[name]; !ok {
+			continue
+		}
+		sources = append(sources, SourceOf(cm, name))
+		if len(sources) > 1 {
+			continue
+		}
+		p, err := parse(cm)
+		if err != nil {
+			return nil, err
+		}
+		found = p
+	}
+	if len(sources) > 1 {
+		slices.Sort(sources)
+		return nil, fmt.Errorf("provider %q is defined %d times: %s", name, len(sources), strings.Join(sources, "; "))
+	}
+	return found, nil
 }

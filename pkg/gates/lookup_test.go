@@ -1,6 +1,7 @@
 package gates
 
 import (
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -46,5 +47,56 @@ func TestFind(t *testing.T) {
 		if tc.namespace == "gray-system" && len(listed) != 1 {
 			t.Errorf("a Deployment of gray-controller's namespace listed %v, want it once", listed)
 		}
+	}
+}
+
+// TestFindProvider: a provider given by a flag or by one ConfigMap of gray-controller's
+// namespace is found; given twice it is refused naming both places; nowhere it is nil.
+func TestFindProvider(t *testing.T) {
+	providers := func(name, data string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "gray-system", Name: name}, Data: map[string]string{"prom": data}}
+	}
+	parse := func(cm *corev1.ConfigMap) (*Provider, error) {
+		return ParseProvider("prom", SourceOf(cm, "prom"), cm.Data["prom"])
+	}
+	flagged, err := PrometheusURLProvider("http://prometheus.monitoring:9090")
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := providers("providers", "type: prometheus\nurl: http://prom.monitoring:9090\n")
+	other := providers("more", "type: prometheus\nurl: http://other.monitoring:9090\n")
+	unrelated := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "gray-system", Name: "unrelated"}, Data: map[string]string{"smoke": "type: webhook\n"}}
+	for _, tc := range []struct {
+		name    string
+		flagged *Provider
+		cms     []*corev1.ConfigMap
+		wantURL string
+		wantErr string
+	}{
+		{name: "by a flag", flagged: flagged, cms: []*corev1.ConfigMap{unrelated}, wantURL: "http://prometheus.monitoring:9090"},
+		{name: "by a ConfigMap", cms: []*corev1.ConfigMap{unrelated, good}, wantURL: "http://prom.monitoring:9090"},
+		{name: "nowhere", cms: []*corev1.ConfigMap{unrelated}},
+		{name: "twice by ConfigMaps", cms: []*corev1.ConfigMap{good, other},
+			wantErr: `provider "prom" is defined 2 times: ConfigMap gray-system/more, key "prom"; ConfigMap gray-system/providers, key "prom"`},
+		{name: "by a flag and a ConfigMap", flagged: flagged, cms: []*corev1.ConfigMap{good},
+			wantErr: `provider "prom" is defined 2 times: --prometheus-url; ConfigMap gray-system/providers, key "prom"`},
+		{name: "by a ConfigMap that does not parse", cms: []*corev1.ConfigMap{providers("bad", "type: carrier-pigeon\n")},
+			wantErr: `provider "prom" (ConfigMap gray-system/bad, key "prom"): `},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := FindProvider("prom", tc.flagged, tc.cms, parse)
+			switch {
+			case tc.wantErr != "":
+				if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) {
+					t.Errorf("FindProvider = %v, %v; want the error %q", p, err, tc.wantErr)
+				}
+			case err != nil:
+				t.Errorf("FindProvider: %v", err)
+			case tc.wantURL == "" && p != nil:
+				t.Errorf("FindProvider = %+v, want none", p)
+			case tc.wantURL != "" && (p == nil || p.URL.String() != tc.wantURL):
+				t.Errorf("FindProvider = %+v, want the provider at %s", p, tc.wantURL)
+			}
+		})
 	}
 }
