@@ -223,7 +223,7 @@ func TestStatusFailureOutput(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cs := fake.NewClientset(tt.objects(t)...)
-			out, errOut, err := statusRun(context.Background(), cs, []string{"web"}, func(o *StatusOptions) { o.Output = tt.output })
+			out, errOut, err := statusRun(context.Background(), cs, []string{"web"}, func(o *StatusOptions) { *o.PrintFlags.OutputFormat = tt.output })
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,7 +3,6 @@ package plugin
 import (
 	"context"
 	"fmt"
-	"io"
 	"sort"
 	"strings"
 	"time"
@@ -11,8 +10,10 @@ import (
 	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/cli-runtime/pkg/printers"
+	"k8s.io/kubectl/pkg/cmd/get"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 	"k8s.io/kubectl/pkg/util/templates"
 
@@ -32,7 +33,10 @@ var (
 		kubectl gray history web
 
 		# The same, for a script
-		kubectl gray history deploy/web -o json`)
+		kubectl gray history deploy/web -o json
+
+		# The ReplicaSet of each revision
+		kubectl gray history web -o custom-columns=REVISION:.revisions[*].revision,REPLICASET:.revisions[*].replicaSet`)
 )
 
 const historyViewKind = "GrayHistory"
@@ -46,7 +50,8 @@ const (
 	markAborted    = "aborted"
 )
 
-// HistoryView is what `kubectl gray history -o json|yaml` prints.
+// HistoryView is what `kubectl gray history -o json|yaml` prints (and the
+// templates read).
 type HistoryView struct {
 	// Kind is always "GrayHistory".
 	Kind string `json:"kind"`
@@ -85,7 +90,7 @@ type HistoryRevision struct {
 // HistoryOptions holds what `kubectl gray history` needs.
 type HistoryOptions struct {
 	// Flags.
-	Output string
+	PrintFlags *get.PrintFlags
 
 	// Filled in by Complete.
 	Now func() time.Time
@@ -96,14 +101,14 @@ type HistoryOptions struct {
 
 // NewHistoryOptions returns HistoryOptions with defaults.
 func NewHistoryOptions(streams genericiooptions.IOStreams) *HistoryOptions {
-	return &HistoryOptions{IOStreams: streams, Now: time.Now}
+	return &HistoryOptions{IOStreams: streams, Now: time.Now, PrintFlags: newViewPrintFlags(false)}
 }
 
 // NewCmdHistory returns `kubectl gray history`.
 func NewCmdHistory(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	o := NewHistoryOptions(streams)
 	cmd := &cobra.Command{
-		Use:                   "history DEPLOYMENT [-o json|yaml]",
+		Use:                   "history DEPLOYMENT [-o FORMAT] [--no-headers]",
 		DisableFlagsInUseLine: true,
 		Short:                 "List the revisions of a Deployment and what they were to gray rollouts",
 		Long:                  historyLong,
@@ -111,7 +116,7 @@ func NewCmdHistory(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra
 		ValidArgsFunction:     completeDeploymentNames(f),
 		RunE:                  runE(f, o),
 	}
-	addViewOutputFlag(cmd, &o.Output, "Output format: json or yaml (a GrayHistory object). Default: a table.")
+	addViewPrintFlags(cmd, o.PrintFlags, "a GrayHistory object")
 	return cmd
 }
 
@@ -129,10 +134,8 @@ func (o *HistoryOptions) complete(args []string) error {
 
 // Validate checks the output format.
 func (o *HistoryOptions) Validate() error {
-	if o.Output != "" && o.Output != "json" && o.Output != "yaml" {
-		return fmt.Errorf("invalid --output %q: use json or yaml (or nothing for a table)", o.Output)
-	}
-	return nil
+	_, err := o.PrintFlags.ToPrinter()
+	return err
 }
 
 // Run prints the history.
@@ -146,14 +149,11 @@ func (o *HistoryOptions) Run(ctx context.Context) error {
 		return err
 	}
 	view := newHistoryView(d, rss)
-	if o.Output != "" {
-		return printData(o.Out, o.Output, view)
-	}
-	if len(view.Revisions) == 0 {
+	if len(view.Revisions) == 0 && humanOutput(o.PrintFlags) {
 		_, err := fmt.Fprintf(o.Out, "No rollout history found for deployment %s/%s.\n", o.Namespace, o.Name)
 		return err
 	}
-	return renderHistory(o.Out, view, o.Now())
+	return printView(o.PrintFlags, o.Out, &view, func() *metav1.Table { return historyTable(view, o.Now()) })
 }
 
 // newHistoryView lists d's revisions and marks them. "rolled back": the
@@ -235,12 +235,37 @@ func phaseMark(st grayapi.Status) string {
 	return strings.ToLower(string(st.Phase))
 }
 
-func renderHistory(w io.Writer, view HistoryView, now time.Time) error {
-	tw := printers.GetNewTabWriter(w)
-	fmt.Fprintln(tw, "REVISION\tREPLICASET\tREADY\tIMAGES\tGRAY\tAGE\tCHANGE-CAUSE")
+// historyColumns are the history table's columns; CREATED, the exact time
+// AGE rounds, shows only with -o wide.
+var historyColumns = []metav1.TableColumnDefinition{
+	{Name: "Revision", Type: "integer"},
+	{Name: "ReplicaSet", Type: "string"},
+	{Name: "Ready", Type: "string"},
+	{Name: "Images", Type: "string"},
+	{Name: "Gray", Type: "string"},
+	{Name: "Age", Type: "string"},
+	{Name: "Change-Cause", Type: "string"},
+	{Name: "Created", Type: "string", Format: "date-time", Priority: 1},
+}
+
+// historyTable is the table of view's revisions at now.
+func historyTable(view HistoryView, now time.Time) *metav1.Table {
+	t := &metav1.Table{ColumnDefinitions: historyColumns}
 	for _, r := range view.Revisions {
-		fmt.Fprintf(tw, "%d\t%s\t%d/%d\t%s\t%s\t%s\t%s\n", r.Revision, r.ReplicaSet, r.ReadyReplicas, r.Replicas,
-			formatImages(r.Images), orPlaceholder(strings.Join(r.Marks, ", "), "-"), age(now, r.CreatedAt), orPlaceholder(r.ChangeCause, "<none>"))
+		t.Rows = append(t.Rows, metav1.TableRow{Cells: []any{
+			r.Revision, r.ReplicaSet, fmt.Sprintf("%d/%d", r.ReadyReplicas, r.Replicas), formatImages(r.Images),
+			orPlaceholder(strings.Join(r.Marks, ", "), "-"), age(now, r.CreatedAt), orPlaceholder(r.ChangeCause, "<none>"),
+			r.CreatedAt.UTC().Format(time.RFC3339),
+		}})
 	}
-	return tw.Flush()
+	return t
+}
+
+// The history as a runtime.Object, for the printers.
+
+func (v *HistoryView) GetObjectKind() schema.ObjectKind { return viewKind{&v.APIVersion, &v.Kind} }
+func (v *HistoryView) DeepCopyObject() runtime.Object   { return copyView(v) }
+
+func (v *HistoryView) deployments() []metav1.ObjectMeta {
+	return []metav1.ObjectMeta{{Namespace: v.Namespace, Name: v.Name}}
 }

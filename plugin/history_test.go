@@ -55,7 +55,7 @@ func abortedThenSupersededWeb(t *testing.T) []runtime.Object {
 func historyRun(cs *fake.Clientset, args []string, output string) (string, error) {
 	streams, out, _ := testStreams()
 	o := NewHistoryOptions(streams)
-	o.Now, o.Namespace, o.Client, o.Output = clock, ns, cs, output
+	o.Now, o.Namespace, o.Client, *o.PrintFlags.OutputFormat = clock, ns, cs, output
 	err := o.complete(args)
 	if err == nil {
 		err = o.Validate()
@@ -132,7 +132,7 @@ func TestHistoryErrors(t *testing.T) {
 		args                  []string
 	}{
 		{name: "not found", args: []string{"nope"}, wantErr: "deployment default/nope not found"},
-		{name: "bad output", args: []string{"web"}, output: "wide", wantErr: `invalid --output "wide": use json or yaml (or nothing for a table)`},
+		{name: "bad output", args: []string{"web"}, output: "xml", wantErr: `unable to match a printer suitable for the output format "xml"`},
 		{name: "no name", wantErr: "give one Deployment, e.g. 'kubectl gray history web'"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

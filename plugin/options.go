@@ -139,8 +139,9 @@ func dryRunSuffix(dryRun cmdutil.DryRunStrategy) string {
 	return ""
 }
 
-// viewFormats are the -o values of the verbs that print a view of their own
-// (status, history, version) instead of the Deployment.
+// viewFormats are the -o values of `kubectl gray version`, json and yaml as
+// kubectl version has them. status and history print with kubectl get's
+// printers (printview.go).
 var viewFormats = []string{"json", "yaml"}
 
 // addViewOutputFlag binds -o/--output to output, with completion of

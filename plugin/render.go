@@ -10,7 +10,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
-	"k8s.io/cli-runtime/pkg/printers"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
@@ -290,47 +289,6 @@ func renderTree(b *strings.Builder, v StatusView, now time.Time, p palette) {
 			fmt.Fprintf(b, "%s└── %s\n", indent, p.dim(fmt.Sprintf("... and %d more pods", more)))
 		}
 	}
-}
-
-// renderStatusTable writes one row per gray Deployment.
-func renderStatusTable(w io.Writer, views []StatusView, allNamespaces bool, now time.Time) error {
-	tw := printers.GetNewTabWriter(w)
-	header := "NAME\tPHASE\tSTEP\tHOLD-POINTS\tTARGET\tUPDATED\tAVAILABLE\tREPLICAS\tREVISION\tHELD"
-	if allNamespaces {
-		header = "NAMESPACE\t" + header
-	}
-	fmt.Fprintln(tw, header)
-	for _, v := range views {
-		row := []string{
-			v.Name,
-			orPlaceholder(string(v.Phase), "-"),
-			stepText(v),
-			orPlaceholder(grayapi.FormatPercent(v.HoldPoints), "-"),
-			targetText(v),
-			fmt.Sprint(v.UpdatedReplicas),
-			fmt.Sprint(v.AvailableReplicas),
-			fmt.Sprint(v.Replicas),
-			fmt.Sprint(v.Revision),
-			"-",
-		}
-		if v.HeldAt != nil && v.Phase == grayapi.PhaseHeld {
-			row[len(row)-1] = age(now, *v.HeldAt)
-		}
-		if allNamespaces {
-			row = append([]string{v.Namespace}, row...)
-		}
-		fmt.Fprintln(tw, strings.Join(row, "\t"))
-	}
-	return tw.Flush()
-}
-
-// targetText is the TARGET cell: "-" until gray-controller reported one, and
-// while the rollout has none (Invalid, Aborted).
-func targetText(v StatusView) string {
-	if v.Phase == "" || v.Phase == grayapi.PhaseInvalid || v.Phase == grayapi.PhaseAborted {
-		return "-"
-	}
-	return fmt.Sprint(v.Target)
 }
 
 // plural renders a count with its noun: 1 restart, 2 restarts.

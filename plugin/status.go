@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/kubectl/pkg/cmd/get"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 	"k8s.io/kubectl/pkg/util/templates"
 	"k8s.io/kubectl/pkg/util/term"
@@ -42,8 +43,12 @@ var (
 		rollout is Degraded, Aborted or Invalid, or failed and was rolled back
 		(printing why), 2 when --timeout passes first.
 
-		-o json|yaml prints a GrayStatus object (apiVersion kubectl-gray/v1) whose
-		fields are documented with the StatusView type of the plugin package.
+		-o json|yaml prints a GrayStatus object (apiVersion kubectl-gray/v1), or
+		without a Deployment a GrayStatusList, whose fields are documented with the
+		StatusView type of the plugin package; -o jsonpath=..., go-template=...
+		and custom-columns=... read the same object. -o wide prints the table
+		(for one Deployment, its row) with the mode, the stable revision, the
+		images and the gates; -o name prints deployment.apps/NAME.
 		Colour is used on terminals unless NO_COLOR is set.`)
 
 	statusExample = templates.Examples(`
@@ -60,7 +65,10 @@ var (
 		kubectl gray status deploy/web -w
 
 		# Read the phase from a script
-		kubectl gray status web -o json | jq -r .phase`)
+		kubectl gray status web -o jsonpath='{.phase}'
+
+		# List the gray Deployments with their mode, images and gates
+		kubectl gray status -o wide`)
 )
 
 // The phases --until can wait for.
@@ -79,7 +87,7 @@ type StatusOptions struct {
 	Watch         bool
 	Until         string
 	Timeout       time.Duration
-	Output        string
+	PrintFlags    *get.PrintFlags
 
 	// Filled in by Complete.
 	Now func() time.Time
@@ -93,14 +101,14 @@ type StatusOptions struct {
 
 // NewStatusOptions returns StatusOptions with defaults.
 func NewStatusOptions(streams genericiooptions.IOStreams) *StatusOptions {
-	return &StatusOptions{IOStreams: streams, Now: time.Now}
+	return &StatusOptions{IOStreams: streams, Now: time.Now, PrintFlags: newViewPrintFlags(true)}
 }
 
 // NewCmdStatus returns `kubectl gray status`.
 func NewCmdStatus(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	o := NewStatusOptions(streams)
 	cmd := &cobra.Command{
-		Use:                   "status [DEPLOYMENT] [-A] [-w] [--until held|complete] [--timeout DURATION] [-o json|yaml]",
+		Use:                   "status [DEPLOYMENT] [-A] [-w] [--until held|complete] [--timeout DURATION] [-o FORMAT] [--no-headers] [--show-labels]",
 		DisableFlagsInUseLine: true,
 		Short:                 "Show gray rollouts, or wait for one to hold or complete",
 		Long:                  statusLong,
@@ -112,7 +120,7 @@ func NewCmdStatus(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.
 	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", o.Watch, "Redraw on every change until interrupted (or until --until is reached).")
 	cmd.Flags().StringVar(&o.Until, "until", o.Until, "Wait until the rollout is held or complete; exit 1 if it is Degraded, Aborted or Invalid, or it failed and was rolled back.")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "Give up after this long (e.g. 5m); with --until the exit code is then 2. 0 waits forever.")
-	addViewOutputFlag(cmd, &o.Output, "Output format: json or yaml (a GrayStatus object). Default: text.")
+	addViewPrintFlags(cmd, o.PrintFlags, "a GrayStatus object (a GrayStatusList without a Deployment)")
 	_ = cmd.RegisterFlagCompletionFunc("until", cobra.FixedCompletions([]string{untilHeld, untilComplete}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -142,6 +150,9 @@ func (o *StatusOptions) complete(args []string) error {
 	default:
 		return fmt.Errorf("give at most one Deployment, e.g. 'kubectl gray status web'")
 	}
+	if o.AllNamespaces {
+		return o.PrintFlags.EnsureWithNamespace()
+	}
 	return nil
 }
 
@@ -153,11 +164,12 @@ func wantColor(terminal bool, noColor string) bool {
 
 // Validate checks flag combinations.
 func (o *StatusOptions) Validate() error {
+	if _, err := o.PrintFlags.ToPrinter(); err != nil {
+		return err
+	}
 	switch {
 	case o.Until != "" && o.Until != untilHeld && o.Until != untilComplete:
 		return fmt.Errorf("invalid --until %q: use %q or %q", o.Until, untilHeld, untilComplete)
-	case o.Output != "" && o.Output != "json" && o.Output != "yaml":
-		return fmt.Errorf("invalid --output %q: use json or yaml (or nothing for text)", o.Output)
 	case o.Until != "" && o.Name == "":
 		return fmt.Errorf("--until needs a Deployment, e.g. 'kubectl gray status web --until %s'", o.Until)
 	case o.AllNamespaces && o.Name != "":
@@ -257,7 +269,7 @@ func (o *StatusOptions) runOne(ctx context.Context) error {
 	if !o.Watch && o.Until == "" {
 		return o.render(o.Out, snap.view)
 	}
-	s := newScreen(o.Out, o.Terminal, o.Output)
+	s := newScreen(o.Out, o.Terminal, drawSeparator(o.PrintFlags))
 	if done, err := o.show(s, snap.view); done || err != nil {
 		return err
 	}
@@ -291,16 +303,16 @@ func (o *StatusOptions) show(s *screen, v StatusView) (bool, error) {
 		if err := s.draw(text); err != nil {
 			return false, err
 		}
-	case done && o.Output != "":
+	case done && !o.text():
 		if err := o.render(o.Out, v); err != nil {
 			return false, err
 		}
-	case !done && untilErr == nil && o.Output == "":
+	case !done && untilErr == nil && o.text():
 		if err := s.line(waitingLine(v, o.Until)); err != nil {
 			return false, err
 		}
 	}
-	if done && o.Output == "" {
+	if done && o.text() {
 		_, err := fmt.Fprintln(o.Out, reachedLine(v, o.Until))
 		return true, err
 	}
@@ -323,11 +335,19 @@ func (o *StatusOptions) ended(ctx context.Context, v StatusView) error {
 	return fmt.Errorf("interrupted while waiting for deployment %s/%s to be %s", o.Namespace, o.Name, o.Until)
 }
 
+// text is true for the default output: one Deployment's summary and tree,
+// with --until's progress lines.
+func (o *StatusOptions) text() bool {
+	return outputFormat(o.PrintFlags) == ""
+}
+
+// render prints one Deployment: its summary and tree, or its view or table
+// row with -o.
 func (o *StatusOptions) render(w io.Writer, v StatusView) error {
-	if o.Output != "" {
-		return printData(w, o.Output, v)
+	if o.text() {
+		return renderStatus(w, v, o.Now(), o.Color)
 	}
-	return renderStatus(w, v, o.Now(), o.Color)
+	return printView(o.PrintFlags, w, &v, func() *metav1.Table { return statusTable([]StatusView{v}, o.Now()) })
 }
 
 func (o *StatusOptions) renderString(v StatusView) (string, error) {

@@ -57,7 +57,7 @@ func (o *StatusOptions) runList(ctx context.Context) error {
 	if o.AllNamespaces {
 		ns = metav1.NamespaceAll
 	}
-	s := newScreen(o.Out, o.Terminal, o.Output)
+	s := newScreen(o.Out, o.Terminal, drawSeparator(o.PrintFlags))
 	apps := o.Client.AppsV1()
 	// load reads and draws the table and returns the watch that follows it.
 	load := func() ([]watchSpec, error) {
@@ -70,11 +70,11 @@ func (o *StatusOptions) runList(ctx context.Context) error {
 			return nil, err
 		}
 		switch {
-		case len(views) == 0 && o.Output == "" && !o.Watch:
+		case len(views) == 0 && humanOutput(o.PrintFlags) && !o.Watch:
 			_, err = fmt.Fprintln(o.ErrOut, noGrayDeployments(ns))
 		case !o.Watch:
 			_, err = io.WriteString(o.Out, text)
-		case len(views) == 0 && o.Output == "":
+		case len(views) == 0 && humanOutput(o.PrintFlags):
 			err = s.draw(noGrayDeployments(ns) + "\n")
 		default:
 			err = s.draw(text)
@@ -104,13 +104,11 @@ func noGrayDeployments(ns string) string {
 	return fmt.Sprintf("No gray Deployments found in %s namespace.", ns)
 }
 
+// renderListString prints the list with -o: by default its table, which
+// has no header when it has no rows.
 func (o *StatusOptions) renderListString(views []StatusView) (string, error) {
 	var b strings.Builder
-	var err error
-	if o.Output != "" {
-		err = printData(&b, o.Output, StatusViewList{Kind: statusViewListKind, APIVersion: viewAPIVersion, Items: views})
-	} else if len(views) > 0 {
-		err = renderStatusTable(&b, views, o.AllNamespaces, o.Now())
-	}
+	list := &StatusViewList{Kind: statusViewListKind, APIVersion: viewAPIVersion, Items: views}
+	err := printView(o.PrintFlags, &b, list, func() *metav1.Table { return statusTable(views, o.Now()) })
 	return b.String(), err
 }

@@ -77,7 +77,7 @@ func TestStatusJSONSchema(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			cs := fake.NewClientset(objects(t)...)
-			out, _, err := statusRun(context.Background(), cs, []string{"web"}, func(o *StatusOptions) { o.Output = "json" })
+			out, _, err := statusRun(context.Background(), cs, []string{"web"}, func(o *StatusOptions) { *o.PrintFlags.OutputFormat = "json" })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -124,12 +124,15 @@ func TestStatusJSONSchema(t *testing.T) {
 	}
 }
 
-// checkRequiredKeys asserts that every field of typ without omitempty is a
+// checkRequiredKeys asserts that every exported field of typ without omitempty is a
 // key of obj, recursing into nested view objects and the first list item.
 func checkRequiredKeys(t *testing.T, path string, typ reflect.Type, obj map[string]any) {
 	t.Helper()
 	for i := range typ.NumField() {
 		f := typ.Field(i)
+		if !f.IsExported() {
+			continue
+		}
 		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
 		val, present := obj[name]
 		if !present {

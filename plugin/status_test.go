@@ -149,8 +149,8 @@ func TestStatusOutput(t *testing.T) {
 		{name: "held", objects: heldWeb, args: []string{"web"}},
 		{name: "progressing", objects: progressingWeb, args: []string{"deploy/web"}},
 		{name: "many-pods", objects: bigWeb, args: []string{"web"}},
-		{name: "held-json", objects: heldWeb, args: []string{"web"}, flags: func(o *StatusOptions) { o.Output = "json" }},
-		{name: "held-yaml", objects: heldWeb, args: []string{"web"}, flags: func(o *StatusOptions) { o.Output = "yaml" }},
+		{name: "held-json", objects: heldWeb, args: []string{"web"}, flags: func(o *StatusOptions) { *o.PrintFlags.OutputFormat = "json" }},
+		{name: "held-yaml", objects: heldWeb, args: []string{"web"}, flags: func(o *StatusOptions) { *o.PrintFlags.OutputFormat = "yaml" }},
 		{name: "held-alongside", objects: heldAlongsideWeb, args: []string{"web"}},
 		{name: "complete", objects: completeWeb, args: []string{"web"}},
 		{
@@ -224,7 +224,7 @@ func TestStatusTable(t *testing.T) {
 	}{
 		{name: "table"},
 		{name: "table-all-namespaces", flags: func(o *StatusOptions) { o.AllNamespaces = true }},
-		{name: "table-json", flags: func(o *StatusOptions) { o.Output = "json" }},
+		{name: "table-json", flags: func(o *StatusOptions) { *o.PrintFlags.OutputFormat = "json" }},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			out, _, err := statusRun(context.Background(), cs, nil, tt.flags)
@@ -251,7 +251,7 @@ func TestStatusValidate(t *testing.T) {
 	}{
 		{name: "bad until", args: []string{"web"}, flags: func(o *StatusOptions) { o.Until = "paused" }, wantErr: `invalid --until "paused": use "held" or "complete"`},
 		{name: "until without name", flags: func(o *StatusOptions) { o.Until = "held" }, wantErr: `--until needs a Deployment, e.g. 'kubectl gray status web --until held'`},
-		{name: "bad output", args: []string{"web"}, flags: func(o *StatusOptions) { o.Output = "wide" }, wantErr: `invalid --output "wide": use json or yaml (or nothing for text)`},
+		{name: "bad output", args: []string{"web"}, flags: func(o *StatusOptions) { *o.PrintFlags.OutputFormat = "xml" }, wantErr: `unable to match a printer suitable for the output format "xml"`},
 		{name: "all namespaces and name", args: []string{"web"}, flags: func(o *StatusOptions) { o.AllNamespaces = true }, wantErr: `-A lists every namespace; use -n NAMESPACE with a Deployment name`},
 		{name: "timeout alone", args: []string{"web"}, flags: func(o *StatusOptions) { o.Timeout = time.Minute }, wantErr: `--timeout only applies with --until or -w`},
 		{name: "two names", args: []string{"web", "api"}, wantErr: `give at most one Deployment, e.g. 'kubectl gray status web'`},

@@ -11,7 +11,8 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
-// The identity of the objects `kubectl gray status -o json|yaml` prints.
+// The identity of the objects `kubectl gray status -o json|yaml` prints (and
+// the templates read).
 // They are views computed by the plugin, not API objects; the version
 // changes only with an incompatible change to the fields below.
 const (
@@ -124,6 +125,10 @@ type StatusView struct {
 	// Events are the latest gray events of the Deployment, oldest first.
 	// Omitted in a GrayStatusList.
 	Events []EventView `json:"events,omitempty"`
+
+	// deployment is the Deployment's name, namespace and labels, for the
+	// table's NAMESPACE and LABELS columns and -o name; not printed.
+	deployment metav1.ObjectMeta
 }
 
 // StatusViewList is what `kubectl gray status -o json|yaml` prints without
@@ -233,6 +238,7 @@ func newStatusView(d *appsv1.Deployment, rel *related) StatusView {
 		HoldPoints:        []int32{},
 		Images:            templateImages(&d.Spec.Template.Spec),
 		Conditions:        []ConditionView{},
+		deployment:        metav1.ObjectMeta{Namespace: d.Namespace, Name: d.Name, Labels: d.Labels},
 	}
 	annotations := d.Annotations
 	var percentErr error

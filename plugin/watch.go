@@ -171,15 +171,9 @@ type screen struct {
 // clearScreen moves the cursor home and clears the terminal.
 const clearScreen = "\x1b[H\x1b[2J"
 
-func newScreen(w io.Writer, terminal bool, output string) *screen {
-	sep := "\n"
-	switch output {
-	case "json":
-		sep = ""
-	case "yaml":
-		sep = "---\n"
-	}
-	return &screen{w: w, terminal: terminal, separator: sep}
+// newScreen draws on w; separator goes between the states it appends.
+func newScreen(w io.Writer, terminal bool, separator string) *screen {
+	return &screen{w: w, terminal: terminal, separator: separator}
 }
 
 // draw shows a full state.
