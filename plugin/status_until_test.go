@@ -1,7 +1,8 @@
 package plugin
 
 // status --until: when a view counts as reached, failed or stale (untilReached, staleReasons),
-// and the command waiting on the watch, exiting 1 when Degraded and 2 on a timeout.
+// and the command waiting on the watch, exiting 1 when Degraded and 2 on a timeout, carrying on
+// when the server closes the watch.
 
 import (
 	"context"
@@ -179,5 +180,50 @@ func TestStatusUntilAlreadyReached(t *testing.T) {
 		if a.GetVerb() == "watch" {
 			t.Errorf("watched although the phase was already reached")
 		}
+	}
+}
+
+// The API server ends watches (its timeout, a restart, a dropped
+// connection); --until carries on from the last version it saw and ends
+// when the phase is reached.
+func TestStatusUntilCarriesOnWhenTheServerClosesTheWatch(t *testing.T) {
+	cs := fake.NewClientset(progressingWeb(t)...)
+	opened := serverWatches(cs)
+	out, done := runStatusAsync(context.Background(), cs, []string{"web"}, func(o *StatusOptions) { o.Until = "held" })
+
+	first := waitFor(t, opened, "the Deployment watch")
+	if first.resourceVersion != "100" {
+		t.Fatalf("first watch from %q, want 100 (the version read)", first.resourceVersion)
+	}
+	d := getDeployment(t, cs, "web")
+	d.ResourceVersion = "105"
+	first.w.Modify(d)
+	first.w.Stop()
+
+	var second openedWatch
+	select {
+	case err := <-done:
+		t.Fatalf("status --until returned %v when the server closed its watch", err)
+	case second = <-opened:
+	case <-time.After(10 * time.Second):
+		t.Fatal("timed out waiting for the watch to be reopened")
+	}
+	if second.resourceVersion != "105" {
+		t.Fatalf("watch reopened from %q, want 105 (the last version seen)", second.resourceVersion)
+	}
+	updateDeployment(t, cs, "web", func(d *appsv1.Deployment) {
+		s, _ := grayapi.FormatStatus(grayapi.Status{Mode: grayapi.ModeInstead, Revision: 2, StableRevision: 1, Step: 1, Percent: 30, Target: 3,
+			Phase: grayapi.PhaseHeld, ObservedGeneration: 4, HeldAt: heldAt(0)})
+		d.Annotations[grayapi.StatusAnnotation] = s
+		d.ResourceVersion = "106"
+	})
+	second.w.Modify(getDeployment(t, cs, "web"))
+	if err := waitFor(t, done, "status to return"); err != nil {
+		t.Fatalf("status --until held: %v", err)
+	}
+	want := "Waiting for deployment.apps/web to be held: Progressing at 30% (step 2/3), 2 of 3 new replicas available; not ready: 1 pod NotReady (container app is running but not ready), 2 restarts\n" +
+		"deployment.apps/web held at 30% (step 2/3, revision 2)\n"
+	if out.String() != want {
+		t.Errorf("output:\n%s\nwant:\n%s", out, want)
 	}
 }

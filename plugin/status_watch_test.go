@@ -12,6 +12,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
@@ -102,6 +103,24 @@ func runStatusAsync(ctx context.Context, cs *fake.Clientset, args []string, flag
 	return out, done
 }
 
+// serverWatches makes every Deployment watch of cs one the test drives as
+// the API server would, and reports each as it opens with the resource
+// version it was asked to start from.
+func serverWatches(cs *fake.Clientset) <-chan openedWatch {
+	opened := make(chan openedWatch, 10)
+	cs.PrependWatchReactor("deployments", func(action k8stesting.Action) (bool, watch.Interface, error) {
+		w := watch.NewFake()
+		opened <- openedWatch{w: w, resourceVersion: action.(k8stesting.WatchActionImpl).ListOptions.ResourceVersion}
+		return true, w, nil
+	})
+	return opened
+}
+
+type openedWatch struct {
+	w               *watch.FakeWatcher
+	resourceVersion string
+}
+
 func TestStatusWatchRedraws(t *testing.T) {
 	cs := fake.NewClientset(heldWeb(t)...)
 	opened := watchOpened(cs)
@@ -157,12 +176,58 @@ func TestWatchFeedRestartsAfterWatchError(t *testing.T) {
 	}
 }
 
-func TestWatchOpenErrorIsFatal(t *testing.T) {
-	forbidden := errors.New("forbidden")
+// A watch refused for lack of permission ends the loop with the reason;
+// retrying would not help.
+func TestWatchForbiddenIsFatal(t *testing.T) {
+	forbidden := apierrors.NewForbidden(appsv1.Resource("deployments"), "", errors.New("no watch permission"))
 	err := watchLoop(context.Background(), []watchSpec{{what: "deployment default/web", resourceVersion: "1", open: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
 		return nil, forbidden
 	}}}, func() (bool, []watchSpec, error) { t.Fatal("reload called"); return false, nil, nil })
-	if !errors.Is(err, forbidden) || err.Error() != "watching deployment default/web: forbidden" {
+	if !apierrors.IsForbidden(err) || err.Error() != "watching deployment default/web: deployments.apps is forbidden: no watch permission" {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// status -w of the list outlives a watch the API server closes: the change
+// after it is drawn, and only an interrupt ends it.
+func TestStatusWatchCarriesOnWhenTheServerClosesTheWatch(t *testing.T) {
+	cs := fake.NewClientset(heldWeb(t)...)
+	opened := serverWatches(cs)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out, done := runStatusAsync(ctx, cs, nil, func(o *StatusOptions) { o.Watch = true })
+	waitFor(t, out.writes, "the first drawing")
+	first := waitFor(t, opened, "the Deployment watch")
+	first.w.Stop()
+
+	var second openedWatch
+	select {
+	case err := <-done:
+		t.Fatalf("status -w returned %v when the server closed its watch", err)
+	case second = <-opened:
+	case <-time.After(10 * time.Second):
+		t.Fatal("timed out waiting for the watch to be reopened")
+	}
+	if second.resourceVersion != first.resourceVersion {
+		t.Fatalf("watch reopened from %q, want %q (nothing seen since the list)", second.resourceVersion, first.resourceVersion)
+	}
+	updateDeployment(t, cs, "web", func(d *appsv1.Deployment) {
+		s, _ := grayapi.FormatStatus(grayapi.Status{Mode: grayapi.ModeInstead, Revision: 2, StableRevision: 1, Step: 1, Percent: 30, Target: 3,
+			Phase: grayapi.PhaseProgressing, ObservedGeneration: 4})
+		d.Annotations[grayapi.StatusAnnotation] = s
+	})
+	second.w.Modify(getDeployment(t, cs, "web"))
+	waitFor(t, out.writes, "the second drawing")
+	cancel()
+	if err := waitFor(t, done, "status to return"); err != nil {
+		t.Fatalf("status -w ended with %v, want nil on interrupt", err)
+	}
+	want := "NAME   PHASE   STEP   HOLD-POINTS   TARGET   UPDATED   AVAILABLE   REPLICAS   REVISION   HELD\n" +
+		"web    Held    1/3    10,30,60      1        1         10          10         2          5m\n" +
+		"\n" +
+		"NAME   PHASE         STEP   HOLD-POINTS   TARGET   UPDATED   AVAILABLE   REPLICAS   REVISION   HELD\n" +
+		"web    Progressing   2/3    10,30,60      3        1         10          10         2          -\n"
+	if out.String() != want {
+		t.Errorf("output:\n%s\nwant:\n%s", out, want)
 	}
 }

@@ -7,12 +7,11 @@ import (
 	"io"
 	"strings"
 	"sync"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 )
 
 // watchSpec is one watch of the objects behind a view.
@@ -23,19 +22,12 @@ type watchSpec struct {
 	// read at, so no change between reading and watching is missed.
 	resourceVersion string
 	// open starts the watch with the given options.
-	open func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
+	open cache.WatchFuncWithContext
 }
 
-// minWatchLife keeps a server that closes watches at once from turning the
-// reopen loop into a busy loop.
-const minWatchLife = time.Second
-
-// errWatchOpen wraps a failure to start a watch: a permission or
-// configuration problem that retrying will not fix.
-type errWatchOpen struct{ err error }
-
-func (e *errWatchOpen) Error() string { return e.err.Error() }
-func (e *errWatchOpen) Unwrap() error { return e.err }
+// errExpired marks a watch whose resource version the API server no longer
+// has (410 Gone): the reader reloads and watches from the new version.
+var errExpired = errors.New("watch expired")
 
 // changeFeed signals changes to any of a set of watched objects. Signals
 // are coalesced: many events while the reader reloads make one signal.
@@ -46,18 +38,27 @@ type changeFeed struct {
 	wg      sync.WaitGroup
 }
 
-// startFeed opens the watches. A watch the server closes is reopened from
-// the last version seen; a watch that reports an error (typically 410 Gone)
-// is reported on failed, and the reader reloads and starts a new feed.
+// startFeed opens the watches, each a client-go RetryWatcher: a watch the
+// API server closes (its timeout, a restart, a dropped connection) is
+// reopened from the last version seen, so a wait never ends early. What a
+// RetryWatcher cannot carry on from ends on failed: errExpired when the
+// version is gone, so that the reader reloads, or an error that retrying
+// will not fix (forbidden, unauthorized).
 func startFeed(ctx context.Context, specs []watchSpec) *changeFeed {
 	ctx, cancel := context.WithCancel(ctx)
 	f := &changeFeed{changed: make(chan struct{}, 1), failed: make(chan error, len(specs)), cancel: cancel}
 	for _, spec := range specs {
+		rw, err := watchtools.NewRetryWatcherWithContext(ctx, spec.resourceVersion, &cache.ListWatch{WatchFuncWithContext: spec.open})
+		if err != nil {
+			f.failed <- fmt.Errorf("watching %s: %w", spec.what, err)
+			continue
+		}
 		f.wg.Add(1)
 		go func() {
 			defer f.wg.Done()
-			if err := f.follow(ctx, spec); err != nil && ctx.Err() == nil {
-				f.failed <- err
+			defer rw.Stop()
+			if err := f.follow(rw); err != nil && ctx.Err() == nil {
+				f.failed <- fmt.Errorf("watching %s: %w", spec.what, err)
 			}
 		}()
 	}
@@ -77,55 +78,27 @@ func (f *changeFeed) signal() {
 	}
 }
 
-func (f *changeFeed) follow(ctx context.Context, spec watchSpec) error {
-	rv := spec.resourceVersion
-	for {
-		opened := time.Now()
-		w, err := spec.open(ctx, metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true})
-		if err != nil {
-			return &errWatchOpen{fmt.Errorf("watching %s: %w", spec.what, err)}
+// follow signals each event of w until it ends: when the feed stops, or
+// with the error the RetryWatcher gave up on.
+func (f *changeFeed) follow(w *watchtools.RetryWatcher) error {
+	for ev := range w.ResultChan() {
+		if ev.Type != watch.Error {
+			f.signal()
+			continue
 		}
-		rv, err = f.drain(ctx, w, rv)
-		w.Stop()
-		if err != nil || ctx.Err() != nil {
-			return err
+		err := apierrors.FromObject(ev.Object)
+		if apierrors.IsGone(err) || apierrors.IsResourceExpired(err) {
+			return fmt.Errorf("%w: %w", errExpired, err)
 		}
-		if time.Since(opened) < minWatchLife {
-			select {
-			case <-time.After(minWatchLife):
-			case <-ctx.Done():
-				return nil
-			}
-		}
+		return err
 	}
-}
-
-// drain reads events until the watch ends and returns the last version seen.
-func (f *changeFeed) drain(ctx context.Context, w watch.Interface, rv string) (string, error) {
-	for {
-		select {
-		case <-ctx.Done():
-			return rv, nil
-		case ev, ok := <-w.ResultChan():
-			if !ok {
-				return rv, nil
-			}
-			if ev.Type == watch.Error {
-				return rv, apierrors.FromObject(ev.Object)
-			}
-			if m, err := meta.Accessor(ev.Object); err == nil && m.GetResourceVersion() != "" {
-				rv = m.GetResourceVersion()
-			}
-			if ev.Type != watch.Bookmark {
-				f.signal()
-			}
-		}
-	}
+	return nil
 }
 
 // watchLoop calls reload after every change of the watched objects until
 // reload says it is done or ctx ends. reload returns the watches for the
-// state it read; a feed whose watch failed is replaced after a reload.
+// state it read; a feed whose resource version expired is replaced after a
+// reload, and any other failure of a watch ends the loop.
 func watchLoop(ctx context.Context, specs []watchSpec, reload func() (done bool, specs []watchSpec, err error)) error {
 	for {
 		feed := startFeed(ctx, specs)
@@ -136,8 +109,7 @@ func watchLoop(ctx context.Context, specs []watchSpec, reload func() (done bool,
 				feed.stop()
 				return ctx.Err()
 			case err := <-feed.failed:
-				var openErr *errWatchOpen
-				if errors.As(err, &openErr) {
+				if !errors.Is(err, errExpired) {
 					feed.stop()
 					return err
 				}
