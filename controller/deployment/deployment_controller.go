@@ -121,6 +121,9 @@ type DeploymentController struct {
 	httpClient        *http.Client
 	providerClientsMu sync.Mutex
 	providerClients   map[string]versionedClient
+	// secrets are the providers' Secrets in gray-controller's namespace, read by name at most
+	// once per measure.SecretTTL.
+	secrets *measure.SecretCache
 	// deploymentWrites holds the resourceVersions our Deployment Updates replaced
 	// (deployment_writes.go) until the cache moves past them.
 	deploymentWrites *supersededVersions
@@ -202,6 +205,9 @@ func NewDeploymentController(ctx context.Context, factory informers.SharedInform
 	dc.measurer = measure.NewPool(ctx, time.Now, func(key string) { dc.queue.Add(key) })
 	dc.httpClient = &http.Client{}
 	dc.providerClients = map[string]versionedClient{}
+	dc.secrets = measure.NewSecretCache(func(ctx context.Context, name string) (*corev1.Secret, error) {
+		return client.CoreV1().Secrets(gates.namespace).Get(ctx, name, metav1.GetOptions{})
+	}, func() time.Time { return dc.now() })
 	dc.syncHandler = dc.syncDeployment
 	dc.dLister = dInformer.Lister()
 	dc.rsLister = rsInformer.Lister()

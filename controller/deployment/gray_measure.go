@@ -12,7 +12,6 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
@@ -93,8 +92,8 @@ func (dc *DeploymentController) queryPrometheus(ctx context.Context, def *gates.
 	return def.JudgeMetric(readings...)
 }
 
-// callWebhook calls a webhook gate's provider, signed with the key of its signing Secret (read
-// from gray-controller's namespace when the call is made), and judges the answer.
+// callWebhook calls a webhook gate's provider, signed with the key of its signing Secret (from
+// gray-controller's namespace, read again every measure.SecretTTL), and judges the answer.
 func (dc *DeploymentController) callWebhook(ctx context.Context, def *gates.Definition, provider *gates.Provider, c gates.WebhookCall) (grayapi.GateOutcome, string, string) {
 	body, err := json.Marshal(c)
 	if err != nil {
@@ -154,10 +153,10 @@ type versionedClient struct {
 	client  *http.Client
 }
 
-// secretValue reads key of Secret name in gray-controller's namespace, for provider, and the
-// Secret's resourceVersion.
+// secretValue reads key of Secret name in gray-controller's namespace (as read within
+// measure.SecretTTL), for provider, and the Secret's resourceVersion.
 func (dc *DeploymentController) secretValue(ctx context.Context, provider *gates.Provider, name, key string) ([]byte, string, error) {
-	secret, err := dc.client.CoreV1().Secrets(dc.gates.namespace).Get(ctx, name, metav1.GetOptions{})
+	secret, err := dc.secrets.Get(ctx, name)
 	if err != nil {
 		return nil, "", fmt.Errorf("provider %s: Secret %s/%s: %w", provider.Name, dc.gates.namespace, name, err)
 	}
