@@ -222,6 +222,26 @@ func TestRestartHeld(t *testing.T) {
 	checkGolden(t, "restart", "held", out)
 }
 
+// TestRestartSettled pins the restart of a Deployment that is not held but
+// settled: its only ReplicaSet, one pod at a time (25% of 4 is 1).
+func TestRestartSettled(t *testing.T) {
+	d := deployment("web", testutil.WithReplicas(4), withCounts(4, 4, 4, 4))
+	rs := replicaSet(d, "1", "5f4", "nginx:1.26", 4, 4, time.Hour)
+	old := replicaSet(d, "0", "111", "nginx:1.25", 0, 0, 2*time.Hour)
+	f := newFakeReplicaSets(t, d, old, rs)
+	out, _, err := runRestart(t, f, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"web-5f4-a", "web-5f4-b", "web-5f4-c", "web-5f4-d"}
+	if got := f.evictedBatches(); !slices.Equal(got, want) || f.worstUnavailable > 1 {
+		t.Errorf("batches %q with %d unavailable at worst, want %q with 1", got, f.worstUnavailable, want)
+	}
+	if !strings.HasPrefix(out, "Restarting deployment.apps/web (settled on revision 1): 4 pods, at most 1 unavailable at a time (maxUnavailable 25% of 4 replicas)\nOrder: replicaset web-5f4 (revision 1, 4 pods)\n") {
+		t.Errorf("output:\n%s", out)
+	}
+}
+
 // TestRestartDryRun pins that a dry run prints the batches and evicts nothing.
 func TestRestartDryRun(t *testing.T) {
 	d, canary, stable := restartHeldWeb(t)
