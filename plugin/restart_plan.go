@@ -88,6 +88,10 @@ func restartTargets(d *appsv1.Deployment, rss []*appsv1.ReplicaSet) ([]restartTa
 			return heldTargets(active, st.Revision), fmt.Sprintf("held at %d%%, revision %d", st.Percent, st.Revision), nil
 		case grayapi.PhaseProgressing, grayapi.PhaseRolledBack:
 			return nil, "", fmt.Errorf("%s is not held (phase %s): a rollout step is moving and takes pods down within the same maxUnavailable as a restart would, so the two would overrun it; %s", obj, st.Phase, wait)
+		case grayapi.PhaseInvalid:
+			if len(active) > 1 {
+				return nil, "", fmt.Errorf("%s is Invalid (%s): its rollout is stopped between two ReplicaSets without a hold, and a scale still moves them; fix it with 'kubectl gray set %s PERCENT', then %s", obj, st.Message, d.Name, wait)
+			}
 		case grayapi.PhaseDegraded:
 			return nil, "", fmt.Errorf("%s is Degraded: its canary's pods are not all available and the step is not held; see 'kubectl gray status %s', then abort ('kubectl gray abort %s') or fix the canary before restarting", obj, d.Name, d.Name)
 		}

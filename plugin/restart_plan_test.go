@@ -124,6 +124,8 @@ func TestRestartTargets(t *testing.T) {
 	draining := zero.DeepCopy()
 	draining.Status.Replicas = 2
 	unobserved := deployment("web", testutil.WithGeneration(5, 4))
+	invalid := withPhase(grayapi.PhaseInvalid)
+	invalid.Message = `invalid kubegray.io/percent "abc"`
 	wait := "wait for the hold ('kubectl gray status web --until held') or the end of the rollout ('kubectl gray status web --until complete'), then restart"
 	tests := []struct {
 		name      string
@@ -147,6 +149,8 @@ func TestRestartTargets(t *testing.T) {
 			wantErr: "deployment default/web is in the middle of a rollout and not held: 2 ReplicaSets have pods (web-5f4 8, web-7c9 2), and the rollout takes pods down within the same maxUnavailable as a restart would; " + wait},
 		{name: "degraded", d: deployment("web", testutil.WithGeneration(4, 4), withGray(t, "20", withPhase(grayapi.PhaseDegraded))), rss: []*appsv1.ReplicaSet{stable, canary},
 			wantErr: "deployment default/web is Degraded: its canary's pods are not all available"},
+		{name: "invalid mid-step", d: deployment("web", testutil.WithGeneration(4, 4), withGray(t, "20", invalid)), rss: []*appsv1.ReplicaSet{stable, canary},
+			wantErr: "deployment default/web is Invalid (invalid kubegray.io/percent \"abc\"): its rollout is stopped between two ReplicaSets without a hold, and a scale still moves them; fix it with 'kubectl gray set web PERCENT', then wait for the hold"},
 		{name: "held, then scaled", d: scaled, rss: []*appsv1.ReplicaSet{stable, canary},
 			wantErr: "deployment default/web changed since gray-controller reported its hold (generation 5, reported 4)"},
 		{name: "held, sizes moving", d: d, rss: []*appsv1.ReplicaSet{stableOf9, canary},
