@@ -15,7 +15,7 @@ const (
 	// ExitFailure: any error, or the rollout awaited by `status --until` is
 	// Degraded or Invalid, or was rolled back by kubegray.io/on-failure.
 	ExitFailure = 1
-	// ExitTimeout: `status --until` ran out of --timeout.
+	// ExitTimeout: `status --until` or `restart` ran out of --timeout.
 	ExitTimeout = 2
 )
 

@@ -1,6 +1,6 @@
 // Package plugin implements kubectl gray, the kubectl plugin of kubectl-gray:
-// one file per verb (set, status, resume, undo, abort, retry, release, history,
-// version, completion), the status view model and its rendering.
+// one file per verb (set, status, resume, undo, abort, retry, restart, release,
+// history, gate, version, completion), the status view model and its rendering.
 package plugin
 
 import (
@@ -29,7 +29,7 @@ var rootLong = templates.LongDesc(`
 
 	* 0: success, or the phase awaited by 'status --until' was reached
 	* 1: error, or the rollout is Degraded, Aborted or Invalid, or failed and was rolled back
-	* 2: 'status --until' timed out`)
+	* 2: 'status --until' or 'restart' timed out`)
 
 // NewCmdGray returns the root command, "gray", shown as `kubectl gray` in
 // help because kubectl runs the binary kubectl-gray for it.
