@@ -64,8 +64,9 @@ func outputFormat(f *get.PrintFlags) string {
 	return *f.OutputFormat
 }
 
-// humanOutput is true for the formats meant for people, the default and
-// wide: --until prints its progress lines only for these.
+// humanOutput is true for the tables meant for people, the default and
+// wide: an empty one is said in words, where the other formats print the
+// empty object, or nothing.
 func humanOutput(f *get.PrintFlags) bool {
 	format := outputFormat(f)
 	return format == "" || format == "wide"
