@@ -67,12 +67,13 @@ func uncovered(scenarios []grayScenario, failing []failingScenario) []string {
 	return missing
 }
 
-// coverageWanted is everything the default scenarios must draw: every operation randomOp
-// draws (opScaleResume is only in TestGrayKnownFailures), then kills, shapes and failures.
+// coverageWanted is everything the default scenarios must draw: every operation randomOp and
+// withRestarts draw (opScaleResume is only in TestGrayKnownFailures), then kills, shapes and
+// failures.
 func coverageWanted() []string {
 	var want []string
 	for _, k := range []opKind{opScale, opResume, opResumeFull, opUndo, opGraySetImage, opSetImage, opSetPoints, opKill,
-		opScaleZero, opPauseResume, opDeleteOld} {
+		opScaleZero, opPauseResume, opDeleteOld, opRestart} {
 		want = append(want, opName(k))
 	}
 	want = append(want, "a kill right after an operation", "1 replica", "maxSurge 0", "maxUnavailable 0", "a hold point of 90% or more")

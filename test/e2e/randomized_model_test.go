@@ -92,6 +92,7 @@ const (
 	opScaleZero                  // kubectl scale --replicas=0, then back once settled
 	opPauseResume                // the user pauses (kubectl rollout pause, or kubegray.io/paused while taken over), then kubectl rollout resume
 	opDeleteOld                  // kubectl delete an old ReplicaSet at 0 that is not the stable one
+	opRestart                    // kubectl gray restart (refused where maxUnavailable resolves to 0)
 )
 
 // op is one user action of a scenario.
@@ -134,6 +135,8 @@ func (o op) String() string {
 		s = "pause (kubectl rollout pause, or kubegray.io/paused while taken over), then kubectl rollout resume"
 	case opDeleteOld:
 		s = "kubectl delete an old replicaset at 0 (not the stable one)"
+	case opRestart:
+		s = "kubectl gray restart"
 	}
 	if o.kill {
 		s += ", then SIGKILL the leader"
@@ -318,6 +321,7 @@ func randomScenario(runSeed uint64, index int) grayScenario {
 		s.ops = append(s.ops, o)
 		m.apply(o)
 	}
+	s.ops = withRestarts(seed, s.ops)
 	if m.held {
 		end := op{kind: opResumeFull}
 		if rng.IntN(3) == 0 {
@@ -326,6 +330,22 @@ func randomScenario(runSeed uint64, index int) grayScenario {
 		s.ops = append(s.ops, end)
 	}
 	return s
+}
+
+// withRestarts puts a `kubectl gray restart` after about one op in ten of ops: every op
+// settles into a hold or a completed rollout, which restart serves, and a restart changes
+// nothing the model knows. The draws use a stream of their own, so that a seed's other ops stay
+// what they were before restarts were drawn.
+func withRestarts(seed uint64, ops []op) []op {
+	rng := rand.New(rand.NewPCG(seed, seed^0x5eed_0f_4e57a47))
+	var out []op
+	for _, o := range ops {
+		out = append(out, o)
+		if rng.IntN(10) == 0 {
+			out = append(out, op{kind: opRestart})
+		}
+	}
+	return out
 }
 
 func randomOp(rng *rand.Rand, m *model, image func() string) op {

@@ -20,6 +20,7 @@ import (
 	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+	"github.com/kubegray/kubectl-gray/pkg/rollout"
 	"github.com/kubegray/kubectl-gray/test/cluster"
 )
 
@@ -285,7 +286,34 @@ func (r *scenarioRun) issue(o op, before model) {
 		u.must("set", "image", "deployment/web", "app="+o.image)
 	case opSetPoints:
 		u.must("gray", "set", "web", formatPoints(o.points))
+	case opRestart:
+		r.restart(before.replicas)
 	case opKill:
+	}
+}
+
+// restart runs kubectl gray restart on web, held or complete, and checks that it started no new
+// revision. Where the scenario's maxUnavailable resolves to 0 pods of replicas, as a rolling
+// update resolves it (its maxSurge is not 0 then), restart must refuse and evict nothing: the
+// recorder holds availability to replicas − maxUnavailable throughout.
+func (r *scenarioRun) restart(replicas int32) {
+	r.t.Helper()
+	before := r.observe()
+	_, unavailable, err := rollout.ResolveFenceposts(&r.s.maxSurge, &r.s.maxUnavail, replicas)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if unavailable == 0 && replicas > 0 {
+		res := r.u.kubectl("gray", "restart", "web", "--timeout", untilTimeout)
+		if res.code != 1 || !strings.Contains(res.stderr, "allows no unavailable pods") {
+			r.t.Fatalf("kubectl gray restart of web, whose maxUnavailable %s is 0 of %d replicas, must refuse (exit 1, saying so): %s",
+				r.s.maxUnavail.String(), replicas, res)
+		}
+	} else {
+		r.u.must("gray", "restart", "web", "--timeout", untilTimeout)
+	}
+	if after := r.observe(); after.revision != before.revision {
+		r.t.Fatalf("kubectl gray restart moved web from revision %d to %d: a restart starts no revision", before.revision, after.revision)
 	}
 }
 
