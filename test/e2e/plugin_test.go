@@ -151,6 +151,17 @@ func TestPlugin(t *testing.T) {
 		t.Errorf("kubectl gray status -A: header %v rows %v, want both rows in %s", header, rows, e.ns)
 	}
 
+	// The views print with kubectl get's printers: -o name, a jsonpath over
+	// the GrayStatus, the wide table's columns.
+	wantOutput(t, "status -o name", u.must("gray", "status", "-o", "name"), "deployment.apps/api\ndeployment.apps/web\n")
+	wantOutput(t, "status web -o jsonpath", u.must("gray", "status", "web", "-o", "jsonpath={.phase} {.percent} {.stableRevision}"), "Held 20 1")
+	header, rows = tableRows(t, u.must("gray", "status", "-o", "wide"))
+	if want := append(slices.Clone(wantHeader), "MODE", "STABLE", "IMAGES", "GATES"); !slices.Equal(header, want) || len(rows) != 2 {
+		t.Errorf("kubectl gray status -o wide: header %v rows %v, want %v and 2 rows", header, rows, want)
+	} else if web := rows[1]; len(web) != 14 || web[10] == "-" || web[11] != "1" || web[12] != "app=nginx:1.26" || web[13] != "-" {
+		t.Errorf("kubectl gray status -o wide: web's row %v, want its mode, stable revision 1, app=nginx:1.26 and no gates", web)
+	}
+
 	// A held rollout never completes by itself: --until complete times out
 	// with exit 2 and the phase it saw.
 	u.fails(plugin.ExitTimeout, []string{"timed out after 3s waiting for deployment " + e.ns + "/web to be complete (phase Held)"},
@@ -250,7 +261,7 @@ func TestPlugin(t *testing.T) {
 
 	// Completion through kubectl, which runs kubectl_complete-gray from PATH.
 	names, directive := u.completions("gray", "")
-	if want := []string{"abort", "completion", "gate", "help", "history", "release", "resume", "retry", "set", "status", "undo", "version"}; !slices.Equal(names, want) || directive != ":4" {
+	if want := []string{"abort", "completion", "gate", "help", "history", "release", "restart", "resume", "retry", "set", "status", "undo", "version"}; !slices.Equal(names, want) || directive != ":4" {
 		t.Errorf("kubectl gray <TAB>: %v %s, want %v :4", names, directive, want)
 	}
 	names, _ = u.completions("gray", "s")
@@ -372,6 +383,8 @@ func checkHistory(t *testing.T, u *pluginUser) {
 	if h.Kind != "GrayHistory" || h.Name != "shop" || fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("history -o json: kind %s name %s revisions %+v, want GrayHistory web %+v", h.Kind, h.Name, got, want)
 	}
+
+	wantOutput(t, "history -o name", u.must("gray", "history", "shop", "-o", "name"), "deployment.apps/shop\n")
 
 	header, rows := tableRows(t, u.must("gray", "history", "shop"))
 	wantHeader := []string{"REVISION", "REPLICASET", "READY", "IMAGES", "GRAY", "AGE", "CHANGE-CAUSE"}
