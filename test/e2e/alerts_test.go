@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -116,5 +117,65 @@ func wantDashboardData(t *testing.T, p *prom.Server) {
 				t.Errorf("dashboard panel %q: %s returned no data in 15 minutes (%v)", title, expr, err)
 			}
 		}
+	}
+}
+
+// decoyExposition is what another client-go program scraped by the same Prometheus exposes
+// (kube-controller-manager's Deployment controller has a work queue named deployment too), at
+// its nth scrape: a deep queue, slow waits (all in the 15 s and 10 s buckets) and 418s. None
+// of it is gray-controller's, and no panel of the dashboard may count it.
+func decoyExposition(n int) string {
+	return fmt.Sprintf(`# TYPE workqueue_depth gauge
+workqueue_depth{name="deployment"} 42
+# TYPE workqueue_queue_duration_seconds histogram
+workqueue_queue_duration_seconds_bucket{name="deployment",le="10"} %[1]d
+workqueue_queue_duration_seconds_bucket{name="deployment",le="+Inf"} %[1]d
+workqueue_queue_duration_seconds_sum{name="deployment"} %[2]d
+workqueue_queue_duration_seconds_count{name="deployment"} %[1]d
+# TYPE rest_client_rate_limiter_duration_seconds histogram
+rest_client_rate_limiter_duration_seconds_bucket{host="decoy",verb="GET",le="15"} %[1]d
+rest_client_rate_limiter_duration_seconds_bucket{host="decoy",verb="GET",le="+Inf"} %[1]d
+rest_client_rate_limiter_duration_seconds_sum{host="decoy",verb="GET"} %[3]d
+rest_client_rate_limiter_duration_seconds_count{host="decoy",verb="GET"} %[1]d
+# TYPE rest_client_requests_total counter
+rest_client_requests_total{code="418",host="decoy",method="GET"} %[1]d
+`, 100*n, 900*n, 1400*n)
+}
+
+// wantDashboardOwnSeries runs the dashboard's client-go panels in p, which also scrapes a
+// decoy (decoyExposition), and wants none to show the decoy's numbers: gray-controller's queue
+// is shallow and its waits short in these runs (a depth under 42, quantiles under 5 s), and it is
+// never answered 418.
+func wantDashboardOwnSeries(t *testing.T, p *prom.Server) {
+	t.Helper()
+	checked := 0
+	for title, exprs := range dashboardQueries(t) {
+		for _, expr := range exprs {
+			var bad func(prom.Sample) bool
+			switch {
+			case strings.Contains(expr, "rest_client_requests_total"):
+				bad = func(s prom.Sample) bool { return s.Labels["code"] == "418" }
+			case strings.Contains(expr, "workqueue_depth"):
+				bad = func(s prom.Sample) bool { return s.Value >= 42 }
+			case strings.Contains(expr, "histogram_quantile(") &&
+				(strings.Contains(expr, "workqueue_queue_duration") || strings.Contains(expr, "rest_client_rate_limiter")):
+				bad = func(s prom.Sample) bool { return s.Value >= 5 }
+			default:
+				continue
+			}
+			checked++
+			got, err := p.Query(context.Background(), expr)
+			if err != nil {
+				t.Errorf("dashboard panel %q: %s: %v", title, expr, err)
+			}
+			for _, s := range got {
+				if bad(s) {
+					t.Errorf("dashboard panel %q: %s counts another program's series: %v = %v", title, expr, s.Labels, s.Value)
+				}
+			}
+		}
+	}
+	if checked != 5 {
+		t.Errorf("checked %d client-go queries of the dashboard against the decoy, want the 5 of the work-queue and API-throttling panels", checked)
 	}
 }

@@ -4,9 +4,13 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -45,8 +49,14 @@ func TestMetricsInPrometheus(t *testing.T) {
 			t.Errorf("GET https://%s/metrics with %s: HTTP %d, want %d", target, tc.who, code, tc.code)
 		}
 	}
+	// Another client-go program scraped by the same Prometheus (decoyExposition).
+	var decoyScrapes atomic.Int32
+	decoy := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, decoyExposition(int(decoyScrapes.Add(1))))
+	}))
+	t.Cleanup(decoy.Close)
 	// The shipped alerts, evaluated every second.
-	p := prom.StartWith(t, prom.Config{Targets: []string{target}, Rules: alertRules(t), BearerToken: reader})
+	p := prom.StartWith(t, prom.Config{Targets: []string{target, strings.TrimPrefix(decoy.URL, "https://")}, Rules: alertRules(t), BearerToken: reader})
 	e := newGrayEnv(t, c, "metrics")
 
 	e.startStable(grayDeployment("web", 10, "20"))
@@ -62,7 +72,7 @@ func TestMetricsInPrometheus(t *testing.T) {
 	// Every outcome has its series from the start, dry runs apart; the hold's two passes count.
 	wantQuery(t, p, `count(gray_controller_gray_gate_measurements_total)`, 10)
 	wantQuery(t, p, `gray_controller_gray_gate_measurements_total{outcome="Pass",dry_run="false"}`, 2)
-	wantQuery(t, p, `up{job="test"}`, 1)
+	wantQuery(t, p, `up{job="test",instance="`+target+`"}`, 1)
 	wantQuery(t, p, `gray_controller_gray_deployments{phase="Held"}`, 1)
 	wantQuery(t, p, `gray_controller_gray_deployments{phase="Complete"}`, 0)
 	wantQuery(t, p, `sum(gray_controller_gray_holds_total)`, 1)
@@ -99,8 +109,9 @@ func TestMetricsInPrometheus(t *testing.T) {
 		return len(alerts) == 1 && alerts[0].State == "firing" && maps.Equal(alerts[0].Labels, want), fmt.Sprintf("%+v", alerts)
 	})
 
-	// Every panel of the shipped dashboard draws something of this run.
+	// Every panel of the shipped dashboard draws something of this run, and nothing of the decoy.
 	wantDashboardData(t, p)
+	wantDashboardOwnSeries(t, p)
 
 	// A deleted Deployment's series go with it.
 	if err := c.Client.AppsV1().Deployments(e.ns).Delete(context.Background(), "web", metav1.DeleteOptions{}); err != nil {
