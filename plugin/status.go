@@ -48,7 +48,7 @@ var (
 		StatusView type of the plugin package; -o jsonpath=..., go-template=...
 		and custom-columns=... read the same object. -o wide prints the table
 		(for one Deployment, its row) with the mode, the stable revision, the
-		images and the gates; -o name prints deployment.apps/NAME.
+		new and stable ReplicaSets, the images and the gates; -o name prints deployment.apps/NAME.
 		Colour is used on terminals unless NO_COLOR is set.`)
 
 	statusExample = templates.Examples(`

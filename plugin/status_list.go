@@ -9,38 +9,65 @@ import (
 	"sort"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
-// loadList reads the gray Deployments of the namespace (all with -A).
-func (o *StatusOptions) loadList(ctx context.Context) ([]StatusView, string, error) {
-	ns := o.Namespace
+// loadList reads the gray Deployments of the namespace (all with -A) and
+// returns the watches that follow them.
+func (o *StatusOptions) loadList(ctx context.Context) ([]StatusView, []watchSpec, error) {
+	ns, where := o.Namespace, "namespace "+o.Namespace
 	if o.AllNamespaces {
-		ns = metav1.NamespaceAll
+		ns, where = metav1.NamespaceAll, "all namespaces"
 	}
-	list, err := o.Client.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+	apps := o.Client.AppsV1()
+	list, err := apps.Deployments(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
-		where := "namespace " + ns
-		if ns == "" {
-			where = "all namespaces"
-		}
 		if apierrors.IsForbidden(err) {
-			return nil, "", fmt.Errorf("you may not list deployments.apps in %s; ask for RBAC permission or name one Deployment: %w", where, err)
+			return nil, nil, fmt.Errorf("you may not list deployments.apps in %s; ask for RBAC permission or name one Deployment: %w", where, err)
 		}
-		return nil, "", fmt.Errorf("listing Deployments in %s: %w", where, err)
+		return nil, nil, fmt.Errorf("listing Deployments in %s: %w", where, err)
+	}
+	watches := []watchSpec{{what: "Deployments", resourceVersion: list.ResourceVersion, open: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+		return apps.Deployments(ns).Watch(ctx, opts)
+	}}}
+	// -o wide names each Deployment's new and stable ReplicaSets: one list
+	// of them all, watched too, as a new ReplicaSet comes after the change
+	// of its Deployment.
+	var owned map[types.UID][]*appsv1.ReplicaSet
+	if outputFormat(o.PrintFlags) == "wide" {
+		rss, err := apps.ReplicaSets(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, nil, fmt.Errorf("listing ReplicaSets in %s for -o wide: %w", where, err)
+		}
+		owned = map[types.UID][]*appsv1.ReplicaSet{}
+		for i := range rss.Items {
+			if ref := metav1.GetControllerOf(&rss.Items[i]); ref != nil {
+				owned[ref.UID] = append(owned[ref.UID], &rss.Items[i])
+			}
+		}
+		watches = append(watches, watchSpec{what: "ReplicaSets", resourceVersion: rss.ResourceVersion, open: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			return apps.ReplicaSets(ns).Watch(ctx, opts)
+		}})
 	}
 	views := []StatusView{}
 	for i := range list.Items {
 		d := &list.Items[i]
 		_, percent := d.Annotations[grayapi.PercentAnnotation]
 		_, status := d.Annotations[grayapi.StatusAnnotation]
-		if percent || status {
-			views = append(views, newStatusView(d, nil))
+		if !percent && !status {
+			continue
 		}
+		var rel *related
+		if owned != nil {
+			rel = &related{replicaSets: owned[d.UID]}
+		}
+		views = append(views, newStatusView(d, rel))
 	}
 	sort.Slice(views, func(i, j int) bool {
 		if views[i].Namespace != views[j].Namespace {
@@ -48,7 +75,7 @@ func (o *StatusOptions) loadList(ctx context.Context) ([]StatusView, string, err
 		}
 		return views[i].Name < views[j].Name
 	})
-	return views, list.ResourceVersion, nil
+	return views, watches, nil
 }
 
 // runList shows the table, once or on every change of a Deployment.
@@ -58,10 +85,9 @@ func (o *StatusOptions) runList(ctx context.Context) error {
 		ns = metav1.NamespaceAll
 	}
 	s := newScreen(o.Out, o.Terminal, drawSeparator(o.PrintFlags))
-	apps := o.Client.AppsV1()
-	// load reads and draws the table and returns the watch that follows it.
+	// load reads and draws the table and returns the watches that follow it.
 	load := func() ([]watchSpec, error) {
-		views, rv, err := o.loadList(ctx)
+		views, watches, err := o.loadList(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -79,9 +105,7 @@ func (o *StatusOptions) runList(ctx context.Context) error {
 		default:
 			err = s.draw(text)
 		}
-		return []watchSpec{{what: "Deployments", resourceVersion: rv, open: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			return apps.Deployments(ns).Watch(ctx, opts)
-		}}}, err
+		return watches, err
 	}
 	specs, err := load()
 	if err != nil || !o.Watch {

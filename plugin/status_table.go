@@ -29,6 +29,8 @@ var statusColumns = []metav1.TableColumnDefinition{
 	{Name: "Held", Type: "string"},
 	{Name: "Mode", Type: "string", Priority: 1, Description: "gray-controller's mode, and in alongside mode its takeover path"},
 	{Name: "Stable", Type: "string", Priority: 1, Description: "the stable revision, the one undo returns to"},
+	{Name: "New-RS", Type: "string", Priority: 1, Description: "the ReplicaSet of the current template"},
+	{Name: "Stable-RS", Type: "string", Priority: 1, Description: "the ReplicaSet of the stable revision"},
 	{Name: "Images", Type: "string", Priority: 1},
 	{Name: "Gates", Type: "string", Priority: 1, Description: "each gate of the hold and where it stands"},
 }
@@ -60,6 +62,8 @@ func statusTable(views []StatusView, now time.Time) *metav1.Table {
 				held,
 				modeText(*v),
 				stable,
+				replicaSetName(v.Revisions, func(r RevisionView) bool { return r.New }),
+				replicaSetName(v.Revisions, func(r RevisionView) bool { return r.Stable }),
 				orPlaceholder(formatImages(v.Images), "-"),
 				gatesText(v.Gates),
 			},
@@ -69,6 +73,16 @@ func statusTable(views []StatusView, now time.Time) *metav1.Table {
 		})
 	}
 	return t
+}
+
+// replicaSetName is the name of the first revision that is, or "-".
+func replicaSetName(revisions []RevisionView, is func(RevisionView) bool) string {
+	for _, r := range revisions {
+		if is(r) {
+			return r.ReplicaSet
+		}
+	}
+	return "-"
 }
 
 // modeText is the MODE cell: "instead", or "alongside" with its takeover

@@ -156,10 +156,11 @@ func TestPlugin(t *testing.T) {
 	wantOutput(t, "status -o name", u.must("gray", "status", "-o", "name"), "deployment.apps/api\ndeployment.apps/web\n")
 	wantOutput(t, "status web -o jsonpath", u.must("gray", "status", "web", "-o", "jsonpath={.phase} {.percent} {.stableRevision}"), "Held 20 1")
 	header, rows = tableRows(t, u.must("gray", "status", "-o", "wide"))
-	if want := append(slices.Clone(wantHeader), "MODE", "STABLE", "IMAGES", "GATES"); !slices.Equal(header, want) || len(rows) != 2 {
+	if want := append(slices.Clone(wantHeader), "MODE", "STABLE", "NEW-RS", "STABLE-RS", "IMAGES", "GATES"); !slices.Equal(header, want) || len(rows) != 2 {
 		t.Errorf("kubectl gray status -o wide: header %v rows %v, want %v and 2 rows", header, rows, want)
-	} else if web := rows[1]; len(web) != 14 || web[10] == "-" || web[11] != "1" || web[12] != "app=nginx:1.26" || web[13] != "-" {
-		t.Errorf("kubectl gray status -o wide: web's row %v, want its mode, stable revision 1, app=nginx:1.26 and no gates", web)
+	} else if web := rows[1]; len(web) != 16 || web[10] == "-" || web[11] != "1" || !strings.HasPrefix(web[12], "web-") || !strings.HasPrefix(web[13], "web-") ||
+		web[12] == web[13] || web[14] != "app=nginx:1.26" || web[15] != "-" {
+		t.Errorf("kubectl gray status -o wide: web's row %v, want its mode, stable revision 1, its two ReplicaSets, app=nginx:1.26 and no gates", web)
 	}
 
 	// A held rollout never completes by itself: --until complete times out
