@@ -56,7 +56,9 @@ func podCount(n int) string {
 //     restart shows on the small side, then the stable ReplicaSet, then any
 //     other old one, newest first;
 //   - a settled Deployment: observed by its controller, one ReplicaSet with
-//     all the replicas (complete, aborted, or paused with nothing moving).
+//     all the replicas (complete, aborted, or paused with nothing moving; a
+//     finished gray rollout whose pods are not all available reports
+//     Progressing, and is settled when that ReplicaSet has its template).
 //
 // Anything else is refused: while a step moves, the rollout takes pods down
 // within the same maxUnavailable, and the two would not see each other's.
@@ -87,7 +89,12 @@ func restartTargets(d *appsv1.Deployment, rss []*appsv1.ReplicaSet) ([]restartTa
 			}
 			return heldTargets(active, st.Revision), fmt.Sprintf("held at %d%%, revision %d", st.Percent, st.Revision), nil
 		case grayapi.PhaseProgressing, grayapi.PhaseRolledBack:
-			return nil, "", fmt.Errorf("%s is not held (phase %s): a rollout step is moving and takes pods down within the same maxUnavailable as a restart would, so the two would overrun it; %s", obj, st.Phase, wait)
+			// A finished rollout whose pods are not all available (this restart's own evictions
+			// among them) is Progressing again, as kubectl rollout status waits for them: with
+			// one ReplicaSet, of the Deployment's template, it is settled, checked below.
+			if len(active) != 1 || !deployutil.EqualIgnoreHash(&active[0].Spec.Template, &d.Spec.Template) {
+				return nil, "", fmt.Errorf("%s is not held (phase %s): a rollout step is moving and takes pods down within the same maxUnavailable as a restart would, so the two would overrun it; %s", obj, st.Phase, wait)
+			}
 		case grayapi.PhaseInvalid:
 			if len(active) > 1 {
 				return nil, "", fmt.Errorf("%s is Invalid (%s): its rollout is stopped between two ReplicaSets without a hold, and a scale still moves them; fix it with 'kubectl gray set %s PERCENT', then %s", obj, st.Message, d.Name, wait)

@@ -118,6 +118,9 @@ func TestRestartTargets(t *testing.T) {
 	scaled := d.DeepCopy()
 	scaled.Generation = 5
 	complete := deployment("web", testutil.WithGeneration(4, 4), withGray(t, "20", withPhase(grayapi.PhaseComplete)))
+	finished := deployment("web", testutil.WithGeneration(4, 4), withGray(t, "20", withPhase(grayapi.PhaseProgressing)))
+	stableAtZero := resized(stable, 0)
+	stableAtZero.Status = appsv1.ReplicaSetStatus{}
 	plain := deployment("web")
 	lone := replicaSet(plain, "3", "abc", "nginx:1.26", 10, 10, time.Hour)
 	zero := replicaSet(plain, "2", "def", "nginx:1.25", 0, 0, 2*time.Hour)
@@ -143,6 +146,13 @@ func TestRestartTargets(t *testing.T) {
 			want: []string{"web-abc "}, wantStand: "settled on revision 3"},
 		{name: "complete gray Deployment", d: complete, rss: []*appsv1.ReplicaSet{replicaSet(complete, "2", "7c9", "nginx:1.27", 10, 10, time.Hour)},
 			want: []string{"web-7c9 "}},
+		// A finished rollout whose pods are not all available (a restart's own evictions among
+		// them) reports Progressing at 100%, as kubectl rollout status waits for them: one
+		// ReplicaSet of the Deployment's template with all the replicas is settled.
+		{name: "finished, some pods unavailable", d: finished, rss: []*appsv1.ReplicaSet{stableAtZero, replicaSet(finished, "2", "7c9", "nginx:1.26", 10, 7, time.Hour)},
+			want: []string{"web-7c9 "}, wantStand: "settled on revision 2"},
+		{name: "progressing from one ReplicaSet of an older template", d: finished, rss: []*appsv1.ReplicaSet{replicaSet(finished, "1", "5f4", "nginx:1.25", 10, 10, time.Hour)},
+			wantErr: "deployment default/web is not held (phase Progressing): a rollout step is moving"},
 		{name: "mid-step, not held", d: deployment("web", testutil.WithGeneration(4, 4), withGray(t, "20", withPhase(grayapi.PhaseProgressing))), rss: []*appsv1.ReplicaSet{stable, canary},
 			wantErr: "deployment default/web is not held (phase Progressing): a rollout step is moving and takes pods down within the same maxUnavailable as a restart would, so the two would overrun it; " + wait},
 		{name: "two ReplicaSets with pods, not gray", d: plain, rss: []*appsv1.ReplicaSet{stable, canary},
