@@ -46,6 +46,15 @@ system:serviceaccount:{{ .Release.Namespace }}:{{ include "gray-controller.name"
 {{- .Values.mode -}}
 {{- end -}}
 
+{{/* priorityClassName, or in instead mode system-cluster-critical by default. */}}
+{{- define "gray-controller.priorityClassName" -}}
+{{- if .Values.priorityClassName -}}
+{{ .Values.priorityClassName }}
+{{- else if eq (include "gray-controller.mode" .) "instead" -}}
+system-cluster-critical
+{{- end -}}
+{{- end -}}
+
 {{/* Whether the alongside admission policies are rendered. */}}
 {{- define "gray-controller.policies" -}}
 {{- if and (eq (include "gray-controller.mode" .) "alongside") .Values.installPolicies -}}true{{- end -}}
