@@ -22,7 +22,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -47,11 +46,6 @@ const (
 	// With the default controller rate limiter (5ms·2^n) the 15th retry waits about 82s; after
 	// that only a new watch event (or a resync) brings the Deployment back.
 	maxRetries = 15
-
-	// podControllerUIDIndex indexes pods by the UID of their controller ownerReference so that
-	// Recreate can find every pod of a ReplicaSet without a label selector (orphan pods are not
-	// indexed at all, which keeps the index small).
-	podControllerUIDIndex = "kubegray.io/pod-controller-uid"
 )
 
 // controllerKind is the GroupVersionKind written into the ownerReferences of our ReplicaSets.
@@ -218,27 +212,6 @@ func NewDeploymentController(ctx context.Context, factory informers.SharedInform
 	return dc, nil
 }
 
-// addPodControllerUIDIndexer indexes pods by their controller's UID (idempotent per informer).
-func addPodControllerUIDIndexer(informer cache.SharedIndexInformer) error {
-	if _, exists := informer.GetIndexer().GetIndexers()[podControllerUIDIndex]; exists {
-		return nil
-	}
-	return informer.AddIndexers(cache.Indexers{podControllerUIDIndex: controllerUID})
-}
-
-// controllerUID is the podControllerUIDIndex function: the UID of the object's controller.
-func controllerUID(obj any) ([]string, error) {
-	o, ok := obj.(metav1.Object)
-	if !ok {
-		return nil, nil
-	}
-	ref := metav1.GetControllerOfNoCopy(o)
-	if ref == nil {
-		return nil, nil
-	}
-	return []string{string(ref.UID)}, nil
-}
-
 // getReplicaSetsForDeployment claims the ReplicaSets of d's namespace: adopts matching orphans
 // and releases owned ones whose labels no longer match. It returns the ReplicaSets d manages.
 func (dc *DeploymentController) getReplicaSetsForDeployment(ctx context.Context, d *appsv1.Deployment) ([]*appsv1.ReplicaSet, error) {
@@ -253,34 +226,6 @@ func (dc *DeploymentController) getReplicaSetsForDeployment(ctx context.Context,
 		return nil, fmt.Errorf("deployment %s/%s has invalid label selector: %w", d.Namespace, d.Name, err)
 	}
 	return dc.claimReplicaSets(ctx, d, selector, rsList)
-}
-
-// getPodMapForDeployment maps each ReplicaSet's UID to the pods it controls according to their
-// controller ref, terminal and terminating pods included, regardless of labels. The pods share
-// the cache's metadata (stripPod) and must not be modified.
-func (dc *DeploymentController) getPodMapForDeployment(d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) (map[types.UID][]*corev1.Pod, error) {
-	podMap := make(map[types.UID][]*corev1.Pod, len(rsList))
-	for _, rs := range rsList {
-		objs, err := dc.podIndexer.ByIndex(podControllerUIDIndex, string(rs.UID))
-		if err != nil {
-			return nil, fmt.Errorf("deployment %s/%s: listing pods of replica set %s: %w", d.Namespace, d.Name, rs.Name, err)
-		}
-		pods := []*corev1.Pod{}
-		for _, obj := range objs {
-			pod, ok := obj.(*cachedPod)
-			if !ok || pod.Namespace != rs.Namespace {
-				continue
-			}
-			// Same owner identity as upstream's namespace/Kind/Name/UID index key.
-			ref := metav1.GetControllerOfNoCopy(pod)
-			if ref == nil || ref.Kind != "ReplicaSet" || ref.Name != rs.Name {
-				continue
-			}
-			pods = append(pods, pod.pod())
-		}
-		podMap[rs.UID] = pods
-	}
-	return podMap, nil
 }
 
 // syncDeployment reconciles the Deployment with the given key, in upstream's exact order:
