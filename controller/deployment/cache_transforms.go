@@ -2,11 +2,11 @@ package deployment
 
 // What the informers keep of each object. Caches are most of this controller's memory, so each
 // keeps only what the controller reads: a pod its owner, phase, deletion and what the pods gate
-// counts (restarts, OOMKills, readiness), a Deployment or
-// ReplicaSet everything but its managed fields. Writes are unaffected: an Update without
-// managedFields keeps the server's (the API server fills them in from the stored object), and
-// the two places that read them (the built-in controller check, the conflict diagnosis of
-// alongside_writers.go) read live objects.
+// counts (restarts, OOMKills, readiness), a ReplicaSet everything but its managed fields, a
+// Deployment everything but the managed fields of other fields than kubegray.io/status (who
+// wrote it: gray_forged.go). Writes are unaffected: Deployment Updates go without managedFields
+// (recordingClient), which keeps the server's, and the two other places that read them (the
+// built-in controller check, the conflict diagnosis of alongside_writers.go) read live objects.
 
 import (
 	"fmt"
@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubegray/kubectl-gray/pkg/gates"
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
 // setCacheTransforms installs the transforms on the controller's three informers.
@@ -28,7 +29,7 @@ func setCacheTransforms(deployments, replicaSets, pods cache.SharedIndexInformer
 		informer  cache.SharedIndexInformer
 		transform cache.TransformFunc
 	}{
-		{"deployment", deployments, dropManagedFields},
+		{"deployment", deployments, keepStatusOwners},
 		{"replica set", replicaSets, dropManagedFields},
 		// Pods dominate: only Recreate and the pod-delete handler look at them.
 		{"pod", pods, stripPod},
@@ -40,17 +41,39 @@ func setCacheTransforms(deployments, replicaSets, pods cache.SharedIndexInformer
 	return nil
 }
 
-// dropManagedFields is the Deployment and ReplicaSet transform. It clears metadata.managedFields
-// in place: the informer hands the transform the object it just decoded, which nothing else
-// holds yet. Idempotent, as informers require; other objects pass unchanged.
+// dropManagedFields is the ReplicaSet transform. It clears metadata.managedFields in place: the
+// informer hands the transform the object it just decoded, which nothing else holds yet.
+// Idempotent, as informers require; other objects pass unchanged.
 func dropManagedFields(obj any) (any, error) {
-	switch o := obj.(type) {
-	case *appsv1.Deployment:
-		o.ManagedFields = nil
-	case *appsv1.ReplicaSet:
-		o.ManagedFields = nil
+	if rs, ok := obj.(*appsv1.ReplicaSet); ok {
+		rs.ManagedFields = nil
 	}
 	return obj, nil
+}
+
+// statusOwnership is the fieldsV1 of a managed-fields entry as the Deployment cache keeps it:
+// kubegray.io/status alone, all foreignStatusWriter reads.
+var statusOwnership = metav1.NewFieldsV1(`{"f:metadata":{"f:annotations":{"f:` + grayapi.StatusAnnotation + `":{}}}}`)
+
+// keepStatusOwners is the Deployment transform: of its managed fields it keeps the entries that
+// own kubegray.io/status, each with its manager and operation and statusOwnership for its
+// fields (a Deployment usually has one such entry, ours). In place, like dropManagedFields, and
+// idempotent; other objects pass unchanged.
+func keepStatusOwners(obj any) (any, error) {
+	d, ok := obj.(*appsv1.Deployment)
+	if !ok {
+		return obj, nil
+	}
+	var kept []metav1.ManagedFieldsEntry
+	for _, e := range d.ManagedFields {
+		if e.FieldsV1 == nil || !ownsField(e.FieldsV1.GetRawBytes(), statusFieldPath) {
+			continue
+		}
+		kept = append(kept, metav1.ManagedFieldsEntry{Manager: e.Manager, Operation: e.Operation, FieldsType: e.FieldsType,
+			FieldsV1: statusOwnership})
+	}
+	d.ManagedFields = kept
+	return d, nil
 }
 
 // cachedPod is what the pod cache keeps of a pod: the metadata stripPod keeps, the phase and the

@@ -61,27 +61,60 @@ func TestStripPod(t *testing.T) {
 
 func TestDropManagedFields(t *testing.T) {
 	managed := []metav1.ManagedFieldsEntry{{Manager: "kubectl", Operation: metav1.ManagedFieldsOperationApply}}
-	d := newDeployment("web", 3)
-	d.Annotations = map[string]string{"kubectl.kubernetes.io/last-applied-configuration": "{}"}
-	d.ManagedFields = managed
-	want := d.DeepCopy()
+	rs := testutil.ReplicaSet("web-1", 3, testutil.RSOwnedBy(newDeployment("web", 3)))
+	rs.Annotations = map[string]string{"deployment.kubernetes.io/revision": "1"}
+	rs.ManagedFields = managed
+	want := rs.DeepCopy()
 	want.ManagedFields = nil
 
-	got, err := dropManagedFields(d.DeepCopy())
+	got, err := dropManagedFields(rs.DeepCopy())
 	if err != nil || !reflect.DeepEqual(got, want) {
-		t.Errorf("dropManagedFields(deployment) = %+v, %v; want everything but the managed fields, %+v", got, err, want)
+		t.Errorf("dropManagedFields(replica set) = %+v, %v; want everything but the managed fields, %+v", got, err, want)
 	}
 	if again, err := dropManagedFields(got); err != nil || !reflect.DeepEqual(again, want) {
 		t.Errorf("dropManagedFields is not idempotent: %+v, %v", again, err)
 	}
-	rs := testutil.ReplicaSet("web-1", 3, testutil.RSOwnedBy(d))
-	rs.ManagedFields = managed
-	if got, err := dropManagedFields(rs); err != nil || got.(*appsv1.ReplicaSet).ManagedFields != nil || got.(*appsv1.ReplicaSet).Spec.Replicas == nil {
-		t.Errorf("dropManagedFields(replica set) = %+v, %v; want it without managed fields", got, err)
-	}
-	tombstone := cache.DeletedFinalStateUnknown{Key: "default/web", Obj: d}
+	tombstone := cache.DeletedFinalStateUnknown{Key: "default/web-1", Obj: rs}
 	if passed, err := dropManagedFields(tombstone); err != nil || !reflect.DeepEqual(passed, tombstone) {
 		t.Errorf("dropManagedFields changed a tombstone: %+v, %v", passed, err)
+	}
+}
+
+// The Deployment cache keeps who owns kubegray.io/status (a forged status is told by its writer:
+// gray_forged.go) and nothing else of the managed fields.
+func TestKeepStatusOwners(t *testing.T) {
+	entry := func(manager string, op metav1.ManagedFieldsOperationType, fields string) metav1.ManagedFieldsEntry {
+		return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(fields),
+			Time: &metav1.Time{}}
+	}
+	statusAndPercent := `{"f:metadata":{"f:annotations":{"f:kubegray.io/percent":{},"f:kubegray.io/status":{}}},"f:spec":{"f:replicas":{}}}`
+	d := newDeployment("web", 3)
+	d.ManagedFields = []metav1.ManagedFieldsEntry{
+		entry("kubectl-client-side-apply", metav1.ManagedFieldsOperationUpdate, `{"f:spec":{"f:replicas":{}}}`),
+		entry("gray-controller", metav1.ManagedFieldsOperationUpdate, statusAndPercent),
+		entry("kubectl-annotate", metav1.ManagedFieldsOperationUpdate, `{"f:metadata":{"f:annotations":{"f:kubegray.io/status":{}}}}`),
+		{Manager: "no-fields", Operation: metav1.ManagedFieldsOperationApply},
+	}
+	only := `{"f:metadata":{"f:annotations":{"f:kubegray.io/status":{}}}}`
+	want := d.DeepCopy()
+	want.ManagedFields = []metav1.ManagedFieldsEntry{
+		{Manager: "gray-controller", Operation: metav1.ManagedFieldsOperationUpdate, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(only)},
+		{Manager: "kubectl-annotate", Operation: metav1.ManagedFieldsOperationUpdate, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(only)},
+	}
+
+	got, err := keepStatusOwners(d.DeepCopy())
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("keepStatusOwners(deployment) = %+v, %v; want only the owners of kubegray.io/status, %+v", got, err, want)
+	}
+	if again, err := keepStatusOwners(got); err != nil || !reflect.DeepEqual(again, want) {
+		t.Errorf("keepStatusOwners is not idempotent: %+v, %v", again, err)
+	}
+	if writer := foreignStatusWriter(got.(*appsv1.Deployment), "gray-controller"); writer != "" {
+		t.Errorf("foreignStatusWriter of the cached deployment = %q; it shares the status with us", writer)
+	}
+	tombstone := cache.DeletedFinalStateUnknown{Key: "default/web", Obj: d}
+	if passed, err := keepStatusOwners(tombstone); err != nil || !reflect.DeepEqual(passed, tombstone) {
+		t.Errorf("keepStatusOwners changed a tombstone: %+v, %v", passed, err)
 	}
 }
 
@@ -117,7 +150,7 @@ func TestCachesKeepWhatTheControllerReads(t *testing.T) {
 
 	cachedD, err := factory.Apps().V1().Deployments().Lister().Deployments(d.Namespace).Get(d.Name)
 	if err != nil || cachedD.ManagedFields != nil || *cachedD.Spec.Replicas != 2 {
-		t.Errorf("cached deployment = %+v, %v; want it with its spec and without managed fields", cachedD, err)
+		t.Errorf("cached deployment = %+v, %v; want it with its spec and without managed fields but the status's", cachedD, err)
 	}
 	cachedRS, err := factory.Apps().V1().ReplicaSets().Lister().ReplicaSets(rs.Namespace).Get(rs.Name)
 	if err != nil || cachedRS.ManagedFields != nil || *cachedRS.Spec.Replicas != 2 {

@@ -6,7 +6,9 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	appsv1client "k8s.io/client-go/kubernetes/typed/apps/v1"
 	"k8s.io/client-go/tools/cache"
@@ -82,10 +84,11 @@ func (s *supersededVersions) forget(key string) {
 	delete(s.byKey, key)
 }
 
-// recordingClient is the controller's client with Deployment Updates recorded in versions.
-// Patches are not: the ones this controller sends (alongside mode, releases) carry no
-// resourceVersion to record, and a gray sync compares its cache with a live read anyway
-// (cacheFresh).
+// recordingClient is the controller's client with Deployment Updates recorded in versions and
+// sent without the managed fields the cache keeps (cache_transforms.go), and ReplicaSet writes
+// made only once a gray sync's live check passed (liveCheck). Patches of Deployments are not
+// recorded: the ones this controller sends (alongside mode, releases) carry no resourceVersion
+// to record, and alongside mode compares its cache with a live read before it acts.
 type recordingClient struct {
 	kubernetes.Interface
 	versions *supersededVersions
@@ -104,23 +107,82 @@ func (a recordingApps) Deployments(namespace string) appsv1client.DeploymentInte
 	return recordingDeployments{DeploymentInterface: a.AppsV1Interface.Deployments(namespace), versions: a.versions}
 }
 
+func (a recordingApps) ReplicaSets(namespace string) appsv1client.ReplicaSetInterface {
+	return guardedReplicaSets{ReplicaSetInterface: a.AppsV1Interface.ReplicaSets(namespace)}
+}
+
 type recordingDeployments struct {
 	appsv1client.DeploymentInterface
 	versions *supersededVersions
 }
 
 func (d recordingDeployments) Update(ctx context.Context, deployment *appsv1.Deployment, opts metav1.UpdateOptions) (*appsv1.Deployment, error) {
-	written, err := d.DeploymentInterface.Update(ctx, deployment, opts)
-	if err == nil {
-		d.versions.wrote(deployment, written)
-	}
-	return written, err
+	written, err := d.DeploymentInterface.Update(ctx, withoutManagedFields(deployment), opts)
+	return written, d.written(ctx, deployment, written, err)
 }
 
 func (d recordingDeployments) UpdateStatus(ctx context.Context, deployment *appsv1.Deployment, opts metav1.UpdateOptions) (*appsv1.Deployment, error) {
-	written, err := d.DeploymentInterface.UpdateStatus(ctx, deployment, opts)
-	if err == nil {
-		d.versions.wrote(deployment, written)
+	written, err := d.DeploymentInterface.UpdateStatus(ctx, withoutManagedFields(deployment), opts)
+	return written, d.written(ctx, deployment, written, err)
+}
+
+// written records a successful Update (the version it replaced; the sync's live check passed,
+// as the server took the resourceVersion the sync read) and returns err, or errCacheBehind for
+// a conflict that answered the sync's first look at the server (liveCheck: deploymentRefused).
+func (d recordingDeployments) written(ctx context.Context, sent, written *appsv1.Deployment, err error) error {
+	switch {
+	case err == nil:
+		d.versions.wrote(sent, written)
+		deploymentWritten(ctx)
+	case apierrors.IsConflict(err):
+		return deploymentRefused(ctx, err)
 	}
-	return written, err
+	return err
+}
+
+// withoutManagedFields is d to send in an Update: an Update with managed fields replaces the
+// server's with them, and the cache keeps only the owners of kubegray.io/status; without any,
+// the server keeps its own. A shallow copy: the client only reads it.
+func withoutManagedFields(d *appsv1.Deployment) *appsv1.Deployment {
+	if d.ManagedFields == nil {
+		return d
+	}
+	sent := *d
+	sent.ManagedFields = nil
+	return &sent
+}
+
+// guardedReplicaSets makes a gray sync's live check (confirmLive) before each ReplicaSet write:
+// a resize, create, patch or delete planned from a Deployment older than the server's would
+// be taken, as the server checks only the ReplicaSet's own resourceVersion.
+type guardedReplicaSets struct {
+	appsv1client.ReplicaSetInterface
+}
+
+func (r guardedReplicaSets) Create(ctx context.Context, rs *appsv1.ReplicaSet, opts metav1.CreateOptions) (*appsv1.ReplicaSet, error) {
+	if err := confirmLive(ctx); err != nil {
+		return nil, err
+	}
+	return r.ReplicaSetInterface.Create(ctx, rs, opts)
+}
+
+func (r guardedReplicaSets) Update(ctx context.Context, rs *appsv1.ReplicaSet, opts metav1.UpdateOptions) (*appsv1.ReplicaSet, error) {
+	if err := confirmLive(ctx); err != nil {
+		return nil, err
+	}
+	return r.ReplicaSetInterface.Update(ctx, rs, opts)
+}
+
+func (r guardedReplicaSets) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresources ...string) (*appsv1.ReplicaSet, error) {
+	if err := confirmLive(ctx); err != nil {
+		return nil, err
+	}
+	return r.ReplicaSetInterface.Patch(ctx, name, pt, data, opts, subresources...)
+}
+
+func (r guardedReplicaSets) Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error {
+	if err := confirmLive(ctx); err != nil {
+		return err
+	}
+	return r.ReplicaSetInterface.Delete(ctx, name, opts)
 }

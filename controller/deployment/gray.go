@@ -98,7 +98,7 @@ type grayInputs struct {
 	prev    grayapi.Status
 	hasPrev bool
 	// statusWriter is who last wrote kubegray.io/status when it was not this controller (from
-	// the live object's managedFields; empty when it was, or nobody can tell).
+	// the managedFields the Deployment cache keeps; empty when it was, or nobody can tell).
 	statusWriter string
 }
 
@@ -127,15 +127,20 @@ func (dc *DeploymentController) syncGray(ctx context.Context, key string, d *app
 func (dc *DeploymentController) runGray(ctx context.Context, key string, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet, mode grayMode) (*graySync, error) {
 	// ReplicaSets and Deployments come through separate watches; acting on a Deployment older
 	// than the ReplicaSets we wrote after it would undo our own step.
-	live, fresh, err := dc.cacheFresh(ctx, key, d, rsList, mode.cacheChecks())
+	ctx, fresh, err := dc.cacheFresh(ctx, key, d, rsList, mode.cacheChecks())
 	if !fresh {
 		return nil, err
 	}
 	server := d.DeepCopy()
+	in := grayInputs{key: key, now: dc.now(), rsList: rsList, statusWriter: foreignStatusWriter(d, dc.fieldManager)}
 	mode.begin(ctx, d)
-	in := grayInputs{key: key, now: dc.now(), rsList: rsList, statusWriter: foreignStatusWriter(live, dc.fieldManager)}
 	g := &graySync{dc: dc, in: in, cur: grayObjects{d: d, server: server}, mode: mode}
-	return g, g.run(ctx)
+	if err := g.run(ctx); err != nil {
+		// A sync that found its cache behind before a write it could not take back ends here,
+		// as one deferred before it began (liveCheck).
+		return nil, ignoreBehind(err)
+	}
+	return g, nil
 }
 
 // run is the body of a gray sync, in the order the file comment describes.
@@ -161,7 +166,9 @@ func (g *graySync) run(ctx context.Context) error {
 		return err
 	}
 
-	g.distrustForeignStatus(ctx)
+	if err := g.distrustForeignStatus(ctx); err != nil {
+		return err
+	}
 	// A hold recorded by a status that turns out untrusted still explains spec.paused: a sync
 	// that renumbered the new ReplicaSet and stopped before its status write leaves one.
 	recordedHold := g.in.hasPrev && g.in.prev.HeldAt != nil
@@ -169,6 +176,11 @@ func (g *graySync) run(ctx context.Context) error {
 	id := g.identify(ctx)
 	g.st = id.Status
 	if id.RollingBack != "" {
+		// Said once the cache is known to be the server's: an older Deployment beside newer
+		// ReplicaSets looks like a rollback.
+		if err := confirmLive(ctx); err != nil {
+			return err
+		}
 		dc.eventRecorder.Eventf(d, corev1.EventTypeNormal, grayapi.ReasonGrayRolledBack, "%s", id.RollingBack)
 	}
 	if err := g.markStableOfRollout(ctx); err != nil {

@@ -98,6 +98,9 @@ func (g *graySync) retry(ctx context.Context) error {
 		}
 	}
 	g.st = gray.Retried(g.st)
+	if err := confirmLive(ctx); err != nil {
+		return err
+	}
 	g.dc.eventRecorder.Eventf(g.cur.d, corev1.EventTypeNormal, grayapi.ReasonGrayRetried, "Revision %d retried: rolling it to its first hold point again",
 		g.st.Revision)
 	return nil

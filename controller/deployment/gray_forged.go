@@ -68,9 +68,12 @@ func ownsField(raw []byte, path []string) bool {
 // distrustForeignStatus sets aside a status of the rollout in flight that someone other than
 // this controller wrote, with a Warning naming who. A status of another revision is left to
 // distrustCopiedStatus, which knows the copies rollbacks make.
-func (g *graySync) distrustForeignStatus(ctx context.Context) {
+func (g *graySync) distrustForeignStatus(ctx context.Context) error {
 	if !g.in.hasPrev || g.in.statusWriter == "" || g.in.prev.Revision != g.newRevision() {
-		return
+		return nil
+	}
+	if err := confirmLive(ctx); err != nil {
+		return err
 	}
 	g.dc.eventRecorder.Eventf(g.cur.d, corev1.EventTypeWarning, grayapi.ReasonGrayStatusDistrusted,
 		"%s was written by %q, not by gray-controller: re-deriving revision %d's step and hold from its replica sets",
@@ -78,4 +81,5 @@ func (g *graySync) distrustForeignStatus(ctx context.Context) {
 	klog.FromContext(ctx).V(2).Info("Ignoring a gray status written by another manager", "deployment", klog.KObj(g.cur.d),
 		"manager", g.in.statusWriter, "revision", g.in.prev.Revision)
 	g.in.hasPrev = false
+	return nil
 }

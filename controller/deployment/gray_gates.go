@@ -253,12 +253,15 @@ func (g *graySync) judgeGates() gray.GateDecision {
 // recorded them (the hold write or the report), and forgets them. The hold write of a resume is
 // such a write: the report after it may conflict, and the next sync, reading the next step,
 // would never say that the hold's gates had passed.
-func (g *graySync) gatesWritten(ctx context.Context) {
-	g.emit(ctx, g.gates.Events)
+func (g *graySync) gatesWritten(ctx context.Context) error {
+	if err := g.emit(ctx, g.gates.Events); err != nil {
+		return err
+	}
 	for _, m := range g.gates.Measured {
 		metrics.RecordGateMeasurement(m.Outcome, m.DryRun)
 	}
 	g.gates.Events, g.gates.Measured = nil, nil
+	return nil
 }
 
 // gatePods is what the pods gate reads of the pods a ReplicaSet controls, terminating ones left

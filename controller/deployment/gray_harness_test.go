@@ -164,19 +164,6 @@ func (w *grayWorld) installReactors() {
 		}
 		return nil
 	}
-	// The fake records a patch as an update by a manager of its own, so its managedFields cannot
-	// say who wrote what; the harness shows none, which gray_forged.go takes as "ours" (the
-	// ownership rules are tested on their own in gray_forged_test.go, and on a real API server
-	// by the e2e suite).
-	client.PrependReactor("get", "deployments", func(action clienttesting.Action) (bool, runtime.Object, error) {
-		obj, err := client.Tracker().Get(deploymentsResource, action.GetNamespace(), action.(clienttesting.GetAction).GetName())
-		if err != nil {
-			return true, nil, err
-		}
-		d := obj.(*appsv1.Deployment).DeepCopy()
-		d.ManagedFields = nil
-		return true, d, nil
-	})
 	client.PrependReactor("update", "deployments", func(action clienttesting.Action) (bool, runtime.Object, error) {
 		sent := action.(clienttesting.UpdateAction).GetObject().(*appsv1.Deployment)
 		stored := w.deployment()
@@ -314,7 +301,13 @@ func (w *grayWorld) refreshCaches() {
 	if err := w.f.factory.Apps().V1().ReplicaSets().Informer().GetIndexer().Replace(rss, ""); err != nil {
 		w.t.Fatal(err)
 	}
-	if err := w.f.factory.Apps().V1().Deployments().Informer().GetIndexer().Replace([]any{w.deployment()}, ""); err != nil {
+	// The fake records a patch as an update by a manager of its own, so the managed fields it
+	// keeps cannot say who wrote kubegray.io/status; the cache has none, which gray_forged.go
+	// takes as "ours" (the ownership rules are tested in gray_forged_test.go, and on a real API
+	// server by the e2e suite).
+	d := w.deployment()
+	d.ManagedFields = nil
+	if err := w.f.factory.Apps().V1().Deployments().Informer().GetIndexer().Replace([]any{d}, ""); err != nil {
 		w.t.Fatal(err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	clienttesting "k8s.io/client-go/testing"
 
+	"github.com/kubegray/kubectl-gray/controller/metrics"
 	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
@@ -63,11 +64,19 @@ func TestGrayStaleCacheWritesNothing(t *testing.T) {
 	d.Annotations["team"] = "a"
 	w.put(d)
 	before := len(w.f.client.Actions())
-	if err := w.f.dc.syncDeployment(w.f.ctx, grayKey); err != nil {
-		t.Fatal(err)
+	stored := w.deployment().ResourceVersion
+	wantDeferred(t, metrics.DeferredDeployment, func() {
+		if err := w.f.dc.syncDeployment(w.f.ctx, grayKey); err != nil {
+			t.Fatal(err)
+		}
+	})
+	// Its first write, the target's status, goes against the cached resourceVersion, which the
+	// server refuses; nothing is read live and no ReplicaSet is written.
+	if got := verbs(w.f.client.Actions()[before:]); !reflect.DeepEqual(got, []string{"update deployments/status"}) {
+		t.Fatalf("actions on a stale cache = %v, want only the refused status write", got)
 	}
-	if got := verbs(w.f.client.Actions()[before:]); !reflect.DeepEqual(got, []string{"get deployments"}) {
-		t.Fatalf("actions on a stale cache = %v, want only the live read", got)
+	if got := w.deployment().ResourceVersion; got != stored {
+		t.Fatalf("the deployment went from resourceVersion %s to %s on a stale cache", stored, got)
 	}
 }
 

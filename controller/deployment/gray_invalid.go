@@ -68,7 +68,9 @@ func (g *graySync) reportInvalid(ctx context.Context, perr error) error {
 			return fmt.Errorf("deployment %s/%s: writing status (gray phase Invalid): %w", d.Namespace, d.Name, err)
 		}
 	}
-	g.emit(ctx, dec.Events)
+	if err := g.emit(ctx, dec.Events); err != nil {
+		return err
+	}
 	metrics.SetGrayPhase(g.in.key, g.st.Phase)
 	return nil
 }

@@ -99,9 +99,10 @@ func (insteadMode) persistStatus(ctx context.Context, dc *DeploymentController, 
 
 func (insteadMode) adopted(*appsv1.Deployment) {}
 
-// cacheChecks: our ReplicaSet writes in the cache, and the Deployment as the server has it.
+// cacheChecks: our ReplicaSet writes in the cache, and the Deployment as the server has it
+// before any write the server would not refuse for a stale resourceVersion.
 func (insteadMode) cacheChecks() cacheChecks {
-	return cacheChecks{replicaSetWrites: true, live: true}
+	return cacheChecks{replicaSetWrites: true, liveBeforeUnguardedWrite: true}
 }
 
 func (insteadMode) begin(context.Context, *appsv1.Deployment) {}
@@ -120,6 +121,10 @@ func (insteadMode) serveRollbackTo(ctx context.Context, g *graySync) (bool, erro
 	d := g.cur.d
 	if d.Spec.Paused || g.cur.newRS == nil || getRollbackTo(d) == nil {
 		return false, nil
+	}
+	// Its events may go before its write.
+	if err := confirmLive(ctx); err != nil {
+		return true, err
 	}
 	return true, g.dc.rollback(ctx, d, g.in.rsList)
 }

@@ -39,6 +39,9 @@ func (g *graySync) takeMove(ctx context.Context, m gray.Move) error {
 	}
 	g.st = m.Status
 	if m.Resume.Resumed != "" {
+		if err := confirmLive(ctx); err != nil {
+			return err
+		}
 		g.dc.eventRecorder.Eventf(g.cur.d, corev1.EventTypeNormal, grayapi.ReasonGrayResumed, "%s", m.Resume.Resumed)
 		log.Info("Gray rollout resumed", "deployment", klog.KObj(g.cur.d), "revision", g.st.Revision, "step", g.st.Step)
 	}
@@ -48,7 +51,9 @@ func (g *graySync) takeMove(ctx context.Context, m gray.Move) error {
 	if err := g.writeHold(ctx, m.Paused); err != nil {
 		return err
 	}
-	g.gatesWritten(ctx)
+	if err := g.gatesWritten(ctx); err != nil {
+		return err
+	}
 	if m.Hold == gray.HoldAgain {
 		g.heldEvent(ctx)
 	}

@@ -69,18 +69,30 @@ func (g *graySync) report(ctx context.Context) error {
 	if err := g.mode.writeReport(ctx, g, updated); err != nil {
 		return err
 	}
-	g.emit(ctx, dec.Events)
-	g.gatesWritten(ctx)
+	if err := g.emit(ctx, dec.Events); err != nil {
+		return err
+	}
+	if err := g.gatesWritten(ctx); err != nil {
+		return err
+	}
 	metrics.SetGrayPhase(g.in.key, g.st.Phase)
 	return nil
 }
 
-// emit sends events the core decided, and logs them.
-func (g *graySync) emit(ctx context.Context, events []gray.Event) {
+// emit sends events the core decided, and logs them, once the Deployment they were decided
+// from is known to be the server's (a sync that wrote nothing may not know it yet: liveCheck).
+func (g *graySync) emit(ctx context.Context, events []gray.Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	if err := confirmLive(ctx); err != nil {
+		return err
+	}
 	for _, e := range events {
 		g.dc.eventRecorder.Eventf(g.cur.d, e.Type, e.Reason, "%s", e.Message)
 		klog.FromContext(ctx).V(2).Info("Gray event", "deployment", klog.KObj(g.cur.d), "reason", e.Reason, "message", e.Message)
 	}
+	return nil
 }
 
 // writeStatus writes updated through /status unless it equals what we have; an unchanged

@@ -36,7 +36,8 @@ const (
 const (
 	// DeferredOwnWrite: the cached Deployment is a version our own write replaced.
 	DeferredOwnWrite = "own_write"
-	// DeferredDeployment: a live read found a newer Deployment than the cached one.
+	// DeferredDeployment: a live read found a newer Deployment than the cached one, or the
+	// server refused the first write of a sync for its resourceVersion.
 	DeferredDeployment = "deployment"
 	// DeferredReplicaSetWrite: a ReplicaSet write of ours is not in the cache yet.
 	DeferredReplicaSetWrite = "replicaset_write"
