@@ -14,7 +14,7 @@ import (
 // canary's, which the built-in controller would roll out if it were released): the failure is
 // recorded first, then the sizes go back to the stable revision under the freeze.
 func TestAlongsideOnFailureAbort(t *testing.T) {
-	d := grayDeployment(10, "20", testutil.WithProgressDeadline(10))
+	d := testutil.GrayWeb(10, "20", testutil.WithProgressDeadline(10))
 	d.Annotations[grayapi.OnFailureAnnotation] = "abort"
 	w := newAlongsideWorld(t, d, grayapi.TakeoverAdmission)
 	w.step()
@@ -52,7 +52,7 @@ func TestAlongsideOnFailureAbort(t *testing.T) {
 // sync. The rollback must land on revision 1's ReplicaSet, skip every hold point, take the
 // failed canary to 0 and say so, and never take the failed canary for the stable revision.
 func TestAlongsideUndoOfAFailedCanaryOptedInWithItsImage(t *testing.T) {
-	d := grayDeployment(2, "34", testutil.WithProgressDeadline(8),
+	d := testutil.GrayWeb(2, "34", testutil.WithProgressDeadline(8),
 		testutil.WithRollingUpdate(intstr.FromInt32(0), intstr.FromInt32(1)))
 	w := newAlongsideWorld(t, d, grayapi.TakeoverAdmission)
 	w.cap = 1

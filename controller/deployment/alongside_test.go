@@ -155,7 +155,7 @@ func quarterStrategy() appsv1.DeploymentStrategy {
 }
 
 func TestAlongsideLeavesOtherDeploymentsAlone(t *testing.T) {
-	d := grayDeployment(10, "20")
+	d := testutil.GrayWeb(10, "20")
 	delete(d.Annotations, grayapi.PercentAnnotation)
 	w := newAlongsideWorld(t, d, grayapi.TakeoverEager)
 	w.setImage("v2")
@@ -180,7 +180,7 @@ func TestAlongsideLeavesOtherDeploymentsAlone(t *testing.T) {
 // 25%/25%) taken over by the policy: the same sizes, our hold only in kubegray.io/status, the
 // Deployment paused on Recreate throughout, and one release patch at the end.
 func TestAlongsideTakenOverRollout(t *testing.T) {
-	w := newAlongsideWorld(t, grayDeployment(10, "20", testutil.WithProgressDeadline(600)), grayapi.TakeoverAdmission)
+	w := newAlongsideWorld(t, testutil.GrayWeb(10, "20", testutil.WithProgressDeadline(600)), grayapi.TakeoverAdmission)
 
 	// Annotated but not taken over: only the completed revision is recorded, in the status and
 	// in the durable record (v1 marked stable and given kubegray.io/percent).
@@ -275,7 +275,7 @@ func TestAlongsideTakenOverRollout(t *testing.T) {
 }
 
 func TestAlongsidePercentRemovedReleases(t *testing.T) {
-	w := newAlongsideWorld(t, grayDeployment(10, "20"), grayapi.TakeoverAdmission)
+	w := newAlongsideWorld(t, testutil.GrayWeb(10, "20"), grayapi.TakeoverAdmission)
 	w.step()
 	w.cap = 2
 	w.takeOverAsPolicy("v2", "RollingUpdate;maxSurge=1;maxUnavailable=0")
@@ -374,7 +374,7 @@ func TestAlongsideRepairs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := newAlongsideWorld(t, grayDeployment(10, "20"), grayapi.TakeoverAdmission)
+			w := newAlongsideWorld(t, testutil.GrayWeb(10, "20"), grayapi.TakeoverAdmission)
 			w.step()
 			w.cap = 2
 			w.takeOverAsPolicy("v2", savedDefault)
@@ -406,7 +406,7 @@ func TestAlongsideRepairs(t *testing.T) {
 func ptrStrategy(s appsv1.DeploymentStrategy) *appsv1.DeploymentStrategy { return &s }
 
 func TestAlongsideSavedRecreateIsReleased(t *testing.T) {
-	w := newAlongsideWorld(t, grayDeployment(4, "50"), grayapi.TakeoverAdmission)
+	w := newAlongsideWorld(t, testutil.GrayWeb(4, "50"), grayapi.TakeoverAdmission)
 	w.step()
 	w.takeOverAsPolicy("v2", "Recreate")
 	actions := w.sync()
@@ -418,7 +418,7 @@ func TestAlongsideSavedRecreateIsReleased(t *testing.T) {
 }
 
 func TestAlongsideEager(t *testing.T) {
-	w := newAlongsideWorld(t, grayDeployment(10, "20"), grayapi.TakeoverEager)
+	w := newAlongsideWorld(t, testutil.GrayWeb(10, "20"), grayapi.TakeoverEager)
 	w.freezes()
 	actions := w.sync()
 	if got, want := verbsOf(actions), []string{"patch deployments"}; !reflect.DeepEqual(got, want) {

@@ -25,7 +25,7 @@ import (
 // ReplicaSet must not create a second one of the same template under our hash: it waits for
 // the informer and then rolls the built-in controller's ReplicaSet as the new one.
 func TestAlongsideEagerWaitsForTheBuiltInControllersReplicaSet(t *testing.T) {
-	w := newAlongsideWorld(t, grayDeployment(10, "20"), grayapi.TakeoverEager)
+	w := newAlongsideWorld(t, testutil.GrayWeb(10, "20"), grayapi.TakeoverEager)
 	// A Deployment just created with the annotation: no ReplicaSet, no revision, no status.
 	if err := w.f.client.Tracker().Delete(replicaSetsResource, "default", "web-v1"); err != nil {
 		t.Fatal(err)
@@ -76,7 +76,7 @@ func TestAlongsideEagerWaitsForTheBuiltInControllersReplicaSet(t *testing.T) {
 // by the takeover, since the takeover's own pause would hide it), takes `kubectl rollout
 // resume` as the user's resume, and hands the pause back at release.
 func TestAlongsideRespectsTheUsersPause(t *testing.T) {
-	w := newAlongsideWorld(t, grayDeployment(10, "20"), grayapi.TakeoverAdmission)
+	w := newAlongsideWorld(t, testutil.GrayWeb(10, "20"), grayapi.TakeoverAdmission)
 	w.step()
 	w.edit(func(d *appsv1.Deployment) { d.Spec.Paused = true }) // kubectl rollout pause
 	w.step()
@@ -123,7 +123,7 @@ func TestAlongsideRespectsTheUsersPause(t *testing.T) {
 	w.wantReleased(quarterStrategy())
 
 	// Released while its user's pause stands (here: it leaves gray), it stays paused.
-	w2 := newAlongsideWorld(t, grayDeployment(10, "20"), grayapi.TakeoverAdmission)
+	w2 := newAlongsideWorld(t, testutil.GrayWeb(10, "20"), grayapi.TakeoverAdmission)
 	w2.step()
 	w2.cap = 2
 	w2.takeOverAsPolicy("v2", savedDefault)
@@ -143,7 +143,7 @@ func TestAlongsideRespectsTheUsersPause(t *testing.T) {
 // the sync read, so a percent lowered after the live read fails the sync's first write
 // instead of being acted on one sync late.
 func TestAlongsideStatusPatchesAreConditional(t *testing.T) {
-	w := newAlongsideWorld(t, grayDeployment(10, "50"), grayapi.TakeoverAdmission)
+	w := newAlongsideWorld(t, testutil.GrayWeb(10, "50"), grayapi.TakeoverAdmission)
 	w.step()
 	w.cap = 5
 	w.takeOverAsPolicy("v2", savedDefault)
@@ -188,7 +188,7 @@ func TestAlongsideStatusPatchesAreConditional(t *testing.T) {
 // because of that is retried in the same sync from a live read, instead of waiting for a
 // rate-limited requeue in the middle of a scaling event.
 func TestAlongsideRetriesAnAnnotationOnlyConflict(t *testing.T) {
-	w := newAlongsideWorld(t, grayDeployment(10, "20"), grayapi.TakeoverAdmission)
+	w := newAlongsideWorld(t, testutil.GrayWeb(10, "20"), grayapi.TakeoverAdmission)
 	w.step()
 	w.cap = 2
 	w.takeOverAsPolicy("v2", savedDefault)
@@ -220,7 +220,7 @@ func TestAlongsideRetriesAnAnnotationOnlyConflict(t *testing.T) {
 // generation) is sent again at once: waiting for a rate-limited requeue every time would
 // stretch each step by the built-in controller's write rate.
 func TestAlongsideStatusPatchRetriesAfterABuiltInStatusWrite(t *testing.T) {
-	w := newAlongsideWorld(t, grayDeployment(10, "50"), grayapi.TakeoverAdmission)
+	w := newAlongsideWorld(t, testutil.GrayWeb(10, "50"), grayapi.TakeoverAdmission)
 	w.step()
 	w.cap = 5
 	w.takeOverAsPolicy("v2", savedDefault)

@@ -12,6 +12,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/kubegray/kubectl-gray/controller/metrics"
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
@@ -62,7 +63,7 @@ func wantDeferred(t *testing.T, reason string, do func()) {
 // It must neither say so nor write a ReplicaSet: it reads the Deployment live first, finds it
 // behind, and ends deferred.
 func TestGraySyncDefersOnAStaleDeployment(t *testing.T) {
-	w := startGray(t, grayDeployment(10, "20"))
+	w := startGray(t, testutil.GrayWeb(10, "20"))
 	w.settle()
 	stale := w.deployment().DeepCopy()
 	w.setImage("v2")
@@ -98,7 +99,7 @@ func TestGraySyncDefersOnAStaleDeployment(t *testing.T) {
 // that writes only the Deployment's status sends it against the cached resourceVersion, which
 // the server would refuse if the cache were behind (liveCheck).
 func TestHeldGraySyncReadsNothingLive(t *testing.T) {
-	w := startGray(t, grayDeployment(10, "20"))
+	w := startGray(t, testutil.GrayWeb(10, "20"))
 	w.settle()
 	w.setImage("v2")
 	w.settle()

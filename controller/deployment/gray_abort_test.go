@@ -13,7 +13,7 @@ import (
 // abortedAt20 is web rolled to v2, held at 20% of 10, and aborted on request: v1 back at 10.
 func abortedAt20(t *testing.T) *grayWorld {
 	t.Helper()
-	w := startGray(t, grayDeployment(10, "20"))
+	w := startGray(t, testutil.GrayWeb(10, "20"))
 	w.setImage("v2")
 	w.settle()
 	w.setAnnotation(grayapi.ResumeAnnotation, "2:abort")
@@ -26,7 +26,7 @@ func abortedAt20(t *testing.T) *grayWorld {
 // then aborts by sizes alone: the template stays the canary's (Git's), the stable revision gets
 // every replica back, and nothing rolls again until a retry.
 func TestGrayOnFailureAbort(t *testing.T) {
-	d := grayDeployment(10, "20", testutil.WithProgressDeadline(10))
+	d := testutil.GrayWeb(10, "20", testutil.WithProgressDeadline(10))
 	d.Annotations[grayapi.OnFailureAnnotation] = "abort"
 	w := startGray(t, d)
 	w.holdNotReady("v2")
@@ -79,7 +79,7 @@ func TestGrayOnFailureAbort(t *testing.T) {
 // A person's abort ("<rev>:abort", kubectl gray abort) of a healthy held canary moves pods back
 // within maxSurge and maxUnavailable, and a retry starts the same revision at its first hold point.
 func TestGrayAbortAndRetryOnRequest(t *testing.T) {
-	d := grayDeployment(10, "20,50", testutil.WithProgressDeadline(600))
+	d := testutil.GrayWeb(10, "20,50", testutil.WithProgressDeadline(600))
 	w := startGray(t, d)
 	w.setImage("v2")
 	w.settle()
@@ -114,7 +114,7 @@ func TestGrayAbortAndRetryOnRequest(t *testing.T) {
 // A retry of a rollout that is not aborted, or an abort of a revision not in flight, is dropped
 // at once with the reason.
 func TestGrayAbortRequestsIgnored(t *testing.T) {
-	w := startGray(t, grayDeployment(10, "20"))
+	w := startGray(t, testutil.GrayWeb(10, "20"))
 	w.setImage("v2")
 	w.settle()
 	w.takeEvents()

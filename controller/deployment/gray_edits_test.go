@@ -15,7 +15,7 @@ import (
 )
 
 func TestGrayScaleWhileHeld(t *testing.T) {
-	w := startGray(t, grayDeployment(10, "20"))
+	w := startGray(t, testutil.GrayWeb(10, "20"))
 	w.cap = 2
 	w.setImage("v2")
 	w.settle()
@@ -64,7 +64,7 @@ func TestGrayScaleWhileHeld(t *testing.T) {
 }
 
 func TestGrayNewTemplateWhileHeld(t *testing.T) {
-	w := startGray(t, grayDeployment(10, "20"))
+	w := startGray(t, testutil.GrayWeb(10, "20"))
 	w.cap = 2
 	w.setImage("v2")
 	w.settle()
@@ -88,7 +88,7 @@ func TestGrayNewTemplateWhileHeld(t *testing.T) {
 }
 
 func TestGrayRollbackToStableWhileHeld(t *testing.T) {
-	w := startGray(t, grayDeployment(10, "20"))
+	w := startGray(t, testutil.GrayWeb(10, "20"))
 	w.cap = 2
 	w.setImage("v2")
 	w.settle()
@@ -122,7 +122,7 @@ func TestGrayRollbackToStableWhileHeld(t *testing.T) {
 func TestGrayInvalidPercent(t *testing.T) {
 	for _, value := range []string{"abc", "150", "-5", "30,10", "20%%", ""} {
 		t.Run(value, func(t *testing.T) {
-			w := startGray(t, grayDeployment(10, "20"))
+			w := startGray(t, testutil.GrayWeb(10, "20"))
 			w.cap = 0 // frozen: not a single new pod
 			w.edit(func(d *appsv1.Deployment) {
 				d.Annotations[grayapi.PercentAnnotation] = value
@@ -162,7 +162,7 @@ func TestGrayInvalidPercent(t *testing.T) {
 // status message and the GrayInvalid event stay a few hundred bytes that still name the key, the
 // rule and the value's length, and nothing is resized.
 func TestGrayInvalidPercentHuge(t *testing.T) {
-	w := startGray(t, grayDeployment(10, "20"))
+	w := startGray(t, testutil.GrayWeb(10, "20"))
 	w.cap = 0
 	w.edit(func(d *appsv1.Deployment) {
 		d.Annotations[grayapi.PercentAnnotation] = strings.Repeat("5", 250000)
@@ -192,7 +192,7 @@ func TestGrayInvalidPercentHuge(t *testing.T) {
 }
 
 func TestGrayInvalidWhileHeld(t *testing.T) {
-	w := startGray(t, grayDeployment(10, "20"))
+	w := startGray(t, testutil.GrayWeb(10, "20"))
 	w.cap = 2
 	w.setImage("v2")
 	w.settle()
@@ -215,7 +215,7 @@ func TestGrayInvalidWhileHeld(t *testing.T) {
 }
 
 func TestGrayAnnotationRemoved(t *testing.T) {
-	w := startGray(t, grayDeployment(10, "20", testutil.WithProgressDeadline(600)))
+	w := startGray(t, testutil.GrayWeb(10, "20", testutil.WithProgressDeadline(600)))
 	w.cap = 2
 	w.setImage("v2")
 	w.settle()
@@ -252,7 +252,7 @@ func TestGrayAnnotationRemoved(t *testing.T) {
 }
 
 func TestGrayLeftoversReleasedWithoutHold(t *testing.T) {
-	w := startGray(t, grayDeployment(10, "20"))
+	w := startGray(t, testutil.GrayWeb(10, "20"))
 	w.edit(func(d *appsv1.Deployment) { delete(d.Annotations, grayapi.PercentAnnotation) })
 	actions := w.sync()
 	if got, want := verbsOf(actions), []string{
@@ -272,7 +272,7 @@ func TestGrayLeftoversReleasedWithoutHold(t *testing.T) {
 }
 
 func TestGrayHoldPointsEditedWhileHeld(t *testing.T) {
-	w := startGray(t, grayDeployment(10, "50"))
+	w := startGray(t, testutil.GrayWeb(10, "50"))
 	w.cap = 5
 	w.setImage("v2")
 	w.settle()

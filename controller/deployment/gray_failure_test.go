@@ -6,6 +6,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
@@ -23,7 +24,7 @@ func (w *grayWorld) deleteReplicaSetOf(image string) {
 // grows, no other old ReplicaSet is revived in its place (not even by a scale), the rollout is
 // Degraded saying why, and a resume --full still finishes it on the new revision.
 func TestGrayStableReplicaSetGone(t *testing.T) {
-	w := newGrayWorld(t, grayDeployment(10, "20"))
+	w := newGrayWorld(t, testutil.GrayWeb(10, "20"))
 	w.cap = 2
 	w.setImage("v2")
 	w.settle()
@@ -59,7 +60,7 @@ func TestGrayStableReplicaSetGone(t *testing.T) {
 // as kubectl gray undo would: the stable template written back, the request gone, and the way
 // back skips every hold point. A request for another revision is dropped with a warning.
 func TestGrayUndoRequest(t *testing.T) {
-	w := newGrayWorld(t, grayDeployment(10, "20,50"))
+	w := newGrayWorld(t, testutil.GrayWeb(10, "20,50"))
 	w.cap = 2
 	w.setImage("v2")
 	w.settle()

@@ -44,7 +44,7 @@ func (w *grayWorld) putPods(name string, n int) {
 // status write conflicts. The GrayGatePassed event must go out all the same: the next sync
 // reads the next step and has no hold left to say it of.
 func TestGatePassedSaidWhenTheReportConflicts(t *testing.T) {
-	w := startGray(t, grayDeployment(10, "20,50", testutil.WithAnnotation(grayapi.GatesAnnotation, "pods"),
+	w := startGray(t, testutil.GrayWeb(10, "20,50", testutil.WithAnnotation(grayapi.GatesAnnotation, "pods"),
 		testutil.WithAnnotation(grayapi.HoldForAnnotation, "5s")))
 	w.setImage("v2")
 	w.settle()
@@ -97,7 +97,7 @@ func TestGatePassedSaidWhenTheReportConflicts(t *testing.T) {
 // (the Deployment's namespace only, when gray-controller's is unknown: never every namespace's),
 // and a fixed definition lets it go on.
 func TestGateWithoutDefinitionIsInvalid(t *testing.T) {
-	w := startGray(t, grayDeployment(10, "20,50"))
+	w := startGray(t, testutil.GrayWeb(10, "20,50"))
 	w.setAnnotation(grayapi.GatesAnnotation, "pods,error-rate")
 	w.setImage("v2")
 	w.settle()

@@ -69,19 +69,6 @@ var (
 	replicaSetsResource = appsv1.SchemeGroupVersion.WithResource("replicasets")
 )
 
-// grayDeployment is the Deployment "web" of the scenarios: replicas R, maxSurge/maxUnavailable
-// 25%/25% unless changed, kubegray.io/percent set, template image v1.
-func grayDeployment(replicas int32, percent string, opts ...testutil.DeploymentOption) *appsv1.Deployment {
-	d := newDeployment("web", replicas, testutil.WithImage("v1"),
-		testutil.WithRollingUpdate(intstr.FromString("25%"), intstr.FromString("25%")))
-	d.Annotations[grayapi.PercentAnnotation] = percent
-	d.Generation = 1
-	for _, o := range opts {
-		o(d)
-	}
-	return d
-}
-
 // newGrayWorld starts from d fully rolled out on revision 1 (image v1, all pods available).
 func newGrayWorld(t *testing.T, d *appsv1.Deployment) *grayWorld {
 	t.Helper()

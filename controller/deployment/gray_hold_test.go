@@ -8,13 +8,14 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/kubegray/kubectl-gray/controller/metrics"
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
 // heldAtFiftyEightOfFour is R=4 held at 58%: T = ceil(2.32) = 3, so v2 3 and v1 1.
 func heldAtFiftyEightOfFour(t *testing.T) *grayWorld {
 	t.Helper()
-	w := startGray(t, grayDeployment(4, "58"))
+	w := startGray(t, testutil.GrayWeb(4, "58"))
 	w.cap = 3
 	w.setImage("v2")
 	w.settle()
@@ -69,7 +70,7 @@ func TestGrayScaleWhileHeldReportsHeldOnlyOnceSettled(t *testing.T) {
 // A resume that arrives while a scale of the held Deployment is being absorbed is kept and
 // acted on once the hold stands again, not refused or lost.
 func TestGrayResumeWaitsForTheHoldToSettle(t *testing.T) {
-	w := startGray(t, grayDeployment(10, "20,50"))
+	w := startGray(t, testutil.GrayWeb(10, "20,50"))
 	w.cap = 2
 	w.setImage("v2")
 	w.settle()
@@ -121,7 +122,7 @@ func (w *grayWorld) syncWithStaleReplicaSets() []string {
 // A sync on our own pause write, before the ReplicaSet informer has the new ReplicaSet, must
 // not take the hold back (seen as paused → unpaused → paused, GrayHeld twice, heldAt reset).
 func TestGrayStaleReplicaSetCacheKeepsTheHold(t *testing.T) {
-	w := startGray(t, grayDeployment(10, "20"))
+	w := startGray(t, testutil.GrayWeb(10, "20"))
 	w.cap = 2
 	w.setImage("v2")
 	w.sync() // creates v2 at 2, scales v1 to 8 and pauses, all in one sync

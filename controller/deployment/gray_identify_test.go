@@ -19,7 +19,7 @@ import (
 
 func TestGrayRestart(t *testing.T) {
 	t.Run("while held", func(t *testing.T) {
-		w := startGray(t, grayDeployment(10, "20"))
+		w := startGray(t, testutil.GrayWeb(10, "20"))
 		w.cap = 2
 		w.setImage("v2")
 		w.settle()
@@ -36,7 +36,7 @@ func TestGrayRestart(t *testing.T) {
 		w.noFlapping()
 	})
 	t.Run("while progressing", func(t *testing.T) {
-		w := startGray(t, grayDeployment(10, "20", testutil.WithRollingUpdate(intstr.FromInt32(0), intstr.FromInt32(1))))
+		w := startGray(t, testutil.GrayWeb(10, "20", testutil.WithRollingUpdate(intstr.FromInt32(0), intstr.FromInt32(1))))
 		w.cap = 2
 		w.setImage("v2")
 		w.step()
@@ -56,7 +56,7 @@ func TestGrayRestart(t *testing.T) {
 }
 
 func TestGrayStaleCacheWritesNothing(t *testing.T) {
-	w := startGray(t, grayDeployment(10, "20"))
+	w := startGray(t, testutil.GrayWeb(10, "20"))
 	w.setImage("v2")
 	w.refreshCaches()
 	// The server moves on (here: the user edits again) before the informer sees it.
@@ -81,11 +81,11 @@ func TestGrayStaleCacheWritesNothing(t *testing.T) {
 }
 
 func TestGrayRecreateIsNotGray(t *testing.T) {
-	d := grayDeployment(3, "20", testutil.WithRecreate())
+	d := testutil.GrayWeb(3, "20", testutil.WithRecreate())
 	if isGray(d) {
 		t.Fatal("a Recreate Deployment took the gray path")
 	}
-	d = grayDeployment(3, "20")
+	d = testutil.GrayWeb(3, "20")
 	if !isGray(d) {
 		t.Fatal("a RollingUpdate Deployment with kubegray.io/percent did not take the gray path")
 	}
@@ -98,7 +98,7 @@ func TestGrayRecreateIsNotGray(t *testing.T) {
 func TestGrayFirstSeenMidRollout(t *testing.T) {
 	// A plain Deployment half-way from v1 to v2 (v1 5, v2 5) is annotated 20,60: 20% (T 2) is
 	// already passed, so it holds at 60% (T 6) instead of shrinking v2.
-	d := grayDeployment(10, "20,60")
+	d := testutil.GrayWeb(10, "20,60")
 	w := newGrayWorld(t, d)
 	w.step()                // records v1 as Complete
 	w.allowConflicts = true // upstream's syncs below write the status twice, see TestGrayAnnotationRemoved
@@ -123,7 +123,7 @@ func TestGrayFirstSeenMidRollout(t *testing.T) {
 func TestGraySetWithImageOnAPlainDeployment(t *testing.T) {
 	// kubectl gray set web 20 --image c=v2 on a Deployment never seen gray: annotation and
 	// template arrive in one write. The running revision is taken as stable.
-	d := grayDeployment(10, "20")
+	d := testutil.GrayWeb(10, "20")
 	delete(d.Annotations, grayapi.PercentAnnotation)
 	w := newGrayWorld(t, d)
 	w.step() // plain upstream: nothing to do
@@ -145,7 +145,7 @@ func TestGrayNewDeploymentIsNotHeld(t *testing.T) {
 	// Created with the annotation: there is nothing to canary against, so it rolls out fully.
 	w := &grayWorld{t: t, f: newFixture(t), created: testNow, cap: 3}
 	w.installReactors()
-	d := grayDeployment(3, "20")
+	d := testutil.GrayWeb(3, "20")
 	w.put(d)
 	w.settle()
 	w.wantSizes(sz("v1", 3))
@@ -155,7 +155,7 @@ func TestGrayNewDeploymentIsNotHeld(t *testing.T) {
 func TestGrayOptedInAtRestSaysNoRollback(t *testing.T) {
 	// A plain Deployment at rest on its only revision, then opted in: that revision is its own
 	// stable one, and nothing is rolling back.
-	d := grayDeployment(10, "20")
+	d := testutil.GrayWeb(10, "20")
 	delete(d.Annotations, grayapi.PercentAnnotation)
 	w := newGrayWorld(t, d)
 	w.step()

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clienttesting "k8s.io/client-go/testing"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
@@ -17,7 +18,7 @@ import (
 func TestScaleWhileInvalidComplete(t *testing.T) {
 	for key, value := range map[string]string{grayapi.PercentAnnotation: "abc", grayapi.HoldForAnnotation: "10", grayapi.OnFailureAnnotation: "Rollback"} {
 		t.Run(key, func(t *testing.T) {
-			w := startGray(t, grayDeployment(10, "20"))
+			w := startGray(t, testutil.GrayWeb(10, "20"))
 			w.setAnnotation(key, value)
 			w.settle()
 			w.wantState(grayapi.PhaseInvalid, false)
@@ -33,7 +34,7 @@ func TestScaleWhileInvalidComplete(t *testing.T) {
 
 // A held rollout scales with its share kept while Invalid: 20% of 15 is 3, of 4 is 1.
 func TestScaleWhileInvalidHeld(t *testing.T) {
-	w := startGray(t, grayDeployment(10, "20"))
+	w := startGray(t, testutil.GrayWeb(10, "20"))
 	w.setImage("v2")
 	w.settle()
 	w.wantState(grayapi.PhaseHeld, true)
@@ -55,7 +56,7 @@ func TestScaleWhileInvalidHeld(t *testing.T) {
 func TestRequestsWhileInvalidAreDroppedAtOnce(t *testing.T) {
 	for _, action := range []string{"undo", "next", "retry"} {
 		t.Run(action, func(t *testing.T) {
-			w := startGray(t, grayDeployment(10, "20,50"))
+			w := startGray(t, testutil.GrayWeb(10, "20,50"))
 			w.setImage("v2")
 			w.settle()
 			w.setAnnotation(grayapi.PercentAnnotation, "x")
@@ -77,7 +78,7 @@ func TestRequestsWhileInvalidAreDroppedAtOnce(t *testing.T) {
 
 // An abort needs no hold point: it is carried out while Invalid.
 func TestAbortWhileInvalid(t *testing.T) {
-	w := startGray(t, grayDeployment(10, "20"))
+	w := startGray(t, testutil.GrayWeb(10, "20"))
 	w.setImage("v2")
 	w.settle()
 	w.setAnnotation(grayapi.PercentAnnotation, "x")
@@ -100,9 +101,9 @@ func TestRequestDroppedWhileInvalidIsReportedOnceDropped(t *testing.T) {
 		start func(t *testing.T) *grayWorld
 		write string // the verb of the write that drops the request
 	}{
-		"instead": {func(t *testing.T) *grayWorld { return startGray(t, grayDeployment(10, "20,50")) }, "update"},
+		"instead": {func(t *testing.T) *grayWorld { return startGray(t, testutil.GrayWeb(10, "20,50")) }, "update"},
 		"alongside": {func(t *testing.T) *grayWorld {
-			w := newAlongsideWorld(t, grayDeployment(10, "20,50"), grayapi.TakeoverAdmission)
+			w := newAlongsideWorld(t, testutil.GrayWeb(10, "20,50"), grayapi.TakeoverAdmission)
 			w.step()
 			return w
 		}, "patch"},

@@ -16,7 +16,7 @@ import (
 )
 
 func TestGrayResumeFull(t *testing.T) {
-	w := startGray(t, grayDeployment(10, "10,30,60"))
+	w := startGray(t, testutil.GrayWeb(10, "10,30,60"))
 	w.cap = 1
 	w.setImage("v2")
 	w.step()
@@ -43,7 +43,7 @@ func TestGrayResumeFull(t *testing.T) {
 }
 
 func TestGrayPlainUnpauseIsNext(t *testing.T) {
-	w := startGray(t, grayDeployment(10, "10,30,60"))
+	w := startGray(t, testutil.GrayWeb(10, "10,30,60"))
 	w.cap = 1
 	w.setImage("v2")
 	w.step()
@@ -75,7 +75,7 @@ func TestGrayPlainUnpauseIsNext(t *testing.T) {
 }
 
 func TestGrayResumeWithUnpauseInOneWrite(t *testing.T) {
-	w := startGray(t, grayDeployment(10, "10,30,60"))
+	w := startGray(t, testutil.GrayWeb(10, "10,30,60"))
 	w.cap = 1
 	w.setImage("v2")
 	w.settle()
@@ -112,7 +112,7 @@ func TestGrayResumeIgnored(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			w := startGray(t, grayDeployment(10, "20", testutil.WithRollingUpdate(intstr.FromInt32(0), intstr.FromInt32(1))))
+			w := startGray(t, testutil.GrayWeb(10, "20", testutil.WithRollingUpdate(intstr.FromInt32(0), intstr.FromInt32(1))))
 			w.cap = 2
 			w.setImage("v2")
 			if tc.held {
@@ -140,7 +140,7 @@ func TestGrayResumeIgnored(t *testing.T) {
 }
 
 func TestGrayUserPauseRespected(t *testing.T) {
-	w := startGray(t, grayDeployment(10, "20", testutil.WithRollingUpdate(intstr.FromInt32(0), intstr.FromInt32(1))))
+	w := startGray(t, testutil.GrayWeb(10, "20", testutil.WithRollingUpdate(intstr.FromInt32(0), intstr.FromInt32(1))))
 	w.cap = 2
 	w.setImage("v2")
 	w.step()

@@ -77,7 +77,7 @@ func (w *grayWorld) stableMarks() map[string]bool {
 // is unpaused wipes the status; the stable ReplicaSet is still known from its label, so the
 // undo is a rollback to stable (holds skipped), not a new canary of the largest old one.
 func TestGrayRolloutUndoDuringRolloutFindsTheStableOne(t *testing.T) {
-	w := startGray(t, grayDeployment(10, "20,60"))
+	w := startGray(t, testutil.GrayWeb(10, "20,60"))
 	if got := w.stableMarks(); !got["v1"] || len(got) != 1 {
 		t.Fatalf("stable marks %v, want v1 alone", got)
 	}
@@ -119,7 +119,7 @@ func TestGrayRolloutUndoDuringRolloutFindsTheStableOne(t *testing.T) {
 // An undo to a revision from before the Deployment became gray keeps the
 // opt-in, because every ReplicaSet carries the current hold points.
 func TestGrayRolloutUndoToAPreGrayRevisionKeepsThePercent(t *testing.T) {
-	plain := grayDeployment(10, "")
+	plain := testutil.GrayWeb(10, "")
 	delete(plain.Annotations, grayapi.PercentAnnotation)
 	w := newGrayWorld(t, plain)
 	w.settle()
@@ -163,7 +163,7 @@ func TestGrayStatusLostWhileHeldStaysOurHold(t *testing.T) {
 		{name: "garbage", damage: func(d *appsv1.Deployment) { d.Annotations[grayapi.StatusAnnotation] = "{" }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w := startGray(t, grayDeployment(10, "20,50"))
+			w := startGray(t, testutil.GrayWeb(10, "20,50"))
 			w.cap = 2
 			w.setImage("v2")
 			w.settle()
@@ -189,7 +189,7 @@ func TestGrayStatusLostWhileHeldStaysOurHold(t *testing.T) {
 // A status copied in from an earlier rollout (another revision, while the rollout
 // in flight has not changed) is not trusted: the hold and the stable revision stay.
 func TestGrayCopiedStatusIsNotTrusted(t *testing.T) {
-	w := startGray(t, grayDeployment(10, "20,50"))
+	w := startGray(t, testutil.GrayWeb(10, "20,50"))
 	old := w.deployment().Annotations[grayapi.StatusAnnotation] // revision 1, Complete
 	w.cap = 2
 	w.setImage("v2")
@@ -210,7 +210,7 @@ func TestGrayCopiedStatusIsNotTrusted(t *testing.T) {
 // flight: the rollback still goes ahead, and the hold recorded in that status is not taken
 // for the user's pause.
 func TestGrayUndoInterruptedAfterTheRenumberingStillRollsBack(t *testing.T) {
-	w := startGray(t, grayDeployment(10, "20,60"))
+	w := startGray(t, testutil.GrayWeb(10, "20,60"))
 	w.cap = 2
 	w.setImage("v2")
 	w.settle()
@@ -234,7 +234,7 @@ func TestGrayUndoInterruptedAfterTheRenumberingStillRollsBack(t *testing.T) {
 // the two writes must not leave a Complete status next to a mark on the previous revision,
 // which the next rollout would take as its stable one.
 func TestGrayStableMarkedBeforeCompleteIsReported(t *testing.T) {
-	w := startGray(t, grayDeployment(10, "20"))
+	w := startGray(t, testutil.GrayWeb(10, "20"))
 	w.cap = 2
 	w.setImage("v2")
 	w.settle()

@@ -105,7 +105,7 @@ func (w *grayWorld) crashLooping(rs *appsv1.ReplicaSet, n int, restarts int32) {
 }
 
 func TestGrayDeadlineDegradesAHeldCanaryWhosePodsNeverBecomeReady(t *testing.T) {
-	w := startGray(t, grayDeployment(10, "20", testutil.WithProgressDeadline(10)))
+	w := startGray(t, testutil.GrayWeb(10, "20", testutil.WithProgressDeadline(10)))
 	w.holdNotReady("v2")
 	w.wantSizes(sz("v1", 8, "v2", 2))
 	w.crashLooping(w.replicaSetOf("v2"), 2, 3)
@@ -157,7 +157,7 @@ func TestGrayDeadlineDegradesAHeldCanaryWhosePodsNeverBecomeReady(t *testing.T) 
 }
 
 func TestGrayDeadlineRestartsOnProgress(t *testing.T) {
-	w := startGray(t, grayDeployment(10, "50", testutil.WithProgressDeadline(10)))
+	w := startGray(t, testutil.GrayWeb(10, "50", testutil.WithProgressDeadline(10)))
 	w.holdNotReady("v2")
 	// The old side cannot drain below minAvailable while no canary pod is available.
 	w.wantSizes(sz("v1", 8, "v2", 5))
@@ -180,7 +180,7 @@ func TestGrayDeadlineRestartsOnProgress(t *testing.T) {
 }
 
 func TestGraySettledHoldIsNeverDegraded(t *testing.T) {
-	w := startGray(t, grayDeployment(10, "20", testutil.WithProgressDeadline(10)))
+	w := startGray(t, testutil.GrayWeb(10, "20", testutil.WithProgressDeadline(10)))
 	w.setImage("v2")
 	w.settle()
 	w.wantState(grayapi.PhaseHeld, true)
@@ -190,7 +190,7 @@ func TestGraySettledHoldIsNeverDegraded(t *testing.T) {
 }
 
 func TestGrayUserPauseStopsTheDeadline(t *testing.T) {
-	w := startGray(t, grayDeployment(10, "50", testutil.WithProgressDeadline(10),
+	w := startGray(t, testutil.GrayWeb(10, "50", testutil.WithProgressDeadline(10),
 		testutil.WithRollingUpdate(intstr.FromInt32(1), intstr.FromInt32(0))))
 	w.setImage("v2")
 	w.sync()
@@ -205,7 +205,7 @@ func TestGrayUserPauseStopsTheDeadline(t *testing.T) {
 }
 
 func TestGrayTimedHold(t *testing.T) {
-	d := grayDeployment(10, "20,50", testutil.WithProgressDeadline(10))
+	d := testutil.GrayWeb(10, "20,50", testutil.WithProgressDeadline(10))
 	d.Annotations[grayapi.HoldForAnnotation] = "5s"
 	w := startGray(t, d)
 	w.setImage("v2")
@@ -228,7 +228,7 @@ func TestGrayTimedHold(t *testing.T) {
 }
 
 func TestGrayTimedHoldDoesNotAdvanceADegradedStep(t *testing.T) {
-	d := grayDeployment(10, "20,50", testutil.WithProgressDeadline(10))
+	d := testutil.GrayWeb(10, "20,50", testutil.WithProgressDeadline(10))
 	d.Annotations[grayapi.HoldForAnnotation] = "5s"
 	w := startGray(t, d)
 	w.holdNotReady("v2")
@@ -244,7 +244,7 @@ func TestGrayTimedHoldDoesNotAdvanceADegradedStep(t *testing.T) {
 func TestGrayInvalidPolicyFreezes(t *testing.T) {
 	for key, value := range map[string]string{grayapi.OnFailureAnnotation: "Rollback", grayapi.HoldForAnnotation: "10"} {
 		t.Run(key, func(t *testing.T) {
-			w := startGray(t, grayDeployment(10, "20"))
+			w := startGray(t, testutil.GrayWeb(10, "20"))
 			w.setAnnotation(key, value)
 			w.setImage("v2")
 			w.sync()
@@ -258,7 +258,7 @@ func TestGrayInvalidPolicyFreezes(t *testing.T) {
 }
 
 func TestGrayPolicyIsRecordedOnReplicaSets(t *testing.T) {
-	d := grayDeployment(10, "20")
+	d := testutil.GrayWeb(10, "20")
 	d.Annotations[grayapi.OnFailureAnnotation] = "rollback"
 	w := startGray(t, d)
 	w.setImage("v2")
@@ -280,7 +280,7 @@ func TestGrayPolicyIsRecordedOnReplicaSets(t *testing.T) {
 // The deadline counts from the instant of the last progress, not from its whole second: a step
 // that started at .9 of a second is still in time 9.6 s later.
 func TestGrayDeadlineIsNotRoundedDown(t *testing.T) {
-	w := startGray(t, grayDeployment(10, "20", testutil.WithProgressDeadline(10)))
+	w := startGray(t, testutil.GrayWeb(10, "20", testutil.WithProgressDeadline(10)))
 	w.f.dc.now = func() time.Time { return testNow.Add(900 * time.Millisecond) }
 	w.holdNotReady("v2")
 	w.f.dc.now = func() time.Time { return testNow.Add(10500 * time.Millisecond) }
@@ -294,7 +294,7 @@ func TestGrayDeadlineIsNotRoundedDown(t *testing.T) {
 // While a step is Degraded the standard Stalled condition is True with the failure's reason,
 // so that kstatus and Flux report the rollout Failed; it goes when the step recovers.
 func TestGrayStalledWhileDegraded(t *testing.T) {
-	d := grayDeployment(10, "20", testutil.WithProgressDeadline(10))
+	d := testutil.GrayWeb(10, "20", testutil.WithProgressDeadline(10))
 	w := newGrayWorld(t, d)
 	w.cap = 2
 	w.holdNotReady("v2")

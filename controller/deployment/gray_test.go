@@ -49,7 +49,7 @@ func sz(pairs ...any) map[string]int32 {
 }
 
 func TestGraySingleHold(t *testing.T) {
-	w := startGray(t, grayDeployment(10, "20", testutil.WithProgressDeadline(600)))
+	w := startGray(t, testutil.GrayWeb(10, "20", testutil.WithProgressDeadline(600)))
 	w.cap = 2 // ceil(10·20/100)
 	w.setImage("v2")
 
@@ -126,7 +126,7 @@ func TestGraySingleHold(t *testing.T) {
 }
 
 func TestGraySteps(t *testing.T) {
-	w := startGray(t, grayDeployment(10, "10,30,60"))
+	w := startGray(t, testutil.GrayWeb(10, "10,30,60"))
 	resume := func() {
 		t.Helper()
 		w.setAnnotation(grayapi.ResumeAnnotation, "2:next")
@@ -200,7 +200,7 @@ func TestGrayFenceposts(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			w := startGray(t, grayDeployment(10, "20", testutil.WithRollingUpdate(tc.surge, tc.unavailable)))
+			w := startGray(t, testutil.GrayWeb(10, "20", testutil.WithRollingUpdate(tc.surge, tc.unavailable)))
 			w.cap = 2
 			w.setImage("v2")
 			for i, want := range tc.steps {
@@ -221,7 +221,7 @@ func TestGrayFenceposts(t *testing.T) {
 }
 
 func TestGrayDegraded(t *testing.T) {
-	w := startGray(t, grayDeployment(10, "20", testutil.WithProgressDeadline(600),
+	w := startGray(t, testutil.GrayWeb(10, "20", testutil.WithProgressDeadline(600),
 		testutil.WithRollingUpdate(intstr.FromInt32(0), intstr.FromInt32(1))))
 	w.cap = 2
 	w.setImage("v2")
@@ -253,7 +253,7 @@ func TestGraySmallDeployments(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			w := startGray(t, grayDeployment(tc.replicas, "20"))
+			w := startGray(t, testutil.GrayWeb(tc.replicas, "20"))
 			w.cap = tc.cap
 			w.setImage("v2")
 			for i, want := range tc.steps {
@@ -279,7 +279,7 @@ func TestGraySmallDeployments(t *testing.T) {
 }
 
 func TestGrayZeroPercent(t *testing.T) {
-	w := startGray(t, grayDeployment(10, "0"))
+	w := startGray(t, testutil.GrayWeb(10, "0"))
 	w.cap = 0
 	w.setImage("v2")
 	// The new ReplicaSet is created at 0 and the rollout paused at once; it is reported Held

@@ -35,7 +35,7 @@ func (w *grayWorld) wantReleasedStatus(rev int64, held bool) {
 
 func TestInsteadReleasesTakenOverGrayDeployment(t *testing.T) {
 	// kubectl gray set --patch-takeover=always --image on an instead-mode cluster.
-	w := newInsteadWorld(t, grayDeployment(10, "20", testutil.WithProgressDeadline(600)))
+	w := newInsteadWorld(t, testutil.GrayWeb(10, "20", testutil.WithProgressDeadline(600)))
 	w.takeOverAsPolicy("v2", savedDefault)
 
 	actions := w.sync()
@@ -77,7 +77,7 @@ func TestInsteadReleasesTakenOverGrayDeployment(t *testing.T) {
 // instead mode while a taken-over rollout is held at 2/10: the release keeps the pause,
 // which is the hold in instead mode, and the rollout goes on from there.
 func TestInsteadKeepsTheHoldOfATakenOverDeployment(t *testing.T) {
-	w := newAlongsideWorld(t, grayDeployment(10, "20", testutil.WithProgressDeadline(600)), grayapi.TakeoverAdmission)
+	w := newAlongsideWorld(t, testutil.GrayWeb(10, "20", testutil.WithProgressDeadline(600)), grayapi.TakeoverAdmission)
 	w.step()
 	w.cap = 2
 	w.takeOverAsPolicy("v2", savedDefault)
@@ -126,7 +126,7 @@ func TestInsteadKeepsTheHoldOfATakenOverDeployment(t *testing.T) {
 // to instead mode is for the hold the release keeps, so it survives the release and the gray
 // sync then honours it.
 func TestInsteadKeepsTheResumeRequestOfAKeptHold(t *testing.T) {
-	w := newAlongsideWorld(t, grayDeployment(10, "20"), grayapi.TakeoverAdmission)
+	w := newAlongsideWorld(t, testutil.GrayWeb(10, "20"), grayapi.TakeoverAdmission)
 	w.step()
 	w.cap = 2
 	w.takeOverAsPolicy("v2", savedDefault)
@@ -157,7 +157,7 @@ func TestInsteadKeepsTheResumeRequestOfAKeptHold(t *testing.T) {
 // revision in flight (3), so the release unpauses, and revision 3 starts at the first hold
 // point: the abandoned canary v2 goes first, the stable v1 keeps R − T = 8.
 func TestInsteadDropsAStaleHoldOfATakenOverDeployment(t *testing.T) {
-	w := newAlongsideWorld(t, grayDeployment(10, "20"), grayapi.TakeoverAdmission)
+	w := newAlongsideWorld(t, testutil.GrayWeb(10, "20"), grayapi.TakeoverAdmission)
 	w.step()
 	w.cap = 2
 	w.takeOverAsPolicy("v2", savedDefault)
@@ -183,7 +183,7 @@ func TestInsteadDropsAStaleHoldOfATakenOverDeployment(t *testing.T) {
 func TestInsteadReleasesTakenOverNonGrayDeployment(t *testing.T) {
 	t.Run("never gray: the saved strategy rolls it out", func(t *testing.T) {
 		const saved = "RollingUpdate;maxSurge=1;maxUnavailable=0"
-		d := grayDeployment(10, "20")
+		d := testutil.GrayWeb(10, "20")
 		delete(d.Annotations, grayapi.PercentAnnotation)
 		w := newGrayWorld(t, d)
 		w.installPatchReactor()
@@ -209,7 +209,7 @@ func TestInsteadReleasesTakenOverNonGrayDeployment(t *testing.T) {
 	})
 
 	t.Run("held alongside, annotation removed: gray status dropped, upstream finishes", func(t *testing.T) {
-		w := newAlongsideWorld(t, grayDeployment(10, "20"), grayapi.TakeoverAdmission)
+		w := newAlongsideWorld(t, testutil.GrayWeb(10, "20"), grayapi.TakeoverAdmission)
 		w.step()
 		w.cap = 2
 		w.takeOverAsPolicy("v2", savedDefault)
@@ -239,7 +239,7 @@ func TestInsteadReleasesTakenOverNonGrayDeployment(t *testing.T) {
 	})
 
 	t.Run("saved Recreate is not gray in instead mode", func(t *testing.T) {
-		w := newInsteadWorld(t, grayDeployment(4, "50"))
+		w := newInsteadWorld(t, testutil.GrayWeb(4, "50"))
 		w.takeOverAsPolicy("v2", "Recreate")
 		actions := w.sync()
 		if got, want := verbsOf(actions), []string{"patch deployments", "patch deployments/status"}; !reflect.DeepEqual(got, want) {
@@ -259,7 +259,7 @@ func TestInsteadReleasesTakenOverNonGrayDeployment(t *testing.T) {
 }
 
 func TestInsteadReleasesUnreadableSavedStrategyToDefaults(t *testing.T) {
-	w := newInsteadWorld(t, grayDeployment(10, "20"))
+	w := newInsteadWorld(t, testutil.GrayWeb(10, "20"))
 	w.takeOverAsPolicy("v2", "RollingUpdate;maxSurge=lots")
 	actions := w.sync()
 	if got, want := verbsOf(actions), []string{"patch deployments"}; !reflect.DeepEqual(got, want) {
@@ -279,7 +279,7 @@ func TestInsteadReleasesUnreadableSavedStrategyToDefaults(t *testing.T) {
 // TestInsteadReleaseConflictsOnStaleCache: the release patch carries the cached
 // resourceVersion, so a cache behind the server writes nothing (the sync is requeued).
 func TestInsteadReleaseConflictsOnStaleCache(t *testing.T) {
-	w := newInsteadWorld(t, grayDeployment(10, "20"))
+	w := newInsteadWorld(t, testutil.GrayWeb(10, "20"))
 	w.takeOverAsPolicy("v2", savedDefault)
 	w.refreshCaches()
 	w.setAnnotation("example.com/touched", "yes")

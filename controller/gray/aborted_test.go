@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
@@ -23,7 +24,7 @@ func TestDecideAborted(t *testing.T) {
 	failure := &grayapi.Failure{Reason: grayapi.ReasonProgressDeadlineExceeded, Message: "replica set web-3 has 0 of 2 replicas available"}
 	inFlight := grayapi.Status{Revision: 3, StableRevision: 1, Step: 0, Percent: 20, Target: 2, Phase: grayapi.PhaseDegraded, HeldAt: &heldAt, Failure: failure}
 	web := func(paused bool, conditions ...appsv1.DeploymentCondition) *appsv1.Deployment {
-		d := grayDeployment(10, "20")
+		d := testutil.GrayWeb(10, "20")
 		d.Spec.Paused = paused
 		d.Spec.ProgressDeadlineSeconds = ptr.To[int32](20)
 		d.Status.Conditions = conditions

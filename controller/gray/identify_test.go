@@ -10,6 +10,7 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
@@ -19,7 +20,7 @@ import (
 func TestIdentify(t *testing.T) {
 	points := []int32{20, 50}
 	web := func(paused bool) *appsv1.Deployment {
-		d := grayDeployment(10, "20,50")
+		d := testutil.GrayWeb(10, "20,50")
 		d.Spec.Paused = paused
 		return d
 	}

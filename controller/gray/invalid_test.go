@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
@@ -21,7 +22,7 @@ func TestDecideInvalid(t *testing.T) {
 	invalid := held
 	invalid.Phase, invalid.Message = grayapi.PhaseInvalid, problem
 	web := func(replicas int32, request string) *appsv1.Deployment {
-		d := grayDeployment(replicas, "2O")
+		d := testutil.GrayWeb(replicas, "2O")
 		if request != "" {
 			d.Annotations[grayapi.ResumeAnnotation] = request
 		}

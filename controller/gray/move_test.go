@@ -10,6 +10,7 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 	"github.com/kubegray/kubectl-gray/pkg/rollout"
 )
@@ -24,7 +25,7 @@ func TestDecideMove(t *testing.T) {
 	settledAt := metav1.NewTime(testNow.Add(-2 * time.Minute))
 	held := grayapi.Status{Revision: 2, StableRevision: 1, Step: 0, Percent: 20, Target: 2, Phase: grayapi.PhaseHeld, HeldAt: &heldAt, SettledAt: &settledAt}
 	web := func(replicas int32, annotations ...string) *appsv1.Deployment {
-		d := grayDeployment(replicas, "20,50")
+		d := testutil.GrayWeb(replicas, "20,50")
 		d.Spec.Paused = true
 		for i := 0; i+1 < len(annotations); i += 2 {
 			d.Annotations[annotations[i]] = annotations[i+1]
@@ -213,7 +214,7 @@ func randomMoveFacts(r *rand.Rand) MoveFacts {
 		}
 		points = append(points, p)
 	}
-	d := grayDeployment(replicas, "")
+	d := testutil.GrayWeb(replicas, "")
 	step := r.Int32N(int32(len(points)) + 1)
 	percent, target := rollout.GrayStepTarget(replicas, points, step)
 	st := grayapi.Status{Revision: 2, StableRevision: 1, Step: step, Percent: percent, Target: target, Phase: grayapi.PhaseProgressing}

@@ -27,7 +27,7 @@ func TestDecidePhase(t *testing.T) {
 		return st
 	}
 	web := func(paused bool) *appsv1.Deployment {
-		d := grayDeployment(10, "20")
+		d := testutil.GrayWeb(10, "20")
 		d.Spec.Paused = paused
 		return d
 	}

@@ -41,7 +41,7 @@ func planNames(rss []*appsv1.ReplicaSet) []string {
 // 10) and maxUnavailable 25% (2 of 10) and is at 20%, so T = 2 of 10 and 4 of 20.
 func TestPlanSizes(t *testing.T) {
 	web := func(replicas int32, paused bool) *appsv1.Deployment {
-		d := grayDeployment(replicas, "20")
+		d := testutil.GrayWeb(replicas, "20")
 		d.Spec.Paused = paused
 		return d
 	}
@@ -171,7 +171,7 @@ func TestPlanSizesProperties(t *testing.T) {
 func randomSizeFacts(r *rand.Rand) SizeFacts {
 	replicas := r.Int32N(20) + 1
 	percent := r.Int32N(101)
-	d := grayDeployment(replicas, strconv.Itoa(int(percent)))
+	d := testutil.GrayWeb(replicas, strconv.Itoa(int(percent)))
 	d.Spec.Paused = r.IntN(3) == 0
 	desired := replicas
 	if r.IntN(4) == 0 {

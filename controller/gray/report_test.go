@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 	"github.com/kubegray/kubectl-gray/pkg/rollout"
@@ -24,7 +25,7 @@ func TestDecideReport(t *testing.T) {
 	settled := metav1.NewTime(testNow.Add(-30 * time.Second))
 	now := metav1.NewTime(testNow)
 	web := func(paused bool) *appsv1.Deployment {
-		d := grayDeployment(10, "20,50")
+		d := testutil.GrayWeb(10, "20,50")
 		d.Spec.Paused = paused
 		d.Spec.ProgressDeadlineSeconds = ptr.To[int32](20)
 		return d
@@ -221,7 +222,7 @@ func randomReportFacts(r *rand.Rand) ReportFacts {
 		}
 		points = append(points, p)
 	}
-	d := grayDeployment(replicas, "")
+	d := testutil.GrayWeb(replicas, "")
 	d.Spec.ProgressDeadlineSeconds = ptr.To[int32](20)
 	if r.IntN(8) == 0 {
 		d.Spec.ProgressDeadlineSeconds = nil

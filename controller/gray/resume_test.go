@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
@@ -12,7 +13,7 @@ import (
 // web held by us at 20% (step 1 of 20,50) on revision 2; the messages are the events people read.
 func TestDecideResume(t *testing.T) {
 	facts := func(paused bool, request string) ResumeFacts {
-		d := grayDeployment(10, "20,50")
+		d := testutil.GrayWeb(10, "20,50")
 		d.Spec.Paused = paused
 		if request != "" {
 			d.Annotations[grayapi.ResumeAnnotation] = request

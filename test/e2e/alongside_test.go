@@ -154,7 +154,7 @@ func TestAlongside(t *testing.T) {
 		t.Run("takeover by the policy", func(t *testing.T) {
 			t.Parallel()
 			e := newAlongsideEnv(t, c, "policy")
-			e.startStable(grayDeployment("web", 10, "20"))
+			e.startStable(testutil.GrayDeployment("web", 10, "20"))
 			e.do(setImage("web", "nginx:1.26"))
 			d := e.expect("web", held)
 			alongsideTakenOver(t, d, alongsideSaved)
@@ -191,7 +191,7 @@ func TestAlongside(t *testing.T) {
 			t.Parallel()
 			e := newAlongsideEnv(t, c, "plain")
 			e.do(createDeployment(testutil.Deployment("plain", testutil.WithImage("nginx:1.25"), testutil.WithReplicas(10))))
-			e.startStable(grayDeployment("web", 10, "20"))
+			e.startStable(testutil.GrayDeployment("web", 10, "20"))
 			waitRolledOut(t, e.client, e.ns, "plain", 60*time.Second)
 			e.do(setImage("plain", "nginx:1.26"))
 			e.do(setImage("web", "nginx:1.26"))
@@ -218,7 +218,7 @@ func TestAlongside(t *testing.T) {
 		t.Run("guard rejects unpausing, a strategy set is saved for the release", func(t *testing.T) {
 			t.Parallel()
 			e := newAlongsideEnv(t, c, "guard")
-			e.startStable(grayDeployment("web", 10, "20"))
+			e.startStable(testutil.GrayDeployment("web", 10, "20"))
 			e.do(setImage("web", "nginx:1.26"))
 			e.expect("web", held)
 			err := mutateDeployment("web", func(d *appsv1.Deployment) { d.Spec.Paused = false })(context.Background(), e.client, e.ns)
@@ -248,7 +248,7 @@ func TestAlongside(t *testing.T) {
 		t.Run("annotation removed mid-rollout releases it", func(t *testing.T) {
 			t.Parallel()
 			e := newAlongsideEnv(t, c, "removed")
-			e.startStable(grayDeployment("web", 10, "20"))
+			e.startStable(testutil.GrayDeployment("web", 10, "20"))
 			e.do(setImage("web", "nginx:1.26"))
 			e.expect("web", held)
 			e.do(removeAnnotation("web", grayapi.PercentAnnotation))
@@ -261,7 +261,7 @@ func TestAlongside(t *testing.T) {
 	// Not in parallel: it stops the controller all scenarios share.
 	t.Run("controller killed mid-rollout and policies deleted", func(t *testing.T) {
 		e := newAlongsideEnv(t, c, "killed")
-		e.startStable(grayDeployment("web", 10, "20"))
+		e.startStable(testutil.GrayDeployment("web", 10, "20"))
 		e.do(setImage("web", "nginx:1.26"))
 		e.expect("web", held)
 		if err := c.StopComponent(grayControllerName, 10*time.Second); err != nil {
@@ -323,7 +323,7 @@ func TestAlongsideEager(t *testing.T) {
 
 	e := newAlongsideEnv(t, c, "eager")
 	// Without the takeover policy nothing takes a Deployment over as it is created.
-	err := createDeployment(grayDeployment("web", 10, "20"))(context.Background(), e.client, e.ns)
+	err := createDeployment(testutil.GrayDeployment("web", 10, "20"))(context.Background(), e.client, e.ns)
 	if err == nil || !strings.Contains(err.Error(), "create it without kubegray.io/percent and annotate it afterwards") {
 		t.Fatalf("creating an annotated Deployment: %v, want the guard's refusal naming the two ways", err)
 	}

@@ -138,11 +138,6 @@ func (e *grayEnv) heldCondition(name string) *appsv1.DeploymentCondition {
 	return deployutil.GetDeploymentCondition(d.Status, grayapi.ConditionGrayHeld)
 }
 
-func grayDeployment(name string, replicas int32, percent string, opts ...testutil.DeploymentOption) *appsv1.Deployment {
-	base := testutil.Options(testutil.WithReplicas(replicas), testutil.WithAnnotation(grayapi.PercentAnnotation, percent))
-	return testutil.Deployment(name, append([]testutil.DeploymentOption{base}, opts...)...)
-}
-
 // startStable creates a gray Deployment and waits for its first revision to
 // be fully rolled out: with nothing to canary against, it goes straight to 100%.
 // With eager takeover it is created without its kubegray.io annotations, which
@@ -220,7 +215,7 @@ func runGrayScenarios(t *testing.T, c *cluster.Cluster, m grayMode) {
 	t.Run("single hold at 20% of 10", func(t *testing.T) {
 		t.Parallel()
 		e := newGrayEnv(t, c, "single")
-		e.startStable(grayDeployment("web", 10, "20"))
+		e.startStable(testutil.GrayDeployment("web", 10, "20"))
 		e.do(setImage("web", "nginx:1.26"))
 		e.expect("web", grayState{phase: held, newSpec: 2, oldTotal: 8, paused: true})
 		if cond := e.heldCondition("web"); cond == nil || cond.Status != corev1.ConditionTrue {
@@ -236,7 +231,7 @@ func runGrayScenarios(t *testing.T, c *cluster.Cluster, m grayMode) {
 	t.Run("opted in at rest, then a new image: no rollback said", func(t *testing.T) {
 		t.Parallel()
 		e := newGrayEnv(t, c, "optin")
-		plain := grayDeployment("web", 10, "20")
+		plain := testutil.GrayDeployment("web", 10, "20")
 		delete(plain.Annotations, grayapi.PercentAnnotation)
 		e.do(createDeployment(plain))
 		waitRolledOut(t, e.client, e.ns, "web", 60*time.Second)
@@ -251,7 +246,7 @@ func runGrayScenarios(t *testing.T, c *cluster.Cluster, m grayMode) {
 	t.Run("steps 10,30,60 through every resume", func(t *testing.T) {
 		t.Parallel()
 		e := newGrayEnv(t, c, "steps")
-		e.startStable(grayDeployment("web", 10, "10,30,60"))
+		e.startStable(testutil.GrayDeployment("web", 10, "10,30,60"))
 		e.do(setImage("web", "nginx:1.26"))
 		e.expect("web", grayState{phase: held, newSpec: 1, oldTotal: 9, paused: true})
 		e.resume("web", false)
@@ -265,7 +260,7 @@ func runGrayScenarios(t *testing.T, c *cluster.Cluster, m grayMode) {
 	t.Run("resume full", func(t *testing.T) {
 		t.Parallel()
 		e := newGrayEnv(t, c, "full")
-		e.startStable(grayDeployment("web", 10, "10,30,60"))
+		e.startStable(testutil.GrayDeployment("web", 10, "10,30,60"))
 		e.do(setImage("web", "nginx:1.26"))
 		e.expect("web", grayState{phase: held, newSpec: 1, oldTotal: 9, paused: true})
 		e.resume("web", true)
@@ -276,7 +271,7 @@ func runGrayScenarios(t *testing.T, c *cluster.Cluster, m grayMode) {
 		t.Run("kubectl rollout resume counts as next", func(t *testing.T) {
 			t.Parallel()
 			e := newGrayEnv(t, c, "unpause")
-			e.startStable(grayDeployment("web", 10, "20,50"))
+			e.startStable(testutil.GrayDeployment("web", 10, "20,50"))
 			e.do(setImage("web", "nginx:1.26"))
 			e.expect("web", grayState{phase: held, newSpec: 2, oldTotal: 8, paused: true})
 			e.do(setPaused("web", false))
@@ -288,7 +283,7 @@ func runGrayScenarios(t *testing.T, c *cluster.Cluster, m grayMode) {
 	t.Run("scale 10 to 20 to 3 while held", func(t *testing.T) {
 		t.Parallel()
 		e := newGrayEnv(t, c, "scale")
-		e.startStable(grayDeployment("web", 10, "20"))
+		e.startStable(testutil.GrayDeployment("web", 10, "20"))
 		e.do(setImage("web", "nginx:1.26"))
 		e.expect("web", grayState{phase: held, newSpec: 2, oldTotal: 8, paused: true})
 		e.do(scaleDeployment("web", 20))
@@ -301,7 +296,7 @@ func runGrayScenarios(t *testing.T, c *cluster.Cluster, m grayMode) {
 	t.Run("maxSurge 0 maxUnavailable 1", func(t *testing.T) {
 		t.Parallel()
 		e := newGrayEnv(t, c, "surge0")
-		e.startStable(grayDeployment("web", 10, "30", testutil.WithRollingUpdate(intstr.FromInt32(0), intstr.FromInt32(1))))
+		e.startStable(testutil.GrayDeployment("web", 10, "30", testutil.WithRollingUpdate(intstr.FromInt32(0), intstr.FromInt32(1))))
 		e.do(setImage("web", "nginx:1.26"))
 		e.expect("web", grayState{phase: held, newSpec: 3, oldTotal: 7, paused: true})
 		e.finish("web", 10)
@@ -310,7 +305,7 @@ func runGrayScenarios(t *testing.T, c *cluster.Cluster, m grayMode) {
 	t.Run("maxSurge 100%", func(t *testing.T) {
 		t.Parallel()
 		e := newGrayEnv(t, c, "surge100")
-		e.startStable(grayDeployment("web", 10, "30", testutil.WithRollingUpdate(intstr.FromString("100%"), intstr.FromInt32(0))))
+		e.startStable(testutil.GrayDeployment("web", 10, "30", testutil.WithRollingUpdate(intstr.FromString("100%"), intstr.FromInt32(0))))
 		e.do(setImage("web", "nginx:1.26"))
 		e.expect("web", grayState{phase: held, newSpec: 3, oldTotal: 7, paused: true})
 		e.finish("web", 10)
@@ -327,7 +322,7 @@ func runGrayScenarios(t *testing.T, c *cluster.Cluster, m grayMode) {
 		t.Run(fmt.Sprintf("50%% of %d", tc.replicas), func(t *testing.T) {
 			t.Parallel()
 			e := newGrayEnv(t, c, "r"+strconv.Itoa(int(tc.replicas)))
-			e.startStable(grayDeployment("web", tc.replicas, "50"))
+			e.startStable(testutil.GrayDeployment("web", tc.replicas, "50"))
 			e.do(setImage("web", "nginx:1.26"))
 			e.expect("web", grayState{phase: held, newSpec: tc.newSpec, oldTotal: tc.older, paused: true})
 			e.finish("web", tc.replicas)
@@ -337,7 +332,7 @@ func runGrayScenarios(t *testing.T, c *cluster.Cluster, m grayMode) {
 	t.Run("percent 0 creates the new ReplicaSet empty and holds", func(t *testing.T) {
 		t.Parallel()
 		e := newGrayEnv(t, c, "zero")
-		e.startStable(grayDeployment("web", 4, "0,50"))
+		e.startStable(testutil.GrayDeployment("web", 4, "0,50"))
 		e.do(setImage("web", "nginx:1.26"))
 		e.expect("web", grayState{phase: held, newSpec: 0, oldTotal: 4, paused: true})
 		e.resume("web", false)
@@ -348,7 +343,7 @@ func runGrayScenarios(t *testing.T, c *cluster.Cluster, m grayMode) {
 	t.Run("new template while held starts again at the first hold point", func(t *testing.T) {
 		t.Parallel()
 		e := newGrayEnv(t, c, "retemplate")
-		e.startStable(grayDeployment("web", 10, "20,50"))
+		e.startStable(testutil.GrayDeployment("web", 10, "20,50"))
 		e.do(setImage("web", "nginx:1.26"))
 		e.expect("web", grayState{phase: held, newSpec: 2, oldTotal: 8, paused: true})
 		e.resume("web", false)
@@ -370,7 +365,7 @@ func runGrayScenarios(t *testing.T, c *cluster.Cluster, m grayMode) {
 	t.Run("rollback to stable while held skips the holds", func(t *testing.T) {
 		t.Parallel()
 		e := newGrayEnv(t, c, "rollback")
-		e.startStable(grayDeployment("web", 10, "20,50"))
+		e.startStable(testutil.GrayDeployment("web", 10, "20,50"))
 		e.do(setImage("web", "nginx:1.26"))
 		e.expect("web", grayState{phase: held, newSpec: 2, oldTotal: 8, paused: true})
 		e.do(mutateDeployment("web", func(d *appsv1.Deployment) {
@@ -383,7 +378,7 @@ func runGrayScenarios(t *testing.T, c *cluster.Cluster, m grayMode) {
 		t.Run(fmt.Sprintf("invalid percent %q freezes and recovers", bad), func(t *testing.T) {
 			t.Parallel()
 			e := newGrayEnv(t, c, "invalid-"+strconv.Itoa(i))
-			e.startStable(grayDeployment("web", 10, "20"))
+			e.startStable(testutil.GrayDeployment("web", 10, "20"))
 			e.do(setPercent("web", bad))
 			e.do(setImage("web", "nginx:1.26"))
 			e.expect("web", grayState{phase: grayapi.PhaseInvalid, newSpec: 0, oldTotal: 10, paused: m.frozenPaused})
@@ -396,7 +391,7 @@ func runGrayScenarios(t *testing.T, c *cluster.Cluster, m grayMode) {
 	t.Run("annotation removed mid-rollout completes normally", func(t *testing.T) {
 		t.Parallel()
 		e := newGrayEnv(t, c, "removed")
-		e.startStable(grayDeployment("web", 10, "20"))
+		e.startStable(testutil.GrayDeployment("web", 10, "20"))
 		e.do(setImage("web", "nginx:1.26"))
 		e.expect("web", grayState{phase: held, newSpec: 2, oldTotal: 8, paused: true})
 		e.do(removeAnnotation("web", grayapi.PercentAnnotation))
@@ -420,7 +415,7 @@ func TestGrayControllerRestart(t *testing.T) {
 	}
 	e := newGrayEnv(t, c, "restart")
 
-	e.startStable(grayDeployment("web", 10, "20,60"))
+	e.startStable(testutil.GrayDeployment("web", 10, "20,60"))
 	e.do(setImage("web", "nginx:1.26"))
 	e.expect("web", grayState{phase: grayapi.PhaseHeld, newSpec: 2, oldTotal: 8, paused: true})
 	restart()

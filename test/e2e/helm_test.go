@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/gates"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 	"github.com/kubegray/kubectl-gray/test/cluster"
@@ -192,7 +193,7 @@ func TestHelmInstall(t *testing.T) {
 	ctrl := runFromImage(t, c, amd64, releaseNS, chartServiceAccount, args...)
 
 	e := newGrayEnv(t, c, "helm")
-	e.startStable(grayDeployment("web", 10, "20"))
+	e.startStable(testutil.GrayDeployment("web", 10, "20"))
 	e.do(setImage("web", "nginx:1.26"))
 	e.expect("web", grayState{phase: grayapi.PhaseHeld, newSpec: 2, oldTotal: 8, paused: true})
 	e.finish("web", 10)

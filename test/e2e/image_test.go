@@ -28,6 +28,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 	"github.com/kubegray/kubectl-gray/test/cluster"
 	"github.com/kubegray/kubectl-gray/test/image"
@@ -106,7 +107,7 @@ func TestImage(t *testing.T) {
 	ctrl := runFromImage(t, c, amd64, "gray-system", "gray-controller", "--mode=instead")
 
 	e := newGrayEnv(t, c, "image")
-	e.startStable(grayDeployment("web", 10, "20"))
+	e.startStable(testutil.GrayDeployment("web", 10, "20"))
 	e.do(setImage("web", "nginx:1.26"))
 	e.expect("web", grayState{phase: grayapi.PhaseHeld, newSpec: 2, oldTotal: 8, paused: true})
 	ctrl.terminate(t)

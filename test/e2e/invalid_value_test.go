@@ -9,6 +9,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 	"github.com/kubegray/kubectl-gray/test/cluster"
 )
@@ -21,7 +22,7 @@ func TestGrayHugePercentStaysShort(t *testing.T) {
 	c := cluster.StartForTest(t, cluster.Options{Controllers: cluster.WithoutDeploymentController})
 	startGrayController(t, c, "--mode=instead")
 	e := newGrayEnv(t, c, "huge-percent")
-	e.startStable(grayDeployment("web", 10, "20"))
+	e.startStable(testutil.GrayDeployment("web", 10, "20"))
 
 	// Too long for one kubectl argument (Linux caps one at 128 KiB), so through the API.
 	huge := strings.Repeat("5", 250000)

@@ -59,7 +59,7 @@ func TestMetricsInPrometheus(t *testing.T) {
 	p := prom.StartWith(t, prom.Config{Targets: []string{target, strings.TrimPrefix(decoy.URL, "https://")}, Rules: alertRules(t), BearerToken: reader})
 	e := newGrayEnv(t, c, "metrics")
 
-	e.startStable(grayDeployment("web", 10, "20"))
+	e.startStable(testutil.GrayDeployment("web", 10, "20"))
 	// The pods gate, measured every second, two passes.
 	gateDefs := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "gates", Labels: map[string]string{grayapi.GatesLabel: grayapi.GatesLabelValue}},
 		Data: map[string]string{grayapi.PodsGate: "provider: pods\nsuccess: canary.restarts == 0\ninterval: 1s\ncount: 2\n"}}
@@ -97,7 +97,7 @@ func TestMetricsInPrometheus(t *testing.T) {
 
 	// A canary that never becomes ready misses its deadline: the GrayRolloutFailed alert goes
 	// pending at once and fires a minute later (its for), labelled with the rollout.
-	e.startStable(grayDeployment("bad", 4, "50", testutil.WithProgressDeadline(5), testutil.WithTemplateAnnotation(cluster.CrashLoopAnnotation, crashImage)))
+	e.startStable(testutil.GrayDeployment("bad", 4, "50", testutil.WithProgressDeadline(5), testutil.WithTemplateAnnotation(cluster.CrashLoopAnnotation, crashImage)))
 	e.do(setImage("bad", crashImage))
 	want := map[string]string{"alertname": "GrayRolloutFailed", "severity": "warning", "namespace": e.ns, "deployment": "bad",
 		"phase": string(grayapi.PhaseDegraded), "reason": grayapi.ReasonProgressDeadlineExceeded}

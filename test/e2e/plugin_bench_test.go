@@ -9,6 +9,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 	"github.com/kubegray/kubectl-gray/test/cluster"
 )
@@ -32,7 +33,7 @@ func BenchmarkStatusVsRolloutStatus(b *testing.B) {
 	if err := createNamespace(ctx, c.Client, ns); err != nil {
 		b.Fatal(err)
 	}
-	if err := createDeployment(grayDeployment("web", 10, "20"))(ctx, c.Client, ns); err != nil {
+	if err := createDeployment(testutil.GrayDeployment("web", 10, "20"))(ctx, c.Client, ns); err != nil {
 		b.Fatal(err)
 	}
 	waitGrayComplete(b, c, ns, "web", 10)

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 	"github.com/kubegray/kubectl-gray/plugin"
@@ -37,7 +38,7 @@ func TestRestart(t *testing.T) {
 			u := newPluginUser(t, c, e.ns)
 			held := grayState{phase: grayapi.PhaseHeld, newSpec: 2, oldTotal: 8, paused: true}
 
-			e.startStable(grayDeployment("web", 10, "20"))
+			e.startStable(testutil.GrayDeployment("web", 10, "20"))
 			u.must("gray", "set", "web", "20", "--image", "app=nginx:1.26")
 			u.must("gray", "status", "web", "--until", "held", "--timeout", "60s")
 			e.settledNow("web", held)
