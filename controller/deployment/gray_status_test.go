@@ -1,14 +1,18 @@
 package deployment
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubegray/kubectl-gray/internal/testutil"
@@ -225,6 +229,43 @@ func TestGrayTimedHold(t *testing.T) {
 	w.settle()
 	w.wantState(grayapi.PhaseComplete, false)
 	w.wantSizes(sz("v1", 0, "v2", 10))
+}
+
+// TestTimedHoldAfterAConflictingReport: the sync that hold-for moves on to 50% writes the hold
+// (step 1) and then its status write conflicts. The next hold must still be counted from when it
+// settles, not from when the hold at 20% did: the CI run at e0dcd32 saw alongside mode resume the
+// hold at 50% 102 ms after it was Held.
+func TestTimedHoldAfterAConflictingReport(t *testing.T) {
+	d := testutil.GrayWeb(10, "20,50")
+	d.Annotations[grayapi.HoldForAnnotation] = "5s"
+	w := startGray(t, d)
+	w.setImage("v2")
+	w.settle()
+	w.wantState(grayapi.PhaseHeld, true)
+
+	conflicted := false
+	w.f.client.PrependReactor("update", "deployments", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		if a.GetSubresource() != "status" || conflicted {
+			return false, nil, nil
+		}
+		conflicted = true
+		return true, nil, apierrors.NewConflict(appsv1.Resource("deployments"), "web", errors.New("a status written in between"))
+	})
+	w.allowConflicts = true
+	w.at(5)
+	w.sync()
+	if st := w.status(); !conflicted || st.Step != 1 {
+		t.Fatalf("status %+v (conflicted %t) after hold-for ran out, want the hold write of step 1 and a conflicting report", st, conflicted)
+	}
+	w.settle()
+	w.wantState(grayapi.PhaseHeld, true)
+	w.wantSizes(sz("v1", 5, "v2", 5))
+	w.at(9)
+	w.settle()
+	w.wantSizes(sz("v1", 5, "v2", 5))
+	w.at(10)
+	w.settle()
+	w.wantState(grayapi.PhaseComplete, false)
 }
 
 func TestGrayTimedHoldDoesNotAdvanceADegradedStep(t *testing.T) {

@@ -36,8 +36,8 @@ func TestDecideMove(t *testing.T) {
 		return MoveFacts{Status: held, Prev: held, HasPrev: true, Points: []int32{20, 50}, Deployment: d, NewRS: planRS(2, 2, 2, 10),
 			OldRSs: []*appsv1.ReplicaSet{planRS(1, 8, 8, 10)}, HeldByUs: true, PausedByUs: true, Now: testNow}
 	}
-	// moved is held resumed to step 1 (50%: 5 of 10), our hold gone.
-	moved := grayapi.Status{Revision: 2, StableRevision: 1, Step: 1, Percent: 50, Target: 5, Phase: grayapi.PhaseProgressing, SettledAt: &settledAt}
+	// moved is held resumed to step 1 (50%: 5 of 10), our hold gone and its settledAt with it.
+	moved := grayapi.Status{Revision: 2, StableRevision: 1, Step: 1, Percent: 50, Target: 5, Phase: grayapi.PhaseProgressing}
 	type sizes struct {
 		Kind     SizeKind
 		NewSize  int32

@@ -30,10 +30,13 @@ func NotHolding(st grayapi.Status) grayapi.Status {
 	return st
 }
 
-// Resumed is st moved on to step, its hold left.
+// Resumed is st moved on to step, its hold left and the step's clocks restarted. The hold write
+// carries it before the report does: a report that then conflicts leaves it as the next sync's
+// previous status, of the same step, and a settledAt kept from the hold left would end the next
+// hold's hold-for as soon as it settled.
 func Resumed(st grayapi.Status, step int32) grayapi.Status {
 	st.Step = step
-	st.HeldAt = nil
+	st.HeldAt, st.SettledAt, st.Progress = nil, nil, nil
 	// The gates were the hold's; the next hold measures afresh.
 	st.Gates = nil
 	st.Phase = grayapi.PhaseProgressing

@@ -38,8 +38,11 @@ func TestTransitions(t *testing.T) {
 			with(func(st *grayapi.Status) { st.HeldAt, st.Phase = nil, grayapi.PhaseProgressing })},
 		{"NotHolding keeps RolledBack", NotHolding(rolledBack),
 			with(func(st *grayapi.Status) { st.HeldAt, st.Phase = nil, grayapi.PhaseRolledBack })},
-		{"Resumed moves the step and leaves the hold", Resumed(held(), 1),
-			with(func(st *grayapi.Status) { st.Step, st.HeldAt, st.Phase = 1, nil, grayapi.PhaseProgressing })},
+		{"Resumed moves the step, leaves the hold and restarts the step's clocks", Resumed(held(), 1),
+			with(func(st *grayapi.Status) {
+				st.Step, st.HeldAt, st.Phase = 1, nil, grayapi.PhaseProgressing
+				st.SettledAt, st.Progress = nil, nil
+			})},
 		{"Retargeted takes Held back, saying why", Retargeted(held(), 10),
 			with(func(st *grayapi.Status) {
 				st.Phase = grayapi.PhaseProgressing
