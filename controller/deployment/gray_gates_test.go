@@ -1,7 +1,6 @@
 package deployment
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,12 +9,9 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	corelisters "k8s.io/client-go/listers/core/v1"
-	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -69,18 +65,10 @@ func TestGatePassedSaidWhenTheReportConflicts(t *testing.T) {
 		t.Fatalf("status %+v, want step 0 with 2 passes of the pods gate", st)
 	}
 	w.takeEvents()
-	conflicted := false
-	w.f.client.PrependReactor("update", "deployments", func(a clienttesting.Action) (bool, runtime.Object, error) {
-		if a.GetSubresource() != "status" || conflicted {
-			return false, nil, nil
-		}
-		conflicted = true
-		return true, nil, apierrors.NewConflict(appsv1.Resource("deployments"), "web", errors.New("a status written in between"))
-	})
-	w.allowConflicts = true
+	conflicted := w.conflictNextStatusWrite()
 	at(91)
 	w.sync()
-	if !conflicted {
+	if !*conflicted {
 		t.Fatal("the sync wrote no status: nothing conflicted")
 	}
 	if st := w.status(); st.Step != 1 {

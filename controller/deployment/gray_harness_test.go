@@ -1,6 +1,7 @@
 package deployment
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"sort"
@@ -309,6 +310,22 @@ func (w *grayWorld) sync() []clienttesting.Action {
 	}
 	w.events = append(w.events, w.f.events()...)
 	return w.f.client.Actions()[before:]
+}
+
+// conflictNextStatusWrite makes the next status write answer 409, as one sent against a version
+// someone else replaced would, and lets syncs fail with it; the flag it returns says whether one
+// did.
+func (w *grayWorld) conflictNextStatusWrite() *bool {
+	conflicted := false
+	w.f.client.PrependReactor("update", "deployments", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		if a.GetSubresource() != "status" || conflicted {
+			return false, nil, nil
+		}
+		conflicted = true
+		return true, nil, apierrors.NewConflict(appsv1.Resource("deployments"), "web", errors.New("a status written in between"))
+	})
+	w.allowConflicts = true
+	return &conflicted
 }
 
 // ready makes every ReplicaSet's pods exist and be available.

@@ -1,18 +1,14 @@
 package deployment
 
 import (
-	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubegray/kubectl-gray/internal/testutil"
@@ -243,19 +239,11 @@ func TestTimedHoldAfterAConflictingReport(t *testing.T) {
 	w.settle()
 	w.wantState(grayapi.PhaseHeld, true)
 
-	conflicted := false
-	w.f.client.PrependReactor("update", "deployments", func(a clienttesting.Action) (bool, runtime.Object, error) {
-		if a.GetSubresource() != "status" || conflicted {
-			return false, nil, nil
-		}
-		conflicted = true
-		return true, nil, apierrors.NewConflict(appsv1.Resource("deployments"), "web", errors.New("a status written in between"))
-	})
-	w.allowConflicts = true
+	conflicted := w.conflictNextStatusWrite()
 	w.at(5)
 	w.sync()
-	if st := w.status(); !conflicted || st.Step != 1 {
-		t.Fatalf("status %+v (conflicted %t) after hold-for ran out, want the hold write of step 1 and a conflicting report", st, conflicted)
+	if st := w.status(); !*conflicted || st.Step != 1 {
+		t.Fatalf("status %+v (conflicted %t) after hold-for ran out, want the hold write of step 1 and a conflicting report", st, *conflicted)
 	}
 	w.settle()
 	w.wantState(grayapi.PhaseHeld, true)
