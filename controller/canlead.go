@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -24,6 +25,18 @@ type leadCheck struct {
 	client kubernetes.Interface
 	// leaseNamespace and leaseName name the leader-election Lease.
 	leaseNamespace, leaseName string
+	// namespaces are those --namespaces watches (empty: every namespace); ownNamespace's gate
+	// ConfigMaps are read too.
+	namespaces   []string
+	ownNamespace string
+}
+
+// scopes are the namespaces the leader reads and writes Deployments in; "" is every namespace.
+func (c leadCheck) scopes() []string {
+	if len(c.namespaces) == 0 {
+		return []string{metav1.NamespaceAll}
+	}
+	return c.namespaces
 }
 
 // permissionsToLead are the requests the leader makes in every mode: its informers' lists
@@ -31,17 +44,23 @@ type leadCheck struct {
 // do not grant must not be here, or no standby would ever be ready.
 func (c leadCheck) permissionsToLead() []authorizationv1.ResourceAttributes {
 	var attrs []authorizationv1.ResourceAttributes
-	add := func(group, resource, subresource string, verbs ...string) {
+	add := func(namespace, group, resource, subresource string, verbs ...string) {
 		for _, verb := range verbs {
-			attrs = append(attrs, authorizationv1.ResourceAttributes{Group: group, Resource: resource, Subresource: subresource, Verb: verb})
+			attrs = append(attrs, authorizationv1.ResourceAttributes{Namespace: namespace, Group: group, Resource: resource,
+				Subresource: subresource, Verb: verb})
 		}
 	}
-	add("apps", "deployments", "", "list", "watch", "update")
-	add("apps", "deployments", "status", "update")
-	add("apps", "replicasets", "", "list", "watch", "create", "update", "delete")
-	add("", "pods", "", "list", "watch")
-	add("", "configmaps", "", "list", "watch")
-	add("", "events", "", "create")
+	for _, ns := range c.scopes() {
+		add(ns, "apps", "deployments", "", "list", "watch", "update")
+		add(ns, "apps", "deployments", "status", "update")
+		add(ns, "apps", "replicasets", "", "list", "watch", "create", "update", "delete")
+		add(ns, "", "pods", "", "list", "watch")
+		add(ns, "", "configmaps", "", "list", "watch")
+		add(ns, "", "events", "", "create")
+	}
+	if len(c.namespaces) > 0 && !slices.Contains(c.namespaces, c.ownNamespace) {
+		add(c.ownNamespace, "", "configmaps", "", "list", "watch")
+	}
 	for _, verb := range []string{"get", "update"} {
 		attrs = append(attrs, authorizationv1.ResourceAttributes{Group: "coordination.k8s.io", Resource: "leases",
 			Namespace: c.leaseNamespace, Name: c.leaseName, Verb: verb})
@@ -66,14 +85,16 @@ func (c leadCheck) run(ctx context.Context) error {
 		}
 	}
 	one := metav1.ListOptions{Limit: 1}
-	if _, err := c.client.AppsV1().Deployments("").List(ctx, one); err != nil {
-		return fmt.Errorf("listing deployments: %w", err)
-	}
-	if _, err := c.client.AppsV1().ReplicaSets("").List(ctx, one); err != nil {
-		return fmt.Errorf("listing replicasets: %w", err)
-	}
-	if _, err := c.client.CoreV1().Pods("").List(ctx, one); err != nil {
-		return fmt.Errorf("listing pods: %w", err)
+	for _, ns := range c.scopes() {
+		if _, err := c.client.AppsV1().Deployments(ns).List(ctx, one); err != nil {
+			return fmt.Errorf("listing deployments%s: %w", inNamespace(ns), err)
+		}
+		if _, err := c.client.AppsV1().ReplicaSets(ns).List(ctx, one); err != nil {
+			return fmt.Errorf("listing replicasets%s: %w", inNamespace(ns), err)
+		}
+		if _, err := c.client.CoreV1().Pods(ns).List(ctx, one); err != nil {
+			return fmt.Errorf("listing pods%s: %w", inNamespace(ns), err)
+		}
 	}
 	return nil
 }
@@ -112,8 +133,13 @@ func describe(a authorizationv1.ResourceAttributes) string {
 	if a.Name != "" {
 		s += " " + a.Name
 	}
-	if a.Namespace != "" {
-		s += " in " + a.Namespace
+	return s + inNamespace(a.Namespace)
+}
+
+// inNamespace is " in <namespace>", or nothing for every namespace.
+func inNamespace(namespace string) string {
+	if namespace == metav1.NamespaceAll {
+		return ""
 	}
-	return s
+	return " in " + namespace
 }

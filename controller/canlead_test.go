@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -49,6 +50,41 @@ func TestLeadCheck(t *testing.T) {
 			if (*asked)[i] != want[i] {
 				t.Errorf("review %d asks %q, want %q", i, (*asked)[i], want[i])
 			}
+		}
+	})
+
+	t.Run("some namespaces", func(t *testing.T) {
+		client := fake.NewClientset()
+		asked := reviewer(client, "")
+		var listed []string
+		for _, resource := range []string{"deployments", "replicasets", "pods"} {
+			client.PrependReactor("list", resource, func(action k8stesting.Action) (bool, runtime.Object, error) {
+				listed = append(listed, resource+" in "+action.GetNamespace())
+				return false, nil, nil
+			})
+		}
+		c := leadCheck{client: client, leaseNamespace: "gray-system", leaseName: "gray-controller", namespaces: []string{"shop"}, ownNamespace: "gray-system"}
+		if err := c.run(context.Background()); err != nil {
+			t.Fatalf("could lead: %v, want nil", err)
+		}
+		// A RoleBinding in shop grants the workload rules; the gate ConfigMaps are read in
+		// gray-system too.
+		want := []string{
+			"list deployments.apps in shop", "watch deployments.apps in shop", "update deployments.apps in shop", "update deployments.apps/status in shop",
+			"list replicasets.apps in shop", "watch replicasets.apps in shop", "create replicasets.apps in shop", "update replicasets.apps in shop",
+			"delete replicasets.apps in shop", "list pods in shop", "watch pods in shop", "list configmaps in shop", "watch configmaps in shop",
+			"create events in shop", "list configmaps in gray-system", "watch configmaps in gray-system",
+			"get leases.coordination.k8s.io gray-controller in gray-system", "update leases.coordination.k8s.io gray-controller in gray-system",
+		}
+		if strings.Join(*asked, "\n") != strings.Join(want, "\n") {
+			t.Errorf("asked\n%s\nwant\n%s", strings.Join(*asked, "\n"), strings.Join(want, "\n"))
+		}
+		if want := "deployments in shop,replicasets in shop,pods in shop"; strings.Join(listed, ",") != want {
+			t.Errorf("listed %s, want %s", strings.Join(listed, ","), want)
+		}
+		reviewer(client, "delete replicasets.apps in shop")
+		if err := c.run(context.Background()); err == nil || err.Error() != "may not delete replicasets.apps in shop" {
+			t.Errorf("could lead: %v, want %q", err, "may not delete replicasets.apps in shop")
 		}
 	})
 

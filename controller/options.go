@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/uuid"
@@ -47,6 +48,9 @@ type Options struct {
 	ControllerNamespace string
 	// PrometheusURL, when set, is the provider named prometheus.
 	PrometheusURL string
+	// Namespaces, when set, are the only namespaces whose Deployments alongside mode runs (and
+	// whose objects it watches); empty: every namespace.
+	Namespaces []string
 
 	LeaderElect              bool
 	LeaderElectLeaseName     string
@@ -126,6 +130,8 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 		"gray-controller's own namespace, where the cluster-wide gate definitions live (ConfigMaps labelled kubegray.io/gates=true; a Deployment's own namespace wins). Defaults to $POD_NAMESPACE, or kube-system when that is unset.")
 	fs.StringVar(&o.PrometheusURL, "prometheus-url", o.PrometheusURL,
 		"The Prometheus HTTP API that metric gates naming provider prometheus query (http://prometheus.monitoring:9090), a shorthand for a provider of that name with the defaults (docs/gates.md).")
+	fs.StringSliceVar(&o.Namespaces, "namespaces", o.Namespaces,
+		"Alongside mode only: the namespaces whose Deployments gray-controller runs, comma-separated; it watches nothing elsewhere, so RoleBindings in these namespaces are all the Deployment access it needs (docs/operations.md). Empty: every namespace. Scope the admission policies' bindings to the same namespaces.")
 	fs.BoolVar(&o.SkipBuiltinControllerCheck, "skip-builtin-controller-check", o.SkipBuiltinControllerCheck,
 		"In instead mode, start even if the built-in deployment controller seems to be running. Two controllers on the same Deployments fight over their ReplicaSets.")
 	fs.DurationVar(&o.BuiltinCheckWindow, "builtin-check-window", o.BuiltinCheckWindow,
@@ -213,6 +219,7 @@ func (o *Options) Validate() error {
 	if _, err := o.providers(); err != nil {
 		add("invalid --prometheus-url: %v", err)
 	}
+	errs = append(errs, o.validateNamespaces()...)
 	if o.Mode == grayapi.ModeInstead && !o.SkipBuiltinControllerCheck && o.BuiltinCheckWindow <= 0 {
 		add("invalid --builtin-check-window %v: must be greater than 0 (use --skip-builtin-controller-check to skip the check)", o.BuiltinCheckWindow)
 	}
@@ -280,6 +287,32 @@ func (o *Options) validateLeaderElection() []error {
 	if minRenew := time.Duration(leaderelection.JitterFactor * float64(retry)); renew <= minRenew {
 		add("invalid --leader-elect-renew-deadline %v: must be longer than %v (%v × --leader-elect-retry-period %v), "+
 			"to leave room for at least one retry", renew, minRenew, leaderelection.JitterFactor, retry)
+	}
+	return errs
+}
+
+// validateNamespaces refuses --namespaces in instead mode, where gray-controller is the cluster's
+// only Deployment controller (a Deployment elsewhere would have none), and names that are not
+// namespace names or come twice.
+func (o *Options) validateNamespaces() []error {
+	if len(o.Namespaces) == 0 {
+		return nil
+	}
+	if o.Mode == grayapi.ModeInstead {
+		return []error{fmt.Errorf("invalid --namespaces %q with --mode=%s: in instead mode gray-controller is the cluster's only Deployment controller, "+
+			"and the Deployments of every other namespace would have none; use --mode=%s, or leave --namespaces empty",
+			strings.Join(o.Namespaces, ","), grayapi.ModeInstead, grayapi.ModeAlongside)}
+	}
+	var errs []error
+	seen := map[string]bool{}
+	for _, ns := range o.Namespaces {
+		for _, msg := range validation.IsDNS1123Label(ns) {
+			errs = append(errs, fmt.Errorf("invalid --namespaces %q: namespace %q: %s", strings.Join(o.Namespaces, ","), ns, msg))
+		}
+		if seen[ns] {
+			errs = append(errs, fmt.Errorf("invalid --namespaces %q: namespace %q is named twice", strings.Join(o.Namespaces, ","), ns))
+		}
+		seen[ns] = true
 	}
 	return errs
 }

@@ -40,7 +40,7 @@ func TestFlagsBindToOptions(t *testing.T) {
 	}
 	err := fs.Parse([]string{
 		"--kubeconfig=/etc/kube/config", "--mode=instead", "--takeover=eager", "--workers=3",
-		"--kube-api-qps=50", "--kube-api-burst=100", "--controller-namespace=platform",
+		"--kube-api-qps=50", "--kube-api-burst=100", "--controller-namespace=platform", "--namespaces=shop,web",
 		"--leader-elect=false", "--leader-elect-lease-name=gc", "--leader-elect-namespace=ops",
 		"--leader-elect-lease-duration=30s", "--leader-elect-renew-deadline=20s", "--leader-elect-retry-period=4s",
 		"--metrics-bind-address=127.0.0.1:9090", "--health-probe-bind-address=0", "--pprof-bind-address=127.0.0.1:6060",
@@ -52,6 +52,7 @@ func TestFlagsBindToOptions(t *testing.T) {
 	}
 	want := Options{
 		Kubeconfig: "/etc/kube/config", Mode: "instead", Takeover: "eager", Workers: 3, KubeAPIQPS: 50, KubeAPIBurst: 100, ControllerNamespace: "platform",
+		Namespaces:  []string{"shop", "web"},
 		LeaderElect: false, LeaderElectLeaseName: "gc", LeaderElectNamespace: "ops",
 		LeaderElectLeaseDuration: 30 * time.Second, LeaderElectRenewDeadline: 20 * time.Second, LeaderElectRetryPeriod: 4 * time.Second,
 		MetricsBindAddress: "127.0.0.1:9090", HealthProbeBindAddress: "0", PprofBindAddress: "127.0.0.1:6060",
@@ -143,6 +144,22 @@ func TestValidate(t *testing.T) {
 			name:     "namespace with a dot",
 			modify:   func(o *Options) { o.LeaderElectNamespace = "kube.system" },
 			wantErrs: []string{`invalid --leader-elect-namespace "kube.system": must not contain dots`},
+		},
+		{
+			name:   "alongside in some namespaces",
+			modify: func(o *Options) { o.Mode, o.Namespaces = grayapi.ModeAlongside, []string{"shop", "web"} },
+		},
+		{
+			name:   "instead mode in some namespaces",
+			modify: func(o *Options) { o.Namespaces = []string{"shop"} },
+			wantErrs: []string{`invalid --namespaces "shop" with --mode=instead: in instead mode gray-controller is the cluster's only Deployment controller, ` +
+				`and the Deployments of every other namespace would have none; use --mode=alongside, or leave --namespaces empty`},
+		},
+		{
+			name:   "a namespace that cannot be one, and one named twice",
+			modify: func(o *Options) { o.Mode, o.Namespaces = grayapi.ModeAlongside, []string{"shop", "Web", "shop"} },
+			wantErrs: []string{`invalid --namespaces "shop,Web,shop": namespace "Web": a lowercase RFC 1123 label`,
+				`invalid --namespaces "shop,Web,shop": namespace "shop" is named twice`},
 		},
 		{
 			name:     "controller namespace not a DNS label",

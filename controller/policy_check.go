@@ -13,8 +13,10 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
@@ -44,9 +46,9 @@ const exemptionCondition = "not-gray-controller"
 const mutatingPolicyGroupVersion = "admissionregistration.k8s.io/v1"
 
 // checkAlongsidePolicies fails unless the guard and freeze policies (and with --takeover=admission
-// the takeover policy) and their bindings are installed and exempt the user gray-controller runs
-// as.
-func checkAlongsidePolicies(ctx context.Context, client kubernetes.Interface, takeover grayapi.Takeover) error {
+// the takeover policy) and their bindings are installed, exempt the user gray-controller runs
+// as, and bind in every namespace it watches (namespaces; empty: every namespace).
+func checkAlongsidePolicies(ctx context.Context, client kubernetes.Interface, takeover grayapi.Takeover, namespaces []string) error {
 	user, err := whoAmI(ctx, client)
 	if err != nil {
 		return err
@@ -70,6 +72,9 @@ func checkAlongsidePolicies(ctx context.Context, client kubernetes.Interface, ta
 		if err := p.exempts(user); err != nil {
 			return err
 		}
+		if err := p.binds(namespaces); err != nil {
+			return err
+		}
 	}
 	klog.FromContext(ctx).Info("The alongside admission policies are installed and exempt this controller", "user", user, "takeover", takeover)
 	return nil
@@ -87,10 +92,11 @@ func whoAmI(ctx context.Context, client kubernetes.Interface) (string, error) {
 	return review.Status.UserInfo.Username, nil
 }
 
-// policyConditions is what the check reads of one installed policy: its kind and name, and the
-// expression of its exemption condition ("" when it has none).
+// policyConditions is what the check reads of one installed policy: its kind and name, the
+// expression of its exemption condition ("" when it has none) and its binding's namespaces.
 type policyConditions struct {
 	kind, name, exemption string
+	namespaceSelector     *metav1.LabelSelector
 }
 
 func exemptionOf(conditions []admissionregistrationv1.MatchCondition) string {
@@ -118,6 +124,47 @@ func (p policyConditions) exempts(user string) error {
 		p.kind, p.name, found, user, exemptionCondition, user)
 }
 
+// binds fails unless the binding's namespaceSelector selects every namespace gray-controller
+// watches: with namespaces, each by its kubernetes.io/metadata.name label (the one label the API
+// server gives every namespace, so the check needs no read of Namespaces); without, every
+// namespace (no selector, or an empty one). A namespace left out would have gray rollouts the
+// built-in deployment controller can move.
+func (p policyConditions) binds(namespaces []string) error {
+	sel := p.namespaceSelector
+	if sel == nil || (len(sel.MatchLabels) == 0 && len(sel.MatchExpressions) == 0) {
+		return nil
+	}
+	selector, err := metav1.LabelSelectorAsSelector(sel)
+	if err != nil {
+		return fmt.Errorf("refusing to start in --mode=alongside: the namespaceSelector of %sBinding %s cannot be read: %w", p.kind, p.name, err)
+	}
+	if len(namespaces) == 0 {
+		return fmt.Errorf("refusing to start in --mode=alongside: %sBinding %s binds only in the namespaces %s selects, but gray-controller "+
+			"runs the gray Deployments of every namespace; pass --namespaces with the namespaces it binds in, or remove its namespaceSelector",
+			p.kind, p.name, metav1.FormatLabelSelector(sel))
+	}
+	var missed []string
+	for _, ns := range namespaces {
+		if !selector.Matches(labels.Set{corev1.LabelMetadataName: ns}) {
+			missed = append(missed, ns)
+		}
+	}
+	if len(missed) > 0 {
+		return fmt.Errorf("refusing to start in --mode=alongside: %sBinding %s does not bind in namespace %s (its namespaceSelector %s, "+
+			"matched against the namespace's %s label), which --namespaces watches; add the namespace to the binding's selector",
+			p.kind, p.name, strings.Join(missed, ", "), metav1.FormatLabelSelector(sel), corev1.LabelMetadataName)
+	}
+	return nil
+}
+
+// namespaceSelectorOf is the namespaceSelector of a binding's matchResources, nil when it has none.
+func namespaceSelectorOf(resources *admissionregistrationv1.MatchResources) *metav1.LabelSelector {
+	if resources == nil {
+		return nil
+	}
+	return resources.NamespaceSelector
+}
+
 // checkValidatingPolicy fails unless the ValidatingAdmissionPolicy name and its binding exist.
 func checkValidatingPolicy(ctx context.Context, client kubernetes.Interface, name string) (policyConditions, error) {
 	policies := client.AdmissionregistrationV1()
@@ -126,7 +173,7 @@ func checkValidatingPolicy(ctx context.Context, client kubernetes.Interface, nam
 	if err := missingOrErr(err, "ValidatingAdmissionPolicy "+name, &missing); err != nil {
 		return policyConditions{}, err
 	}
-	_, err = policies.ValidatingAdmissionPolicyBindings().Get(ctx, name, metav1.GetOptions{})
+	binding, err := policies.ValidatingAdmissionPolicyBindings().Get(ctx, name, metav1.GetOptions{})
 	if err := missingOrErr(err, "ValidatingAdmissionPolicyBinding "+name, &missing); err != nil {
 		return policyConditions{}, err
 	}
@@ -135,7 +182,8 @@ func checkValidatingPolicy(ctx context.Context, client kubernetes.Interface, nam
 			" not found; without " + name + " the built-in deployment controller can undo a takeover or resize the replica sets of a gray " +
 			"rollout. Install manifests/alongside (Kubernetes 1.36+) or manifests/alongside-eager (1.30+), or the Helm chart with installGuardPolicy=true")
 	}
-	return policyConditions{kind: "ValidatingAdmissionPolicy", name: name, exemption: exemptionOf(policy.Spec.MatchConditions)}, nil
+	return policyConditions{kind: "ValidatingAdmissionPolicy", name: name, exemption: exemptionOf(policy.Spec.MatchConditions),
+		namespaceSelector: namespaceSelectorOf(binding.Spec.MatchResources)}, nil
 }
 
 // missingOrErr records what as missing when err is NotFound, and returns any other error.
@@ -174,14 +222,15 @@ func checkTakeoverPolicy(ctx context.Context, client kubernetes.Interface) (poli
 	if err := missingOrErr(err, "MutatingAdmissionPolicy "+TakeoverPolicyName, &missing); err != nil {
 		return policyConditions{}, err
 	}
-	_, err = policies.MutatingAdmissionPolicyBindings().Get(ctx, TakeoverPolicyName, metav1.GetOptions{})
+	binding, err := policies.MutatingAdmissionPolicyBindings().Get(ctx, TakeoverPolicyName, metav1.GetOptions{})
 	if err := missingOrErr(err, "MutatingAdmissionPolicyBinding "+TakeoverPolicyName, &missing); err != nil {
 		return policyConditions{}, err
 	}
 	if len(missing) > 0 {
 		return policyConditions{}, takeoverPolicyError(strings.Join(missing, " and ") + " not found")
 	}
-	return policyConditions{kind: "MutatingAdmissionPolicy", name: TakeoverPolicyName, exemption: exemptionOf(policy.Spec.MatchConditions)}, nil
+	return policyConditions{kind: "MutatingAdmissionPolicy", name: TakeoverPolicyName, exemption: exemptionOf(policy.Spec.MatchConditions),
+		namespaceSelector: namespaceSelectorOf(binding.Spec.MatchResources)}, nil
 }
 
 // takeoverPolicyError explains why --takeover=admission refuses to start and

@@ -85,6 +85,26 @@ func kindOf(o runtime.Object) string {
 	return "ValidatingAdmissionPolicyBinding"
 }
 
+// boundIn gives every binding among objs a namespaceSelector choosing the namespaces by name, as
+// the chart renders it for its namespaces value.
+func boundIn(objs []runtime.Object, namespaces ...string) []runtime.Object {
+	resources := &admissionregistrationv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+		{Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpIn, Values: namespaces}}}}
+	var out []runtime.Object
+	for _, o := range objs {
+		switch b := o.DeepCopyObject().(type) {
+		case *admissionregistrationv1.MutatingAdmissionPolicyBinding:
+			b.Spec.MatchResources = resources
+			o = b
+		case *admissionregistrationv1.ValidatingAdmissionPolicyBinding:
+			b.Spec.MatchResources = resources
+			o = b
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
 func TestCheckAlongsidePolicies(t *testing.T) {
 	const overlaid = "system:serviceaccount:platform:gray"
 	eagerOnly := without(without(installed(installedUser), "MutatingAdmissionPolicy", "kubegray-takeover"),
@@ -93,6 +113,8 @@ func TestCheckAlongsidePolicies(t *testing.T) {
 		name     string
 		takeover grayapi.Takeover
 		client   *fake.Clientset
+		// namespaces is --namespaces.
+		namespaces []string
 		// wantErr is every part the refusal must say; none means it starts.
 		wantErr []string
 	}{
@@ -123,11 +145,23 @@ func TestCheckAlongsidePolicies(t *testing.T) {
 			wantErr: []string{"ValidatingAdmissionPolicy kubegray-guard exempts another user", `gray-controller runs as "` + overlaid + `"`}},
 		{name: "admission: policies rendered for the identity it runs as", takeover: grayapi.TakeoverAdmission,
 			client: clusterWith(true, overlaid, installed(overlaid)...)},
+		{name: "admission: bound in the namespaces it watches, and more", takeover: grayapi.TakeoverAdmission, namespaces: []string{"shop"},
+			client: clusterWith(true, installedUser, boundIn(installed(installedUser), "shop", "web")...)},
+		{name: "admission: bound everywhere, watching some namespaces", takeover: grayapi.TakeoverAdmission, namespaces: []string{"shop"},
+			client: clusterWith(true, installedUser, installed(installedUser)...)},
+		{name: "eager: a binding leaves out a namespace it watches", takeover: grayapi.TakeoverEager, namespaces: []string{"shop", "api", "web"},
+			client: clusterWith(false, installedUser, boundIn(eagerOnly, "shop")...),
+			wantErr: []string{"refusing to start in --mode=alongside: ValidatingAdmissionPolicyBinding kubegray-guard does not bind in namespace api, web",
+				"its namespaceSelector kubernetes.io/metadata.name in (shop)", "add the namespace to the binding's selector"}},
+		{name: "admission: bound in some namespaces, watching every namespace", takeover: grayapi.TakeoverAdmission,
+			client: clusterWith(true, installedUser, boundIn(installed(installedUser), "shop")...),
+			wantErr: []string{"MutatingAdmissionPolicyBinding kubegray-takeover binds only in the namespaces kubernetes.io/metadata.name in (shop) selects",
+				"pass --namespaces with the namespaces it binds in"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, ctx := ktesting.NewTestContext(t)
-			err := checkAlongsidePolicies(ctx, tt.client, tt.takeover)
+			err := checkAlongsidePolicies(ctx, tt.client, tt.takeover, tt.namespaces)
 			if len(tt.wantErr) == 0 {
 				if err != nil {
 					t.Fatalf("checkAlongsidePolicies: %v", err)

@@ -67,7 +67,7 @@ func (o *Options) Run(ctx context.Context) error {
 		}
 	}
 	if o.Mode.Alongside() {
-		if err := checkAlongsidePolicies(ctx, client, o.Takeover); err != nil {
+		if err := checkAlongsidePolicies(ctx, client, o.Takeover, o.Namespaces); err != nil {
 			return err
 		}
 	}
@@ -106,7 +106,8 @@ func (o *Options) Run(ctx context.Context) error {
 	standby, stopStandby := context.WithCancel(ctx)
 	defer stopStandby()
 	if o.LeaderElect {
-		go leadCheck{client: client, leaseNamespace: o.LeaderElectNamespace, leaseName: o.LeaderElectLeaseName}.watch(standby, ready.couldLead)
+		go leadCheck{client: client, leaseNamespace: o.LeaderElectNamespace, leaseName: o.LeaderElectLeaseName,
+			namespaces: o.Namespaces, ownNamespace: o.ControllerNamespace}.watch(standby, ready.couldLead)
 	}
 	lead := func(ctx context.Context) error {
 		stopStandby()
@@ -145,12 +146,16 @@ func (o *Options) Run(ctx context.Context) error {
 // runController runs the Deployment controller until ctx is cancelled and
 // its workers have stopped.
 func (o *Options) runController(ctx context.Context, client kubernetes.Interface, recorder record.EventRecorder, ready *readiness) error {
-	factory := informers.NewSharedInformerFactory(client, minResyncPeriod+rand.N(minResyncPeriod))
+	resync := minResyncPeriod + rand.N(minResyncPeriod)
+	caches := deployment.AllNamespaces(informers.NewSharedInformerFactory(client, resync))
+	if len(o.Namespaces) > 0 {
+		caches = deployment.SomeNamespaces(client, resync, o.Namespaces, o.ControllerNamespace)
+	}
 	providers, err := o.providers()
 	if err != nil {
 		return err
 	}
-	dc, err := deployment.NewDeploymentController(ctx, factory, client, deployment.Options{
+	dc, err := deployment.NewDeploymentController(ctx, caches, client, deployment.Options{
 		FieldManager: FieldManager,
 		Recorder:     recorder,
 		Mode:         o.Mode,
@@ -165,9 +170,9 @@ func (o *Options) runController(ctx context.Context, client kubernetes.Interface
 		return fmt.Errorf("registering the per-rollout metrics: %w", err)
 	}
 	ready.controllerStarted(dc.HasSynced)
-	factory.StartWithContext(ctx)
+	caches.Start(ctx)
 	// Shutdown waits for the informers, which stop with ctx.
-	defer factory.Shutdown()
+	defer caches.Shutdown()
 	dc.Run(ctx, o.Workers)
 	return nil
 }

@@ -135,7 +135,7 @@ func TestCachesKeepWhatTheControllerReads(t *testing.T) {
 	}
 	client := fake.NewClientset(d, rs, pod)
 	factory := informers.NewSharedInformerFactory(client, 0)
-	if _, err := NewDeploymentController(ctx, factory, client, Options{FieldManager: testFieldManager}); err != nil {
+	if _, err := NewDeploymentController(ctx, AllNamespaces(factory), client, Options{FieldManager: testFieldManager}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(ctx)

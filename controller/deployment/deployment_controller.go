@@ -22,10 +22,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
-	appslisters "k8s.io/client-go/listers/apps/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -87,14 +85,12 @@ type DeploymentController struct {
 	// syncHandler is a field so tests can observe processNextWorkItem without a full sync.
 	syncHandler func(ctx context.Context, key string) error
 
-	dLister  appslisters.DeploymentLister
-	rsLister appslisters.ReplicaSetLister
-	// podIndexer holds cachedPods (see stripPod), indexed by podControllerUIDIndex.
-	podIndexer cache.Indexer
-
-	dListerSynced   cache.InformerSynced
-	rsListerSynced  cache.InformerSynced
-	podListerSynced cache.InformerSynced
+	// The caches of the watched namespaces (namespaces.go). podIndexer holds cachedPods (see
+	// stripPod), indexed by podControllerUIDIndex.
+	dLister         deploymentLister
+	rsLister        replicaSetLister
+	podIndexer      podIndex
+	workloadsSynced cache.InformerSynced
 
 	queue workqueue.TypedRateLimitingInterface[string]
 
@@ -123,13 +119,13 @@ type DeploymentController struct {
 	deploymentWrites *supersededVersions
 }
 
-// NewDeploymentController registers informers on the factory (Deployments, ReplicaSets, Pods)
-// and the event handlers. It must be called before the factory is started, because it installs
-// the cache transforms (cache_transforms.go): any other user of the same factory's informers
-// sees Deployments and ReplicaSets without managed fields, and cachedPods instead of pods, which
-// the factory's pod lister cannot return; its ConfigMap informer is ours too, which lists only
+// NewDeploymentController registers informers on the caches' factories (Deployments,
+// ReplicaSets, Pods of each watched namespace) and the event handlers. It must be called before
+// the factories are started, because it installs the cache transforms (cache_transforms.go): any
+// other user of the same factories' informers sees Deployments and ReplicaSets without managed fields, and cachedPods instead of pods, which
+// the factory's pod lister cannot return; their ConfigMap informers are ours too, which lists only
 // gate definitions (gray_gates.go).
-func NewDeploymentController(ctx context.Context, factory informers.SharedInformerFactory, client kubernetes.Interface, opts Options) (*DeploymentController, error) {
+func NewDeploymentController(ctx context.Context, caches Informers, client kubernetes.Interface, opts Options) (*DeploymentController, error) {
 	logger := klog.FromContext(ctx)
 
 	fieldManager := opts.FieldManager
@@ -159,39 +155,20 @@ func NewDeploymentController(ctx context.Context, factory informers.SharedInform
 		dc.eventRecorder = dc.eventBroadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: DefaultFieldManager})
 	}
 
-	dInformer := factory.Apps().V1().Deployments()
-	rsInformer := factory.Apps().V1().ReplicaSets()
-	podInformer := factory.Core().V1().Pods()
+	var synced []cache.InformerSynced
+	dIndexers, rsIndexers := map[string]cache.Indexer{}, map[string]cache.Indexer{}
+	for _, w := range caches.workloads() {
+		if err := dc.addWorkloadHandlers(logger, w); err != nil {
+			return nil, err
+		}
+		dIndexers[w.namespace], rsIndexers[w.namespace] = w.deployments.GetIndexer(), w.replicaSets.GetIndexer()
+		dc.podIndexer = append(dc.podIndexer, w.pods.GetIndexer())
+		synced = append(synced, w.deployments.HasSynced, w.replicaSets.HasSynced, w.pods.HasSynced)
+	}
+	dc.dLister, dc.rsLister = newDeploymentLister(dIndexers), newReplicaSetLister(rsIndexers)
+	dc.workloadsSynced = allSynced(synced)
 
-	if err := setCacheTransforms(dInformer.Informer(), rsInformer.Informer(), podInformer.Informer()); err != nil {
-		return nil, err
-	}
-	if err := addPodControllerUIDIndexer(podInformer.Informer()); err != nil {
-		return nil, fmt.Errorf("adding pod controller UID index: %w", err)
-	}
-
-	if _, err := dInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { dc.addDeployment(logger, obj) },
-		UpdateFunc: func(oldObj, newObj any) { dc.updateDeployment(logger, oldObj, newObj) },
-		DeleteFunc: func(obj any) { dc.deleteDeployment(logger, obj) },
-	}); err != nil {
-		return nil, fmt.Errorf("adding deployment event handler: %w", err)
-	}
-	if _, err := rsInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { dc.addReplicaSet(logger, obj) },
-		UpdateFunc: func(oldObj, newObj any) { dc.updateReplicaSet(logger, oldObj, newObj) },
-		DeleteFunc: func(obj any) { dc.deleteReplicaSet(logger, obj) },
-	}); err != nil {
-		return nil, fmt.Errorf("adding replicaset event handler: %w", err)
-	}
-	// Only deletions matter: they can unblock a Recreate rollout waiting for old pods to go.
-	if _, err := podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		DeleteFunc: func(obj any) { dc.deletePod(logger, obj) },
-	}); err != nil {
-		return nil, fmt.Errorf("adding pod event handler: %w", err)
-	}
-
-	gates, err := newGateBook(factory, opts.Namespace, opts.Providers, func(ns string) { dc.enqueueGated(logger, ns) })
+	gates, err := newGateBook(caches, opts.Namespace, opts.Providers, func(ns string) { dc.enqueueGated(logger, ns) })
 	if err != nil {
 		return nil, err
 	}
@@ -203,12 +180,6 @@ func NewDeploymentController(ctx context.Context, factory informers.SharedInform
 		return client.CoreV1().Secrets(gates.namespace).Get(ctx, name, metav1.GetOptions{})
 	}, func() time.Time { return dc.now() })
 	dc.syncHandler = dc.syncDeployment
-	dc.dLister = dInformer.Lister()
-	dc.rsLister = rsInformer.Lister()
-	dc.podIndexer = podInformer.Informer().GetIndexer()
-	dc.dListerSynced = dInformer.Informer().HasSynced
-	dc.rsListerSynced = rsInformer.Informer().HasSynced
-	dc.podListerSynced = podInformer.Informer().HasSynced
 	return dc, nil
 }
 

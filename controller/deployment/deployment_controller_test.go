@@ -307,7 +307,7 @@ func TestNewDeploymentControllerRegistersPodIndexAndTransform(t *testing.T) {
 		t.Error("HasSynced = true before the informers ran")
 	}
 	// A second controller on the same factory must not fail on the existing index.
-	if _, err := NewDeploymentController(f.ctx, f.factory, f.client, Options{}); err != nil {
+	if _, err := NewDeploymentController(f.ctx, AllNamespaces(f.factory), f.client, Options{}); err != nil {
 		t.Errorf("second NewDeploymentController on the same factory: %v", err)
 	}
 }

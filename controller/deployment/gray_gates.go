@@ -17,7 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/informers"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -35,7 +34,7 @@ import (
 // gray-controller's namespace only) and keeps each one's definitions parsed (CEL compiled)
 // until the ConfigMap changes.
 type gateBook struct {
-	lister corelisters.ConfigMapLister
+	lister configMapLister
 	synced cache.InformerSynced
 	// namespace is gray-controller's: its ConfigMaps define cluster-wide defaults and the
 	// providers.
@@ -55,16 +54,11 @@ type parsedConfigMap struct {
 	errs   map[string]error
 }
 
-// newGateBook registers the labelled ConfigMap informer on factory; onChange is called with the
+// newGateBook registers a labelled ConfigMap informer on each of the caches' factories; onChange is called with the
 // namespace of every ConfigMap added, changed or deleted.
-func newGateBook(factory informers.SharedInformerFactory, namespace string, flagged []*gates.Provider, onChange func(namespace string)) (*gateBook, error) {
-	informer := factory.InformerFor(&corev1.ConfigMap{}, func(client kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
-		return coreinformers.NewFilteredConfigMapInformer(client, metav1.NamespaceAll, resync, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
-			func(o *metav1.ListOptions) {
-				o.LabelSelector = fmt.Sprintf("%s in (%s,%s)", grayapi.GatesLabel, grayapi.GatesLabelValue, grayapi.ProvidersLabelValue)
-			})
-	})
-	b := &gateBook{lister: corelisters.NewConfigMapLister(informer.GetIndexer()), synced: informer.HasSynced, namespace: namespace,
+func newGateBook(caches Informers, namespace string, flagged []*gates.Provider, onChange func(namespace string)) (*gateBook, error) {
+	b := &gateBook{lister: configMapLister{byNamespace[corelisters.ConfigMapLister]{listers: map[string]corelisters.ConfigMapLister{},
+		none: corelisters.NewConfigMapLister(emptyIndexer())}}, namespace: namespace,
 		flagged: map[string]*gates.Provider{}, parsed: map[types.UID]parsedConfigMap{}}
 	for _, p := range flagged {
 		b.flagged[p.Name] = p
@@ -74,20 +68,32 @@ func newGateBook(factory informers.SharedInformerFactory, namespace string, flag
 			onChange(cm.Namespace)
 		}
 	}
-	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    changed,
-		UpdateFunc: func(_, newObj any) { changed(newObj) },
-		DeleteFunc: func(obj any) {
-			if cm, ok := deletedObject[*corev1.ConfigMap](obj); ok {
-				b.mu.Lock()
-				delete(b.parsed, cm.UID)
-				b.mu.Unlock()
-			}
-			changed(obj)
-		},
-	}); err != nil {
-		return nil, fmt.Errorf("adding gate configmap event handler: %w", err)
+	var synced []cache.InformerSynced
+	for ns, factory := range caches.factories {
+		informer := factory.InformerFor(&corev1.ConfigMap{}, func(client kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+			return coreinformers.NewFilteredConfigMapInformer(client, ns, resync, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
+				func(o *metav1.ListOptions) {
+					o.LabelSelector = fmt.Sprintf("%s in (%s,%s)", grayapi.GatesLabel, grayapi.GatesLabelValue, grayapi.ProvidersLabelValue)
+				})
+		})
+		b.lister.listers[ns] = corelisters.NewConfigMapLister(informer.GetIndexer())
+		synced = append(synced, informer.HasSynced)
+		if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    changed,
+			UpdateFunc: func(_, newObj any) { changed(newObj) },
+			DeleteFunc: func(obj any) {
+				if cm, ok := deletedObject[*corev1.ConfigMap](obj); ok {
+					b.mu.Lock()
+					delete(b.parsed, cm.UID)
+					b.mu.Unlock()
+				}
+				changed(obj)
+			},
+		}); err != nil {
+			return nil, fmt.Errorf("adding gate configmap event handler: %w", err)
+		}
 	}
+	b.synced = allSynced(synced)
 	return b, nil
 }
 

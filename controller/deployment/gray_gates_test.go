@@ -29,7 +29,7 @@ func (w *grayWorld) putPods(name string, n int) {
 		pod := &cachedPod{ObjectMeta: metav1.ObjectMeta{Namespace: rs.Namespace, Name: name, UID: types.UID(name),
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(rs, appsv1.SchemeGroupVersion.WithKind("ReplicaSet"))}}}
 		pod.gate.Ready = true
-		if err := w.f.dc.podIndexer.Add(pod); err != nil {
+		if err := w.f.dc.podIndexer[0].Add(pod); err != nil {
 			w.t.Fatal(err)
 		}
 	}
@@ -145,7 +145,7 @@ func TestGateBookFinds(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	b := &gateBook{lister: corelisters.NewConfigMapLister(indexer), namespace: "kube-system", parsed: map[types.UID]parsedConfigMap{}}
+	b := &gateBook{lister: everyNamespace(indexer), namespace: "kube-system", parsed: map[types.UID]parsedConfigMap{}}
 	for _, tc := range []struct{ namespace, gate, success, err string }{
 		{"shop", grayapi.PodsGate, "canary.oomKills == 0", ""},
 		{"shop", "errors", "canary.failedPods == 0", ""},
@@ -197,7 +197,7 @@ func TestGateBookProviders(t *testing.T) {
 		t.Fatal(err)
 	}
 	flagged.Name = "twice"
-	b := &gateBook{lister: corelisters.NewConfigMapLister(indexer), namespace: "gray-system", flagged: map[string]*gates.Provider{"twice": flagged},
+	b := &gateBook{lister: everyNamespace(indexer), namespace: "gray-system", flagged: map[string]*gates.Provider{"twice": flagged},
 		parsed: map[types.UID]parsedConfigMap{}}
 	n, err := b.resolve("shop", grayapi.Policy{Gates: []string{"errors"}})
 	if err != nil || n.providers["errors"] == nil || n.providers["errors"].URL.String() != "http://prometheus.monitoring:9090" {
@@ -243,4 +243,10 @@ func TestGateDefinitionChangeQueuesTakenOverDeployments(t *testing.T) {
 	if want := []string{"default/dry", "default/rolling", "default/taken"}; !slices.Equal(got, want) {
 		t.Errorf("queued %v, want %v", got, want)
 	}
+}
+
+// everyNamespace is a gate book's lister over one cache of every namespace's ConfigMaps.
+func everyNamespace(indexer cache.Indexer) configMapLister {
+	return configMapLister{byNamespace[corelisters.ConfigMapLister]{listers: map[string]corelisters.ConfigMapLister{
+		metav1.NamespaceAll: corelisters.NewConfigMapLister(indexer)}}}
 }

@@ -402,7 +402,7 @@ func (w *grayWorld) setAnnotation(key, value string) {
 func (w *grayWorld) restart() {
 	w.t.Helper()
 	factory := informers.NewSharedInformerFactory(w.f.client, 0)
-	dc, err := NewDeploymentController(w.f.ctx, factory, w.f.client, Options{FieldManager: testFieldManager, Recorder: w.f.recorder})
+	dc, err := NewDeploymentController(w.f.ctx, AllNamespaces(factory), w.f.client, Options{FieldManager: testFieldManager, Recorder: w.f.recorder})
 	if err != nil {
 		w.t.Fatal(err)
 	}

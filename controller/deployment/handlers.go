@@ -18,6 +18,38 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 )
 
+// addWorkloadHandlers prepares one watched namespace's informers (cache transforms, the pod index)
+// and registers the handlers below on them.
+func (dc *DeploymentController) addWorkloadHandlers(logger klog.Logger, w workloadInformers) error {
+	if err := setCacheTransforms(w.deployments, w.replicaSets, w.pods); err != nil {
+		return err
+	}
+	if err := addPodControllerUIDIndexer(w.pods); err != nil {
+		return fmt.Errorf("adding pod controller UID index: %w", err)
+	}
+	if _, err := w.deployments.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { dc.addDeployment(logger, obj) },
+		UpdateFunc: func(oldObj, newObj any) { dc.updateDeployment(logger, oldObj, newObj) },
+		DeleteFunc: func(obj any) { dc.deleteDeployment(logger, obj) },
+	}); err != nil {
+		return fmt.Errorf("adding deployment event handler: %w", err)
+	}
+	if _, err := w.replicaSets.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { dc.addReplicaSet(logger, obj) },
+		UpdateFunc: func(oldObj, newObj any) { dc.updateReplicaSet(logger, oldObj, newObj) },
+		DeleteFunc: func(obj any) { dc.deleteReplicaSet(logger, obj) },
+	}); err != nil {
+		return fmt.Errorf("adding replicaset event handler: %w", err)
+	}
+	// Only deletions matter: they can unblock a Recreate rollout waiting for old pods to go.
+	if _, err := w.pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		DeleteFunc: func(obj any) { dc.deletePod(logger, obj) },
+	}); err != nil {
+		return fmt.Errorf("adding pod event handler: %w", err)
+	}
+	return nil
+}
+
 func (dc *DeploymentController) addDeployment(logger klog.Logger, obj any) {
 	d, ok := obj.(*appsv1.Deployment)
 	if !ok {

@@ -45,7 +45,7 @@ func newFixture(t *testing.T) *fixture {
 	client := fake.NewClientset()
 	factory := informers.NewSharedInformerFactory(client, 0)
 	recorder := record.NewFakeRecorder(100)
-	dc, err := NewDeploymentController(ctx, factory, client, Options{FieldManager: testFieldManager, Recorder: recorder})
+	dc, err := NewDeploymentController(ctx, AllNamespaces(factory), client, Options{FieldManager: testFieldManager, Recorder: recorder})
 	if err != nil {
 		t.Fatalf("NewDeploymentController: %v", err)
 	}

@@ -42,7 +42,7 @@ func (dc *DeploymentController) Run(ctx context.Context, workers int) {
 		wg.Wait()
 	}()
 
-	if !cache.WaitForNamedCacheSyncWithContext(ctx, dc.dListerSynced, dc.rsListerSynced, dc.podListerSynced, dc.gates.synced) {
+	if !cache.WaitForNamedCacheSyncWithContext(ctx, dc.workloadsSynced, dc.gates.synced) {
 		return
 	}
 	for range workers {
@@ -56,7 +56,7 @@ func (dc *DeploymentController) Run(ctx context.Context, workers int) {
 // HasSynced reports whether every informer cache (Deployments, ReplicaSets, pods, gate
 // ConfigMaps) has synced at least once.
 func (dc *DeploymentController) HasSynced() bool {
-	return dc.dListerSynced() && dc.rsListerSynced() && dc.podListerSynced() && dc.gates.synced()
+	return dc.workloadsSynced() && dc.gates.synced()
 }
 
 func (dc *DeploymentController) enqueue(d *appsv1.Deployment) {

@@ -1,0 +1,184 @@
+package deployment
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	appslisters "k8s.io/client-go/listers/apps/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Informers are the controller's caches: one informer factory for every namespace, or, with
+// alongside mode's --namespaces, one factory per watched namespace (a namespaced list and watch
+// is what a RoleBinding allows) and one for the controller's own namespace, whose ConfigMaps hold
+// the gate providers and the cluster-wide gate definitions.
+type Informers struct {
+	// factories by namespace; metav1.NamespaceAll's is the only one when every namespace is
+	// watched.
+	factories map[string]informers.SharedInformerFactory
+	// watched are the namespaces whose Deployments, ReplicaSets and pods are cached; the
+	// controller's own namespace has a factory for its ConfigMaps even when it is not watched.
+	watched []string
+}
+
+// AllNamespaces are the caches of one factory watching every namespace.
+func AllNamespaces(factory informers.SharedInformerFactory) Informers {
+	return Informers{factories: map[string]informers.SharedInformerFactory{metav1.NamespaceAll: factory}, watched: []string{metav1.NamespaceAll}}
+}
+
+// SomeNamespaces are the caches of the given namespaces and of the controller's own.
+func SomeNamespaces(client kubernetes.Interface, resync time.Duration, namespaces []string, own string) Informers {
+	i := Informers{factories: map[string]informers.SharedInformerFactory{}, watched: namespaces}
+	for _, ns := range append(slices.Clone(namespaces), own) {
+		if i.factories[ns] == nil {
+			i.factories[ns] = informers.NewSharedInformerFactoryWithOptions(client, resync, informers.WithNamespace(ns))
+		}
+	}
+	return i
+}
+
+// Start starts every factory's informers.
+func (i Informers) Start(ctx context.Context) {
+	for _, f := range i.factories {
+		f.StartWithContext(ctx)
+	}
+}
+
+// Shutdown waits for the informers of every factory to stop.
+func (i Informers) Shutdown() {
+	for _, f := range i.factories {
+		f.Shutdown()
+	}
+}
+
+// workloadInformers are the Deployment, ReplicaSet and pod informers of one watched namespace.
+type workloadInformers struct {
+	namespace                string
+	deployments, replicaSets cache.SharedIndexInformer
+	pods                     cache.SharedIndexInformer
+}
+
+// workloads returns the informers of each watched namespace, registering them with its factory.
+func (i Informers) workloads() []workloadInformers {
+	var out []workloadInformers
+	for _, ns := range i.watched {
+		f := i.factories[ns]
+		out = append(out, workloadInformers{namespace: ns, deployments: f.Apps().V1().Deployments().Informer(),
+			replicaSets: f.Apps().V1().ReplicaSets().Informer(), pods: f.Core().V1().Pods().Informer()})
+	}
+	return out
+}
+
+// byNamespace routes a namespace's reads to the cache that holds it: the one of every namespace,
+// the namespace's own, or none (a namespace not watched has no objects).
+type byNamespace[L any] struct {
+	listers map[string]L
+	none    L
+}
+
+func (b byNamespace[L]) of(namespace string) L {
+	if l, ok := b.listers[metav1.NamespaceAll]; ok {
+		return l
+	}
+	if l, ok := b.listers[namespace]; ok {
+		return l
+	}
+	return b.none
+}
+
+// emptyIndexer is the cache of a namespace not watched.
+func emptyIndexer() cache.Indexer {
+	return cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+}
+
+// deploymentLister reads the Deployments of the watched namespaces.
+type deploymentLister struct {
+	byNamespace[appslisters.DeploymentLister]
+}
+
+func newDeploymentLister(indexers map[string]cache.Indexer) deploymentLister {
+	l := deploymentLister{byNamespace[appslisters.DeploymentLister]{listers: map[string]appslisters.DeploymentLister{},
+		none: appslisters.NewDeploymentLister(emptyIndexer())}}
+	for ns, idx := range indexers {
+		l.listers[ns] = appslisters.NewDeploymentLister(idx)
+	}
+	return l
+}
+
+func (l deploymentLister) List(selector labels.Selector) ([]*appsv1.Deployment, error) {
+	var all []*appsv1.Deployment
+	for _, one := range l.listers {
+		ds, err := one.List(selector)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, ds...)
+	}
+	return all, nil
+}
+
+func (l deploymentLister) Deployments(namespace string) appslisters.DeploymentNamespaceLister {
+	return l.of(namespace).Deployments(namespace)
+}
+
+// replicaSetLister reads the ReplicaSets of the watched namespaces, a namespace at a time.
+type replicaSetLister struct {
+	byNamespace[appslisters.ReplicaSetLister]
+}
+
+func newReplicaSetLister(indexers map[string]cache.Indexer) replicaSetLister {
+	l := replicaSetLister{byNamespace[appslisters.ReplicaSetLister]{listers: map[string]appslisters.ReplicaSetLister{},
+		none: appslisters.NewReplicaSetLister(emptyIndexer())}}
+	for ns, idx := range indexers {
+		l.listers[ns] = appslisters.NewReplicaSetLister(idx)
+	}
+	return l
+}
+
+func (l replicaSetLister) ReplicaSets(namespace string) appslisters.ReplicaSetNamespaceLister {
+	return l.of(namespace).ReplicaSets(namespace)
+}
+
+// configMapLister reads the gate ConfigMaps of the watched namespaces and the controller's own.
+type configMapLister struct {
+	byNamespace[corelisters.ConfigMapLister]
+}
+
+func (l configMapLister) ConfigMaps(namespace string) corelisters.ConfigMapNamespaceLister {
+	return l.of(namespace).ConfigMaps(namespace)
+}
+
+// podIndex finds pods by podControllerUIDIndex in every watched namespace's cache (a UID is
+// unique in the cluster).
+type podIndex []cache.Indexer
+
+func (p podIndex) ByIndex(index, value string) ([]any, error) {
+	var all []any
+	for _, idx := range p {
+		objs, err := idx.ByIndex(index, value)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, objs...)
+	}
+	return all, nil
+}
+
+// allSynced reports whether every one of the caches has synced.
+func allSynced(synced []cache.InformerSynced) cache.InformerSynced {
+	return func() bool {
+		for _, s := range synced {
+			if !s() {
+				return false
+			}
+		}
+		return true
+	}
+}
