@@ -297,10 +297,16 @@ func TestAlongside(t *testing.T) {
 // ServiceAccount and wants it to exit with an error saying each of want.
 func wantRefusedToStart(t *testing.T, c *cluster.Cluster, want ...string) {
 	t.Helper()
+	wantRefusedToStartWith(t, c, nil, want...)
+}
+
+// wantRefusedToStartWith is wantRefusedToStart with more flags.
+func wantRefusedToStartWith(t *testing.T, c *cluster.Cluster, args []string, want ...string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, ourBinary(t, "gray-controller"), "--mode=alongside", "--leader-elect=false",
-		"--kubeconfig="+serviceAccountKubeconfig(t, c), "--metrics-bind-address=0", "--health-probe-bind-address=0")
+	cmd := exec.CommandContext(ctx, ourBinary(t, "gray-controller"), append([]string{"--mode=alongside", "--leader-elect=false",
+		"--kubeconfig=" + serviceAccountKubeconfig(t, c), "--metrics-bind-address=0", "--health-probe-bind-address=0"}, args...)...)
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil || err == nil {
 		t.Fatalf("gray-controller did not refuse to start (err %v, context %v):\n%s", err, ctx.Err(), out)

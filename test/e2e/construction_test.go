@@ -489,13 +489,15 @@ func wantRefusedToStartAs(t *testing.T, c *cluster.Cluster, name string, eager b
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "gray-controller-" + name},
-		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "gray-controller"},
-		Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: "gray-system", Name: name}},
-	}
-	if _, err := c.Client.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+	for _, role := range []string{"gray-controller", "gray-controller-cluster"} {
+		binding := &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: role + "-" + name},
+			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: role},
+			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: "gray-system", Name: name}},
+		}
+		if _, err := c.Client.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	args := []string{"--mode=alongside", "--leader-elect=false", "--kubeconfig=" + impersonatingKubeconfig(t, c, "system:serviceaccount:gray-system:"+name),
 		"--metrics-bind-address=0", "--health-probe-bind-address=0"}

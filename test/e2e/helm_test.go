@@ -429,6 +429,9 @@ func TestHelmValuesSchema(t *testing.T) {
 		{"metrics.serviceMonitor.interval=30", "at '/metrics/serviceMonitor/interval'"},
 		{"gates.providers.p.url=http://x", "at '/gates/providers/p': missing property 'type'"},
 		{"replica=3", "additional properties 'replica' not allowed"},
+		{"namespaces={shop,Web}", "at '/namespaces/1': 'Web' does not match pattern"},
+		{"namespaces={shop,shop}", "at '/namespaces': items at 0 and 1 are equal"},
+		{"mode=instead,namespaces={shop}", "namespaces [shop] needs mode alongside: in instead mode gray-controller is the cluster's only Deployment controller"},
 	} {
 		out, err := exec.Command(helmBinary(t), "template", releaseName, chartPath, "--set", tc.set).CombinedOutput()
 		if err == nil || !strings.Contains(string(out), tc.want) {

@@ -43,6 +43,9 @@ system:serviceaccount:{{ .Release.Namespace }}:{{ include "gray-controller.name"
 {{- if not (has .Values.mode (list "alongside" "instead")) -}}
 {{- fail (printf "mode must be alongside or instead, not %q" .Values.mode) -}}
 {{- end -}}
+{{- if and .Values.namespaces (eq .Values.mode "instead") -}}
+{{- fail (printf "namespaces %v needs mode alongside: in instead mode gray-controller is the cluster's only Deployment controller, and every other namespace would have none" .Values.namespaces) -}}
+{{- end -}}
 {{- .Values.mode -}}
 {{- end -}}
 
