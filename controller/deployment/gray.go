@@ -186,10 +186,7 @@ func (g *graySync) run(ctx context.Context) error {
 	if err := g.markStableOfRollout(ctx); err != nil {
 		return err
 	}
-	if undone, err := g.takeUndo(ctx); undone || err != nil {
-		return err
-	}
-	if done, err := g.serveAbort(ctx); done || err != nil {
+	if done, err := g.takeCourse(ctx, g.decideCourse()); done || err != nil {
 		return err
 	}
 	// A scaling event is read once: our own writes below change neither spec.replicas nor the

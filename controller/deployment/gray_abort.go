@@ -28,43 +28,6 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
-// isAborted reports whether the rollout in flight is aborted: its ReplicaSet's record says so,
-// or the status identify trusted does.
-func (g *graySync) isAborted() bool {
-	return gray.AbortRecorded(g.cur.newRS) || (g.st.Phase == grayapi.PhaseAborted && g.in.hasPrev && g.in.prev.Revision == g.st.Revision)
-}
-
-// serveAbort carries out DecideAbort and, for an aborted rollout, the whole aborted sync. It
-// reports whether the sync is done; a retry lets the rollout go on from its first hold point.
-func (g *graySync) serveAbort(ctx context.Context) (bool, error) {
-	value, requested := g.cur.d.Annotations[grayapi.ResumeAnnotation]
-	var req grayapi.Resume
-	if requested {
-		req, _ = grayapi.ParseResume(value)
-	}
-	aborted := g.isAborted()
-	dec := gray.DecideAbort(gray.AbortFacts{Status: g.st, Prev: g.in.prev, HasPrev: g.in.hasPrev, Request: req, Aborted: aborted,
-		Policy: g.in.policy, HasNewRS: g.cur.newRS != nil, StableRS: g.stableForRollback() != nil})
-	if dec.Ignored != "" {
-		g.dropRequest(fmt.Sprintf("Ignored %s=%s: %s", grayapi.ResumeAnnotation, grayapi.QuoteValue(value), dec.Ignored))
-	} else if dec.Consume {
-		g.removeResume = true
-	}
-	switch dec.What {
-	case gray.AbortRetry:
-		return false, g.retry(ctx)
-	case gray.AbortStart:
-		if err := g.startAbort(ctx, dec.Failure); err != nil {
-			return true, err
-		}
-		aborted = true
-	}
-	if !aborted {
-		return false, nil
-	}
-	return true, g.syncAborted(ctx)
-}
-
 // startAbort records the abort on the canary's ReplicaSet, before any other write of it.
 func (g *graySync) startAbort(ctx context.Context, failure *grayapi.Failure) error {
 	rs := g.cur.newRS

@@ -2,12 +2,11 @@ package deployment
 
 // What a failing canary leads to: the reason its pods are not ready, read once when the step
 // becomes Degraded (the abort that kubegray.io/on-failure: abort asks for is gray_abort.go's); the
-// undo a resource action asks for; and the other way a rollout fails: its stable ReplicaSet
-// disappears while it is in flight.
+// write of the undo a resource action asks for (decided with the sync's course, gray_course.go);
+// and the other way a rollout fails: its stable ReplicaSet disappears while it is in flight.
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/kubegray/kubectl-gray/controller/gray"
 
@@ -42,29 +41,6 @@ func (dc *DeploymentController) whyNewPodsNotReady(ctx context.Context, rs *apps
 	return podhealth.Summarize(rs, pods).Top()
 }
 
-// takeUndo carries out gray.DecideUndo: the stable ReplicaSet's template written back and the
-// request removed, in one Update. It reports whether it wrote; the next sync rolls back like
-// after any undo.
-func (g *graySync) takeUndo(ctx context.Context) (bool, error) {
-	d := g.cur.d
-	value := d.Annotations[grayapi.ResumeAnnotation]
-	req, _ := grayapi.ParseResume(value)
-	dec := gray.DecideUndo(gray.UndoFacts{Status: g.st, Request: req, NewRS: g.cur.newRS, OldRSs: g.cur.oldRSs})
-	if dec.Ignored != "" {
-		g.dropRequest(fmt.Sprintf("Ignored %s=%s: %s", grayapi.ResumeAnnotation, grayapi.QuoteValue(value), dec.Ignored))
-	}
-	if dec.To == nil {
-		return false, nil
-	}
-	if err := g.writeRollback(ctx, dec.To); err != nil {
-		return false, fmt.Errorf("deployment %s/%s: rolling revision %d back to stable revision %d (%s=%q): %w", d.Namespace, d.Name,
-			g.st.Revision, g.st.StableRevision, grayapi.ResumeAnnotation, value, err)
-	}
-	klog.FromContext(ctx).V(2).Info("Gray rollout undone on request", "deployment", klog.KObj(d), "revision", g.st.Revision,
-		"stableRevision", g.st.StableRevision, "replicaSet", klog.KObj(dec.To))
-	return true, nil
-}
-
 // writeRollback puts stable's template on the Deployment in one main-resource Update that
 // drops a resume request and, in instead mode, our hold (in alongside mode spec.paused is the
 // takeover's).
@@ -75,11 +51,6 @@ func (g *graySync) writeRollback(ctx context.Context, stable *appsv1.ReplicaSet)
 	updated.Spec.Paused = g.mode.rollbackPaused(updated.Spec.Paused)
 	_, err := g.dc.client.AppsV1().Deployments(updated.Namespace).Update(ctx, updated, metav1.UpdateOptions{FieldManager: g.dc.fieldManager})
 	return err
-}
-
-// stableForRollback is gray.StableForRollback for this sync.
-func (g *graySync) stableForRollback() *appsv1.ReplicaSet {
-	return gray.StableForRollback(g.cur.oldRSs, g.st.StableRevision)
 }
 
 // stableGone is gray.StableGone for this sync.

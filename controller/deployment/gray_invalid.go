@@ -31,7 +31,7 @@ func (g *graySync) reportInvalid(ctx context.Context, perr error) error {
 		Scaling: deployutil.ReplicasChanged(ctx, d, deployutil.WithNewRS(g.cur.oldRSs, g.cur.newRS))})
 	if dec.ServeAbort {
 		g.st = g.in.prev
-		if done, err := g.serveAbort(ctx); done || err != nil {
+		if done, err := g.takeCourse(ctx, g.decideCourse()); done || err != nil {
 			return err
 		}
 	}

@@ -11,11 +11,11 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/rollout"
 )
 
-// AbortRequest is what this sync does about aborting; the zero value is nothing.
-type AbortRequest int
+// abortRequest is what this sync does about aborting; the zero value is nothing.
+type abortRequest int
 
-// AbortFacts is what DecideAbort decides from.
-type AbortFacts struct {
+// abortFacts is what decideAbort decides from.
+type abortFacts struct {
 	// st is the rollout in flight (identify); prev the status read, hasPrev whether trusted.
 	Status, Prev grayapi.Status
 	HasPrev      bool
@@ -28,9 +28,9 @@ type AbortFacts struct {
 	StableRS bool
 }
 
-// AbortDecision is what DecideAbort decided.
-type AbortDecision struct {
-	What AbortRequest
+// abortDecision is what decideAbort decided.
+type abortDecision struct {
+	What abortRequest
 	// failure is the failure an abort records: the step's own, or ReasonAborted for a person's
 	// abort of a rollout that had not failed.
 	Failure *grayapi.Failure
@@ -40,20 +40,20 @@ type AbortDecision struct {
 	Consume bool
 }
 
-// DecideAbort decides whether this sync aborts, retries or neither. An abort needs a rollout in
+// decideAbort decides whether this sync aborts, retries or neither. An abort needs a rollout in
 // flight with a stable ReplicaSet to go back to; on-failure: abort acts only on a Degraded step
 // that the status read already reported, so that the failure reached every reader first.
 //
-//	Degraded read, on-failure abort, stable left      → AbortStart with the step's failure
-//	"3:abort" on revision 3 held at 20%               → AbortStart, failure Aborted
-//	"3:retry" on revision 3 aborted                   → AbortRetry
+//	Degraded read, on-failure abort, stable left      → abortStart with the step's failure
+//	"3:abort" on revision 3 held at 20%               → abortStart, failure Aborted
+//	"3:retry" on revision 3 aborted                   → abortRetry
 //	"3:retry" on revision 3 not aborted, "2:abort"    → ignored, with the reason
-func DecideAbort(f AbortFacts) AbortDecision {
+func decideAbort(f abortFacts) abortDecision {
 	st, req := f.Status, f.Request
 	inFlight := f.HasNewRS && st.StableRevision > 0 && st.StableRevision != st.Revision &&
 		st.Phase != grayapi.PhaseComplete && st.Phase != grayapi.PhaseRolledBack
-	ignore := func(format string, args ...any) AbortDecision {
-		return AbortDecision{Consume: true, Ignored: fmt.Sprintf(format, args...)}
+	ignore := func(format string, args ...any) abortDecision {
+		return abortDecision{Consume: true, Ignored: fmt.Sprintf(format, args...)}
 	}
 	switch {
 	case req.Retry && req.Revision != st.Revision, req.Abort && req.Revision != st.Revision:
@@ -61,9 +61,9 @@ func DecideAbort(f AbortFacts) AbortDecision {
 	case req.Retry && !f.Aborted:
 		return ignore("revision %d is not aborted (phase %s)", req.Revision, st.Phase)
 	case req.Retry:
-		return AbortDecision{What: AbortRetry, Consume: true}
+		return abortDecision{What: abortRetry, Consume: true}
 	case req.Abort && f.Aborted:
-		return AbortDecision{Consume: true}
+		return abortDecision{Consume: true}
 	case req.Abort && !inFlight:
 		return ignore("revision %d has no rollout in flight to abort (phase %s, stable revision %d)", req.Revision, st.Phase, st.StableRevision)
 	case req.Abort && !f.StableRS:
@@ -74,13 +74,13 @@ func DecideAbort(f AbortFacts) AbortDecision {
 		if f.HasPrev && f.Prev.Revision == st.Revision && f.Prev.Failure != nil && f.Prev.Phase == grayapi.PhaseDegraded {
 			failure = f.Prev.Failure
 		}
-		return AbortDecision{What: AbortStart, Failure: failure, Consume: true}
+		return abortDecision{What: abortStart, Failure: failure, Consume: true}
 	}
 	degradedRead := f.HasPrev && f.Prev.Phase == grayapi.PhaseDegraded && f.Prev.Revision == st.Revision && f.Prev.Failure != nil
 	if !f.Aborted && degradedRead && f.Policy.OnFailure == grayapi.OnFailureAbort && inFlight && f.StableRS {
-		return AbortDecision{What: AbortStart, Failure: f.Prev.Failure}
+		return abortDecision{What: abortStart, Failure: f.Prev.Failure}
 	}
-	return AbortDecision{}
+	return abortDecision{}
 }
 
 // PlanAbortSizes is PlanGrayAbort for stable and every other ReplicaSet of d, the canary first.
@@ -123,8 +123,8 @@ func AbortRecorded(rs *appsv1.ReplicaSet) bool {
 }
 
 const (
-	// AbortStart: abort the rollout in flight now.
-	AbortStart AbortRequest = iota + 1
-	// AbortRetry: an aborted rollout starts again at its first hold point.
-	AbortRetry
+	// abortStart: abort the rollout in flight now.
+	abortStart abortRequest = iota + 1
+	// abortRetry: an aborted rollout starts again at its first hold point.
+	abortRetry
 )

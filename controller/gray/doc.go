@@ -1,11 +1,12 @@
 // Package gray decides a gray rollout's next move from the facts of one sync, in the order a
 // sync asks: whether the status read is trusted (TrustStatus) and which rollout is in flight
-// (Identify); the requests that end a sync, an undo (DecideUndo) or an abort (DecideAbort,
-// DecideAborted); the move, which is a resume, a hold kept or left and the ReplicaSet sizes
-// (DecideMove, built on DecideResume, DecideHold and PlanSizes); the report once the writes are
-// done (DecideReport: the phase, DecidePhase; the step's deadline, DecideDeadline; the events;
-// when to look again); and what a rollout with an unreadable annotation still does
-// (DecideInvalid). The moves a status makes are transition.go's: no phase is set anywhere else.
+// (Identify); which way the sync goes (DecideCourse: an undo, an abort, a retry or on), and what
+// an aborted rollout's sync does (DecideAborted); the move, which is a resume, a hold kept or
+// left and the ReplicaSet sizes (DecideMove, built on DecideResume, DecideHold and PlanSizes);
+// the report once the writes are done (DecideReport: the phase, DecidePhase; the step's
+// deadline, DecideDeadline; the events; when to look again); and what a rollout with an
+// unreadable annotation still does (DecideInvalid). The moves a status makes are
+// transition.go's: no phase is set anywhere else.
 //
 // Every function here is pure: it reads no client and no clock (now is a fact like any other),
 // and writes nothing; controller/deployment reads the objects, asks, and writes what was

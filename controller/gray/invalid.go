@@ -34,7 +34,7 @@ type InvalidFacts struct {
 
 // InvalidDecision is what DecideInvalid decided.
 type InvalidDecision struct {
-	// ServeAbort: an abort asked for, or one standing, is carried out (DecideAbort) before
+	// ServeAbort: an abort asked for, or one standing, is carried out (DecideCourse) before
 	// anything else; what follows applies when that did not end the sync.
 	ServeAbort bool
 	// Ignored is the GrayResumeIgnored Warning of a request dropped: any but an abort.

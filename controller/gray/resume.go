@@ -46,8 +46,7 @@ type ResumeDecision struct {
 // hold-for that ran out move it one step; a kubegray.io/resume request for the revision in
 // flight moves it one step (next) or to the end (full) once the hold stands, is kept while a
 // scaling event is absorbed, and is dropped with the reason when it names another revision, a
-// rollout that is not held, or is unreadable. Undo, abort and retry requests are takeUndo's
-// (gray_failure.go) and serveAbort's (gray_abort.go).
+// rollout that is not held, or is unreadable. Undo, abort and retry requests are DecideCourse's.
 func DecideResume(f ResumeFacts) ResumeDecision {
 	st := f.Status
 	value, requested := f.Deployment.Annotations[grayapi.ResumeAnnotation]
@@ -72,7 +71,7 @@ func DecideResume(f ResumeFacts) ResumeDecision {
 		// The parse error quotes the value already; quoting it twice would double the event.
 		return ResumeDecision{Consume: true, Ignored: fmt.Sprintf("Ignored %s: %v", grayapi.ResumeAnnotation, err)}
 	case req.Undo || req.Abort || req.Retry:
-		// takeUndo's and serveAbort's, which have served it or said why not.
+		// DecideCourse's, which has served it or said why not.
 		return ResumeDecision{Consume: true}
 	case req.Revision != st.Revision:
 		return ignore("revision %d is not the rollout in flight (revision %d)", req.Revision, st.Revision)

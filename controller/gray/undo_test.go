@@ -15,38 +15,38 @@ func TestDecideUndo(t *testing.T) {
 	canary, stable := planRS(3, 2, 2, 10), planRS(1, 8, 8, 10)
 	tests := []struct {
 		name    string
-		f       UndoFacts
+		f       undoFacts
 		to      string
 		ignored string
 	}{{
 		name: "no undo asked",
-		f:    UndoFacts{Status: held, Request: grayapi.Resume{Revision: 3}, NewRS: canary, OldRSs: []*appsv1.ReplicaSet{stable}},
+		f:    undoFacts{Status: held, Request: grayapi.Resume{Revision: 3}, NewRS: canary, OldRSs: []*appsv1.ReplicaSet{stable}},
 	}, {
 		name: "3:undo goes back to revision 1",
-		f:    UndoFacts{Status: held, Request: grayapi.Resume{Revision: 3, Undo: true}, NewRS: canary, OldRSs: []*appsv1.ReplicaSet{stable}},
+		f:    undoFacts{Status: held, Request: grayapi.Resume{Revision: 3, Undo: true}, NewRS: canary, OldRSs: []*appsv1.ReplicaSet{stable}},
 		to:   "web-1",
 	}, {
 		name:    "2:undo names another rollout",
-		f:       UndoFacts{Status: held, Request: grayapi.Resume{Revision: 2, Undo: true}, NewRS: canary, OldRSs: []*appsv1.ReplicaSet{stable}},
+		f:       undoFacts{Status: held, Request: grayapi.Resume{Revision: 2, Undo: true}, NewRS: canary, OldRSs: []*appsv1.ReplicaSet{stable}},
 		ignored: "revision 2 is not the rollout in flight (revision 3)",
 	}, {
 		name:    "a first rollout has nothing to go back to",
-		f:       UndoFacts{Status: grayapi.Status{Revision: 1, StableRevision: 1, Step: 2}, Request: grayapi.Resume{Revision: 1, Undo: true}, NewRS: planRS(1, 10, 10, 10)},
+		f:       undoFacts{Status: grayapi.Status{Revision: 1, StableRevision: 1, Step: 2}, Request: grayapi.Resume{Revision: 1, Undo: true}, NewRS: planRS(1, 10, 10, 10)},
 		ignored: "revision 1 is the stable one: nothing to roll back to",
 	}, {
 		name:    "revision 1's ReplicaSet deleted",
-		f:       UndoFacts{Status: held, Request: grayapi.Resume{Revision: 3, Undo: true}, NewRS: canary, OldRSs: []*appsv1.ReplicaSet{planRS(2, 0, 0, 10)}},
+		f:       undoFacts{Status: held, Request: grayapi.Resume{Revision: 3, Undo: true}, NewRS: canary, OldRSs: []*appsv1.ReplicaSet{planRS(2, 0, 0, 10)}},
 		ignored: "no replica set of stable revision 1 is left",
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dec := DecideUndo(tt.f)
+			dec := decideUndo(tt.f)
 			to := ""
 			if dec.To != nil {
 				to = dec.To.Name
 			}
 			if to != tt.to || dec.Ignored != tt.ignored {
-				t.Errorf("DecideUndo = to %q, ignored %q; want to %q, ignored %q", to, dec.Ignored, tt.to, tt.ignored)
+				t.Errorf("decideUndo = to %q, ignored %q; want to %q, ignored %q", to, dec.Ignored, tt.to, tt.ignored)
 			}
 		})
 	}

@@ -1,0 +1,86 @@
+package gray
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+)
+
+// Course is the way a sync goes once the rollout in flight is known: on to the move, or one of
+// the ways a request or an abort ends it.
+type Course int
+
+const (
+	// CourseMove: the rollout moves (DecideMove): a resume, a hold kept or left, the sizes.
+	CourseMove Course = iota
+	// CourseUndo: the stable ReplicaSet's template goes back on the Deployment, and the sync
+	// ends; the next one rolls back like after any undo.
+	CourseUndo
+	// CourseAbort: the abort is recorded on the canary's ReplicaSet, then the aborted sync.
+	CourseAbort
+	// CourseAborted: the aborted sync of a rollout aborted before (DecideAborted).
+	CourseAborted
+	// CourseRetry: the abort record goes, and the rollout moves again from its first hold point.
+	CourseRetry
+)
+
+// CourseFacts is what DecideCourse decides from.
+type CourseFacts struct {
+	// Status is the rollout in flight (Identify); Prev the status read, HasPrev whether it
+	// names a rollout this sync trusts.
+	Status, Prev grayapi.Status
+	HasPrev      bool
+	// Request is kubegray.io/resume parsed (zero when absent or unreadable).
+	Request grayapi.Resume
+	Policy  grayapi.Policy
+	NewRS   *appsv1.ReplicaSet
+	OldRSs  []*appsv1.ReplicaSet
+}
+
+// CourseDecision is what DecideCourse decided.
+type CourseDecision struct {
+	Course Course
+	// UndoTo is the ReplicaSet whose template an undo puts back.
+	UndoTo *appsv1.ReplicaSet
+	// Failure is what an abort records: the step's own, or ReasonAborted for a person's abort of
+	// a rollout that had not failed.
+	Failure *grayapi.Failure
+	// Ignored is the GrayResumeIgnored Warning's reason for a request that cannot be served (the
+	// request goes with the next write); Consume: a served request goes with the next write.
+	Ignored string
+	Consume bool
+}
+
+// DecideCourse decides which way this sync goes, from the resume request and the abort record.
+// An undo asked of the rollout in flight ends the sync with its write; an undo that cannot be
+// served is ignored and the abort is judged as if it had not been asked.
+//
+//	"3:undo" on revision 3 held over stable 1's ReplicaSet  → CourseUndo to that ReplicaSet
+//	"3:abort" on revision 3 held, or on-failure abort read   → CourseAbort (decideAbort's table)
+//	revision 3's ReplicaSet labelled kubegray.io/aborted=3    → CourseAborted
+//	"3:retry" on revision 3 aborted                          → CourseRetry
+//	none of these                                            → CourseMove
+func DecideCourse(f CourseFacts) CourseDecision {
+	undo := decideUndo(undoFacts{Status: f.Status, Request: f.Request, NewRS: f.NewRS, OldRSs: f.OldRSs})
+	if undo.To != nil {
+		return CourseDecision{Course: CourseUndo, UndoTo: undo.To}
+	}
+	aborted := AbortRecorded(f.NewRS) || (f.Status.Phase == grayapi.PhaseAborted && f.HasPrev && f.Prev.Revision == f.Status.Revision)
+	abort := decideAbort(abortFacts{Status: f.Status, Prev: f.Prev, HasPrev: f.HasPrev, Request: f.Request, Aborted: aborted,
+		Policy: f.Policy, HasNewRS: f.NewRS != nil, StableRS: StableForRollback(f.OldRSs, f.Status.StableRevision) != nil})
+	// A request is one kind, so at most one of the two ignores it.
+	ignored := undo.Ignored
+	if ignored == "" {
+		ignored = abort.Ignored
+	}
+	dec := CourseDecision{Ignored: ignored, Consume: abort.Consume, Failure: abort.Failure}
+	switch {
+	case abort.What == abortRetry:
+		dec.Course = CourseRetry
+	case abort.What == abortStart:
+		dec.Course = CourseAbort
+	case aborted:
+		dec.Course = CourseAborted
+	}
+	return dec
+}
