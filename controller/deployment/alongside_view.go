@@ -96,14 +96,13 @@ func (v *alongsideView) writeHold(ctx context.Context, g *graySync, paused bool)
 	return nil
 }
 
-// statusUnchanged compares only our annotation, the mirrored revision and the GrayHeld
-// condition: the rest of the status is the built-in controller's.
-func (v *alongsideView) statusUnchanged(server, updated *appsv1.Deployment) bool {
-	return alongsideStatusUnchanged(server, updated)
-}
-
-// persistStatus patches our part of the status only.
-func (v *alongsideView) persistStatus(ctx context.Context, dc *DeploymentController, updated *appsv1.Deployment) (*appsv1.Deployment, error) {
+// persistStatus patches our part of the status only, when it differs from the server's: our
+// annotation, the mirrored revision and the GrayHeld condition (the rest of the status is the
+// built-in controller's).
+func (v *alongsideView) persistStatus(ctx context.Context, dc *DeploymentController, server, updated *appsv1.Deployment) (*appsv1.Deployment, error) {
+	if alongsideStatusUnchanged(server, updated) {
+		return nil, nil
+	}
 	return dc.patchGrayStatus(ctx, updated)
 }
 

@@ -63,10 +63,8 @@ func (g *graySync) reportInvalid(ctx context.Context, perr error) error {
 	if err := g.setStatusAnnotation(updated); err != nil {
 		return err
 	}
-	if !g.mode.statusUnchanged(g.cur.server, updated) {
-		if _, err := g.mode.persistStatus(ctx, g.dc, updated); err != nil {
-			return fmt.Errorf("deployment %s/%s: writing status (gray phase Invalid): %w", d.Namespace, d.Name, err)
-		}
+	if _, err := g.mode.persistStatus(ctx, g.dc, g.cur.server, updated); err != nil {
+		return fmt.Errorf("deployment %s/%s: writing status (gray phase Invalid): %w", d.Namespace, d.Name, err)
 	}
 	if err := g.emit(ctx, dec.Events); err != nil {
 		return err

@@ -35,10 +35,9 @@ type grayMode interface {
 	// writeHold writes the hold (paused or not) with this sync's status and a consumed resume
 	// request, in one write.
 	writeHold(ctx context.Context, g *graySync, paused bool) error
-	// statusUnchanged reports whether writing updated would change nothing of what is ours.
-	statusUnchanged(server, updated *appsv1.Deployment) bool
-	// persistStatus writes what of updated's status side is ours.
-	persistStatus(ctx context.Context, dc *DeploymentController, updated *appsv1.Deployment) (*appsv1.Deployment, error)
+	// persistStatus writes what of updated's status side is ours, unless that is what server
+	// (the Deployment as the server has it) already has: then it writes nothing and returns nil.
+	persistStatus(ctx context.Context, dc *DeploymentController, server, updated *appsv1.Deployment) (*appsv1.Deployment, error)
 	// adopted sets the mode's view on d, whose spec was just replaced by a written Deployment.
 	adopted(d *appsv1.Deployment)
 
@@ -88,12 +87,11 @@ func (insteadMode) writeHold(ctx context.Context, g *graySync, paused bool) erro
 	return nil
 }
 
-func (insteadMode) statusUnchanged(server, updated *appsv1.Deployment) bool {
-	return statusUnchanged(server, updated)
-}
-
 // persistStatus writes all of the status, through UpdateStatus.
-func (insteadMode) persistStatus(ctx context.Context, dc *DeploymentController, updated *appsv1.Deployment) (*appsv1.Deployment, error) {
+func (insteadMode) persistStatus(ctx context.Context, dc *DeploymentController, server, updated *appsv1.Deployment) (*appsv1.Deployment, error) {
+	if statusUnchanged(server, updated) {
+		return nil, nil
+	}
 	return dc.client.AppsV1().Deployments(updated.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: dc.fieldManager})
 }
 

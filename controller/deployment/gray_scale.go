@@ -27,11 +27,13 @@ func (g *graySync) persistTargetFirst(ctx context.Context) error {
 	if err := g.setStatusAnnotation(g.cur.d); err != nil {
 		return err
 	}
-	written, err := g.mode.persistStatus(ctx, g.dc, g.cur.d)
+	written, err := g.mode.persistStatus(ctx, g.dc, g.cur.server, g.cur.d)
 	if err != nil {
 		return fmt.Errorf("deployment %s/%s: recording gray target %d before scaling: %w", g.cur.d.Namespace, g.cur.d.Name, g.st.Target, err)
 	}
-	g.adopt(written)
+	if written != nil {
+		g.adopt(written)
+	}
 	return nil
 }
 

@@ -99,15 +99,15 @@ func (g *graySync) emit(ctx context.Context, events []gray.Event) error {
 // rolling Deployment gets its progress-deadline check scheduled instead, as upstream does.
 func (g *graySync) writeStatus(ctx context.Context, updated *appsv1.Deployment) error {
 	d := g.cur.d
-	if g.mode.statusUnchanged(g.cur.server, updated) {
+	written, err := g.mode.persistStatus(ctx, g.dc, g.cur.server, updated)
+	if err != nil {
+		return fmt.Errorf("deployment %s/%s: writing status (gray phase %s): %w", d.Namespace, d.Name, g.st.Phase, err)
+	}
+	if written == nil {
 		if !d.Spec.Paused {
 			g.dc.requeueStuckDeployment(ctx, d, updated.Status)
 		}
 		return nil
-	}
-	written, err := g.mode.persistStatus(ctx, g.dc, updated)
-	if err != nil {
-		return fmt.Errorf("deployment %s/%s: writing status (gray phase %s): %w", d.Namespace, d.Name, g.st.Phase, err)
 	}
 	d.Status = updated.Status
 	g.adopt(written)
