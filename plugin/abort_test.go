@@ -94,6 +94,9 @@ func abortRun(cs *fake.Clientset, args []string, flags func(o *AbortOptions)) (s
 	o.Namespace, o.Client = ns, cs
 	err := o.complete(args)
 	if err == nil {
+		err = o.resolveName(testNames())
+	}
+	if err == nil {
 		err = o.Validate()
 	}
 	if err == nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
@@ -137,16 +138,16 @@ func completeDeploymentNames(f cmdutil.Factory) cobra.CompletionFunc {
 		}
 		ctx, cancel := context.WithTimeout(commandContext(cmd), completionTimeout)
 		defer cancel()
-		return deploymentCompletions(ctx, client, ns, toComplete), cobra.ShellCompDirectiveNoFileComp
+		return deploymentCompletions(ctx, f, client, ns, toComplete), cobra.ShellCompDirectiveNoFileComp
 	}
 }
 
 // deploymentCompletions lists the Deployment names in ns that complete
 // toComplete; nothing when the list fails (completion must not print errors).
-func deploymentCompletions(ctx context.Context, client kubernetes.Interface, ns, toComplete string) []cobra.Completion {
+func deploymentCompletions(ctx context.Context, names genericclioptions.RESTClientGetter, client kubernetes.Interface, ns, toComplete string) []cobra.Completion {
 	prefix, partial := "", toComplete
 	if typ, name, ok := strings.Cut(toComplete, "/"); ok {
-		if _, err := parseDeploymentName(typ + "/x"); err != nil {
+		if _, err := deploymentName(names, ns, typ+"/x"); err != nil {
 			return nil
 		}
 		prefix, partial = typ+"/", name

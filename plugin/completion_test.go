@@ -28,7 +28,7 @@ func TestDeploymentCompletions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := deploymentCompletions(context.Background(), cs, ns, tt.toComplete)
+			got := deploymentCompletions(context.Background(), testNames(), cs, ns, tt.toComplete)
 			if !slices.Equal(got, tt.want) {
 				t.Fatalf("deploymentCompletions(%q) = %q, want %q", tt.toComplete, got, tt.want)
 			}

@@ -3,39 +3,42 @@ package plugin
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/resource"
 	"k8s.io/client-go/kubernetes"
 )
 
-// deploymentTypes are the resource spellings kubectl accepts for
-// Deployments, so `deploy/web` and `deployment.apps/web` work as they do with
-// kubectl itself.
-var deploymentTypes = []string{"deploy", "deployment", "deployments"}
-
-// parseDeploymentName accepts NAME, TYPE/NAME with TYPE one of deploy,
-// deployment, deployments, optionally qualified as TYPE.apps or TYPE.v1.apps,
-// and returns NAME. Other types are refused because only Deployments roll out
-// in gray.
-func parseDeploymentName(arg string) (string, error) {
+// deploymentName resolves arg, NAME or TYPE/NAME, to the name of a Deployment in namespace: TYPE
+// as kubectl resolves it, by cli-runtime's resource.Builder through the server's discovery
+// (deploy/web, deployments.v1.apps/web, or a short name the server defines); a NAME alone is a
+// Deployment's. Nothing is read but discovery (cached on disk as kubectl caches it): each verb
+// reads the Deployment itself. Another kind is refused, since only Deployments roll out in gray.
+func deploymentName(getter genericclioptions.RESTClientGetter, namespace, arg string) (string, error) {
 	typ, name, qualified := strings.Cut(arg, "/")
 	if !qualified {
-		name, typ = typ, ""
+		typ, name = "deployments", arg
 	}
-	if name == "" || strings.Contains(name, "/") {
+	if typ == "" || name == "" || strings.Contains(name, "/") {
 		return "", fmt.Errorf("%q is not a Deployment name; use NAME or deployment/NAME", arg)
 	}
-	if qualified {
-		base := strings.TrimSuffix(strings.TrimSuffix(strings.ToLower(typ), ".apps"), ".v1")
-		if !slices.Contains(deploymentTypes, base) {
-			return "", fmt.Errorf("%q is not a Deployment: kubectl gray works on Deployments only (NAME, deploy/NAME or deployment.apps/NAME)", arg)
-		}
+	infos, err := resource.NewBuilder(getter).Unstructured().NamespaceParam(namespace).DefaultNamespace().
+		ResourceTypeOrNameArgs(false, typ+"/"+name).RequireObject(false).Do().Infos()
+	if err != nil {
+		return "", fmt.Errorf("%q is not a Deployment: %w", arg, err)
 	}
-	return name, nil
+	if len(infos) != 1 {
+		return "", fmt.Errorf("%q names %d objects, want one Deployment", arg, len(infos))
+	}
+	if gk := infos[0].Mapping.GroupVersionKind.GroupKind(); gk != appsv1.SchemeGroupVersion.WithKind("Deployment").GroupKind() {
+		return "", fmt.Errorf("%q is not a Deployment (it names a %s): kubectl gray works on Deployments only (NAME, deploy/NAME or deployment.apps/NAME)",
+			arg, gk)
+	}
+	return infos[0].Name, nil
 }
 
 // deploymentRef is how results name a Deployment, as kubectl does.

@@ -21,6 +21,11 @@ import (
 
 	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/discovery/cached/memory"
+	fakediscovery "k8s.io/client-go/discovery/fake"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -245,4 +250,20 @@ func patchResourceVersion(t *testing.T, p k8stesting.PatchActionImpl) string {
 
 func withObjectLabels(labels map[string]string) testutil.DeploymentOption {
 	return func(d *appsv1.Deployment) { d.Labels = labels }
+}
+
+// testNames is what the verbs resolve their argument with in tests (deploymentName): the
+// discovery of a cluster serving Deployments (short name deploy) and StatefulSets in apps/v1,
+// and a server address nothing is sent to.
+func testNames() genericclioptions.RESTClientGetter {
+	discovery := &fakediscovery.FakeDiscovery{Fake: &k8stesting.Fake{Resources: []*metav1.APIResourceList{{
+		GroupVersion: "apps/v1",
+		APIResources: []metav1.APIResource{
+			{Name: "deployments", Namespaced: true, Kind: "Deployment", ShortNames: []string{"deploy"}, Verbs: metav1.Verbs{"get", "list"}},
+			{Name: "statefulsets", Namespaced: true, Kind: "StatefulSet", ShortNames: []string{"sts"}, Verbs: metav1.Verbs{"get", "list"}},
+		},
+	}}}}
+	config := clientcmd.NewDefaultClientConfig(clientcmdapi.Config{}, &clientcmd.ConfigOverrides{
+		ClusterInfo: clientcmdapi.Cluster{Server: "https://127.0.0.1:1"}})
+	return genericclioptions.NewTestConfigFlags().WithDiscoveryClient(memory.NewMemCacheClient(discovery)).WithClientConfig(config)
 }

@@ -58,6 +58,9 @@ func historyRun(cs *fake.Clientset, args []string, output string) (string, error
 	o.Now, o.Namespace, o.Client, *o.PrintFlags.OutputFormat = clock, ns, cs, output
 	err := o.complete(args)
 	if err == nil {
+		err = o.resolveName(testNames())
+	}
+	if err == nil {
 		err = o.Validate()
 	}
 	if err == nil {

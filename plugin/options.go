@@ -24,10 +24,11 @@ import (
 type TargetOptions struct {
 	// Filled in by Complete.
 	Namespace string
-	// Name is the Deployment named by the argument, without its TYPE/ prefix;
-	// empty for the verbs where a name is optional and none was given.
-	Name   string
-	Client kubernetes.Interface
+	// Arg is the argument naming the Deployment as given (NAME or TYPE/NAME), Name the
+	// Deployment's name it resolves to (resolveName); both empty for the verbs where a name is
+	// optional and none was given.
+	Arg, Name string
+	Client    kubernetes.Interface
 }
 
 // completeName reads the one DEPLOYMENT argument of a verb that takes exactly
@@ -36,23 +37,32 @@ func (o *TargetOptions) completeName(verb string, args []string) error {
 	if len(args) != 1 {
 		return fmt.Errorf("give one Deployment, e.g. 'kubectl gray %s web'", verb)
 	}
-	name, err := parseDeploymentName(args[0])
-	if err != nil {
-		return err
-	}
-	o.Name = name
+	o.Arg = args[0]
 	return nil
 }
 
-// completeClient fills the namespace and client from f. Verbs call it after
-// reading their arguments, so a bad argument is reported before any client
-// is built.
+// completeClient fills the namespace, the name the argument resolves to and the client from f.
+// Verbs call it after reading their arguments and flags, so a bad value is reported before any
+// request.
 func (o *TargetOptions) completeClient(f cmdutil.Factory) error {
 	var err error
 	if o.Namespace, _, err = f.ToRawKubeConfigLoader().Namespace(); err != nil {
 		return err
 	}
+	if err := o.resolveName(f); err != nil {
+		return err
+	}
 	o.Client, err = f.KubernetesClientSet()
+	return err
+}
+
+// resolveName sets Name to the Deployment Arg names (deploymentName).
+func (o *TargetOptions) resolveName(getter genericclioptions.RESTClientGetter) error {
+	if o.Arg == "" {
+		return nil
+	}
+	name, err := deploymentName(getter, o.Namespace, o.Arg)
+	o.Name = name
 	return err
 }
 

@@ -161,6 +161,9 @@ func TestHistoryPrintFormats(t *testing.T) {
 		if err := o.complete([]string{"web"}); err != nil {
 			t.Fatal(err)
 		}
+		if err := o.resolveName(testNames()); err != nil {
+			t.Fatal(err)
+		}
 		if err := o.Run(context.Background()); err != nil {
 			t.Fatal(err)
 		}

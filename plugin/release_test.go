@@ -51,6 +51,9 @@ func releaseRun(cs *fake.Clientset, args []string, admission ...k8stesting.React
 	o.Namespace, o.Client = ns, cs
 	err := o.complete(args)
 	if err == nil {
+		err = o.resolveName(testNames())
+	}
+	if err == nil {
 		err = o.Validate()
 	}
 	if err == nil {

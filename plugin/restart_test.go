@@ -191,6 +191,9 @@ func runRestart(t *testing.T, f *fakeReplicaSets, set func(o *RestartOptions)) (
 	if err := o.complete([]string{"web"}); err != nil {
 		return out.String(), errOut.String(), err
 	}
+	if err := o.resolveName(testNames()); err != nil {
+		return out.String(), errOut.String(), err
+	}
 	if err := o.Validate(); err != nil {
 		return out.String(), errOut.String(), err
 	}

@@ -96,6 +96,9 @@ func resumeRun(cs *fake.Clientset, args []string, flags func(o *ResumeOptions)) 
 	o.Namespace, o.Client = ns, cs
 	err := o.complete(args)
 	if err == nil {
+		err = o.resolveName(testNames())
+	}
+	if err == nil {
 		err = o.Validate()
 	}
 	if err == nil {

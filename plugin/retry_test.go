@@ -70,6 +70,9 @@ func retryRun(cs *fake.Clientset, args []string, flags func(o *RetryOptions)) (s
 	o.Namespace, o.Client = ns, cs
 	err := o.complete(args)
 	if err == nil {
+		err = o.resolveName(testNames())
+	}
+	if err == nil {
 		err = o.Validate()
 	}
 	if err == nil {

@@ -139,11 +139,7 @@ func (o *SetOptions) complete(args []string) error {
 	case o.Selector != "" && len(args) == 1:
 		percent = args[0]
 	case o.Selector == "" && len(args) == 2:
-		name, err := parseDeploymentName(args[0])
-		if err != nil {
-			return err
-		}
-		o.Name, percent = name, args[1]
+		o.Arg, percent = args[0], args[1]
 	case o.Selector != "":
 		return fmt.Errorf("with -l, give only the hold points, e.g. 'kubectl gray set -l %s 10,30,60'", o.Selector)
 	default:

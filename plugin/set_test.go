@@ -20,7 +20,9 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
-func TestParseDeploymentName(t *testing.T) {
+// TestDeploymentName resolves arguments as the verbs do, through resource.Builder and the
+// discovery of testNames.
+func TestDeploymentName(t *testing.T) {
 	tests := []struct {
 		name    string
 		arg     string
@@ -28,29 +30,31 @@ func TestParseDeploymentName(t *testing.T) {
 		wantErr string
 	}{
 		{name: "bare", arg: "web", want: "web"},
-		{name: "deploy", arg: "deploy/web", want: "web"},
-		{name: "deployment", arg: "deployment/web", want: "web"},
-		{name: "deployments", arg: "deployments/web", want: "web"},
+		{name: "short name", arg: "deploy/web", want: "web"},
+		{name: "kind", arg: "deployment/web", want: "web"},
+		{name: "resource", arg: "deployments/web", want: "web"},
 		{name: "group", arg: "deployment.apps/web", want: "web"},
 		{name: "group and version", arg: "deployments.v1.apps/web", want: "web"},
 		{name: "upper case type", arg: "Deployment/web", want: "web"},
-		{name: "other kind", arg: "statefulset/db", wantErr: `"statefulset/db" is not a Deployment: kubectl gray works on Deployments only (NAME, deploy/NAME or deployment.apps/NAME)`},
-		{name: "other group", arg: "deployment.extensions/web", wantErr: `"deployment.extensions/web" is not a Deployment`},
+		{name: "other kind", arg: "statefulset/db", wantErr: `"statefulset/db" is not a Deployment (it names a StatefulSet.apps): kubectl gray works on Deployments only (NAME, deploy/NAME or deployment.apps/NAME)`},
+		{name: "other kind by its short name", arg: "sts/db", wantErr: `"sts/db" is not a Deployment (it names a StatefulSet.apps)`},
+		{name: "a group the server does not serve", arg: "deployment.extensions/web", wantErr: `"deployment.extensions/web" is not a Deployment: the server doesn't have a resource type "deployment" in group "extensions"`},
 		{name: "no name", arg: "deploy/", wantErr: `"deploy/" is not a Deployment name; use NAME or deployment/NAME`},
+		{name: "no type", arg: "/web", wantErr: `"/web" is not a Deployment name`},
 		{name: "too many slashes", arg: "deploy/web/x", wantErr: `"deploy/web/x" is not a Deployment name`},
 		{name: "empty", arg: "", wantErr: `"" is not a Deployment name`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := parseDeploymentName(tt.arg)
+			got, err := deploymentName(testNames(), ns, tt.arg)
 			if tt.wantErr != "" {
 				if err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) {
-					t.Fatalf("parseDeploymentName(%q) = %q, %v; want error starting %q", tt.arg, got, err, tt.wantErr)
+					t.Fatalf("deploymentName(%q) = %q, %v; want error starting %q", tt.arg, got, err, tt.wantErr)
 				}
 				return
 			}
 			if err != nil || got != tt.want {
-				t.Fatalf("parseDeploymentName(%q) = %q, %v; want %q", tt.arg, got, err, tt.want)
+				t.Fatalf("deploymentName(%q) = %q, %v; want %q", tt.arg, got, err, tt.want)
 			}
 		})
 	}
@@ -65,6 +69,9 @@ func setRun(cs *fake.Clientset, args []string, flags func(o *SetOptions)) (strin
 	}
 	o.Namespace, o.Client = ns, cs
 	err := o.complete(args)
+	if err == nil {
+		err = o.resolveName(testNames())
+	}
 	if err == nil {
 		err = o.Validate()
 	}

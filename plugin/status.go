@@ -142,11 +142,7 @@ func (o *StatusOptions) complete(args []string) error {
 	switch len(args) {
 	case 0:
 	case 1:
-		name, err := parseDeploymentName(args[0])
-		if err != nil {
-			return err
-		}
-		o.Name = name
+		o.Arg = args[0]
 	default:
 		return fmt.Errorf("give at most one Deployment, e.g. 'kubectl gray status web'")
 	}

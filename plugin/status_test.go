@@ -131,6 +131,9 @@ func statusRun(ctx context.Context, cs *fake.Clientset, args []string, flags fun
 	}
 	err := o.complete(args)
 	if err == nil {
+		err = o.resolveName(testNames())
+	}
+	if err == nil {
 		err = o.Validate()
 	}
 	if err == nil {

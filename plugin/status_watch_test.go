@@ -93,6 +93,9 @@ func runStatusAsync(ctx context.Context, cs *fake.Clientset, args []string, flag
 	go func() {
 		err := o.complete(args)
 		if err == nil {
+			err = o.resolveName(testNames())
+		}
+		if err == nil {
 			err = o.Validate()
 		}
 		if err == nil {

@@ -41,6 +41,9 @@ func undoRun(cs *fake.Clientset, args []string, flags func(o *UndoOptions)) (str
 	o.Namespace, o.Client = ns, cs
 	err := o.complete(args)
 	if err == nil {
+		err = o.resolveName(testNames())
+	}
+	if err == nil {
 		err = o.Validate()
 	}
 	if err == nil {

@@ -110,6 +110,9 @@ func TestStatusUntilOverHTTPOutlivesAnEndedWatch(t *testing.T) {
 	go func() {
 		err := o.complete([]string{"web"})
 		if err == nil {
+			err = o.resolveName(testNames())
+		}
+		if err == nil {
 			err = o.Run(context.Background())
 		}
 		done <- err
