@@ -122,9 +122,9 @@ type DeploymentController struct {
 // NewDeploymentController registers informers on the caches' factories (Deployments,
 // ReplicaSets, Pods of each watched namespace) and the event handlers. It must be called before
 // the factories are started, because it installs the cache transforms (cache_transforms.go): any
-// other user of the same factories' informers sees Deployments and ReplicaSets without managed fields, and cachedPods instead of pods, which
-// the factory's pod lister cannot return; their ConfigMap informers are ours too, which lists only
-// gate definitions (gray_gates.go).
+// other user of the same factories' informers sees Deployments and ReplicaSets without managed
+// fields, and cachedPods instead of pods, which a factory's pod lister cannot return; their
+// ConfigMap informers are ours too, and list only gate definitions (gray_gates.go).
 func NewDeploymentController(ctx context.Context, caches Informers, client kubernetes.Interface, opts Options) (*DeploymentController, error) {
 	logger := klog.FromContext(ctx)
 

@@ -54,8 +54,9 @@ type parsedConfigMap struct {
 	errs   map[string]error
 }
 
-// newGateBook registers a labelled ConfigMap informer on each of the caches' factories; onChange is called with the
-// namespace of every ConfigMap added, changed or deleted.
+// newGateBook registers a labelled ConfigMap informer on each of the caches' factories (every
+// namespace, or each watched one and gray-controller's own); onChange is called with the namespace
+// of every ConfigMap added, changed or deleted.
 func newGateBook(caches Informers, namespace string, flagged []*gates.Provider, onChange func(namespace string)) (*gateBook, error) {
 	b := &gateBook{lister: configMapLister{byNamespace[corelisters.ConfigMapLister]{listers: map[string]corelisters.ConfigMapLister{},
 		none: corelisters.NewConfigMapLister(emptyIndexer())}}, namespace: namespace,
