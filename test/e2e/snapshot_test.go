@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -64,7 +65,7 @@ func controllerAnnotations(in map[string]string) map[string]string {
 
 // takeSnapshot reads the namespace and reports whether every object is
 // settled as far as a single read can tell (generations observed, every
-// ReplicaSet's pods created or removed).
+// ReplicaSet's pods created or removed, every pod kwok will make Ready made so).
 func takeSnapshot(ctx context.Context, client kubernetes.Interface, ns string) (snapshot, bool, error) {
 	var s snapshot
 	deployments, err := client.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
@@ -117,9 +118,38 @@ func takeSnapshot(ctx context.Context, client kubernetes.Interface, ns string) (
 			AvailableReplicas: rs.Status.AvailableReplicas,
 		})
 	}
+	pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return s, false, err
+	}
+	for i := range pods.Items {
+		if onItsWayToReady(&pods.Items[i]) {
+			settled = false
+		}
+	}
 	sort.Slice(s.Deployments, func(i, j int) bool { return s.Deployments[i].Name < s.Deployments[j].Name })
 	sort.Slice(s.ReplicaSets, func(i, j int) bool { return s.ReplicaSets[i].Name < s.ReplicaSets[j].Name })
 	return s, settled, nil
+}
+
+// onItsWayToReady reports whether kwok's stages will still make pod Ready: it is not Ready, not
+// terminating, and its template does not keep it unready on purpose. On a loaded machine that can
+// take longer than settleQuiet, and a rollout waiting for it looks settled meanwhile.
+func onItsWayToReady(pod *corev1.Pod) bool {
+	if pod.DeletionTimestamp != nil {
+		return false
+	}
+	for _, a := range []string{cluster.NeverReadyAnnotation, cluster.CrashLoopAnnotation, cluster.FlapReadinessAnnotation} {
+		if _, ok := pod.Annotations[a]; ok {
+			return false
+		}
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status != corev1.ConditionTrue
+		}
+	}
+	return true
 }
 
 func (s snapshot) String() string {
