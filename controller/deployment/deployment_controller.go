@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
+	appslisters "k8s.io/client-go/listers/apps/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -165,7 +166,8 @@ func NewDeploymentController(ctx context.Context, caches Informers, client kuber
 		dc.podIndexer = append(dc.podIndexer, w.pods.GetIndexer())
 		synced = append(synced, w.deployments.HasSynced, w.replicaSets.HasSynced, w.pods.HasSynced)
 	}
-	dc.dLister, dc.rsLister = newDeploymentLister(dIndexers), newReplicaSetLister(rsIndexers)
+	dc.dLister = deploymentLister{routeByNamespace(dIndexers, appslisters.NewDeploymentLister)}
+	dc.rsLister = replicaSetLister{routeByNamespace(rsIndexers, appslisters.NewReplicaSetLister)}
 	dc.workloadsSynced = allSynced(synced)
 
 	gates, err := newGateBook(caches, opts.Namespace, opts.Providers, func(ns string) { dc.enqueueGated(logger, ns) })

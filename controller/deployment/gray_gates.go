@@ -58,9 +58,7 @@ type parsedConfigMap struct {
 // namespace, or each watched one and gray-controller's own); onChange is called with the namespace
 // of every ConfigMap added, changed or deleted.
 func newGateBook(caches Informers, namespace string, flagged []*gates.Provider, onChange func(namespace string)) (*gateBook, error) {
-	b := &gateBook{lister: configMapLister{byNamespace[corelisters.ConfigMapLister]{listers: map[string]corelisters.ConfigMapLister{},
-		none: corelisters.NewConfigMapLister(emptyIndexer())}}, namespace: namespace,
-		flagged: map[string]*gates.Provider{}, parsed: map[types.UID]parsedConfigMap{}}
+	b := &gateBook{namespace: namespace, flagged: map[string]*gates.Provider{}, parsed: map[types.UID]parsedConfigMap{}}
 	for _, p := range flagged {
 		b.flagged[p.Name] = p
 	}
@@ -70,6 +68,7 @@ func newGateBook(caches Informers, namespace string, flagged []*gates.Provider, 
 		}
 	}
 	var synced []cache.InformerSynced
+	indexers := map[string]cache.Indexer{}
 	for ns, factory := range caches.factories {
 		informer := factory.InformerFor(&corev1.ConfigMap{}, func(client kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
 			return coreinformers.NewFilteredConfigMapInformer(client, ns, resync, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
@@ -77,7 +76,7 @@ func newGateBook(caches Informers, namespace string, flagged []*gates.Provider, 
 					o.LabelSelector = fmt.Sprintf("%s in (%s,%s)", grayapi.GatesLabel, grayapi.GatesLabelValue, grayapi.ProvidersLabelValue)
 				})
 		})
-		b.lister.listers[ns] = corelisters.NewConfigMapLister(informer.GetIndexer())
+		indexers[ns] = informer.GetIndexer()
 		synced = append(synced, informer.HasSynced)
 		if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 			AddFunc:    changed,
@@ -94,7 +93,7 @@ func newGateBook(caches Informers, namespace string, flagged []*gates.Provider, 
 			return nil, fmt.Errorf("adding gate configmap event handler: %w", err)
 		}
 	}
-	b.synced = allSynced(synced)
+	b.lister, b.synced = configMapLister{routeByNamespace(indexers, corelisters.NewConfigMapLister)}, allSynced(synced)
 	return b, nil
 }
 

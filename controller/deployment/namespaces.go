@@ -93,23 +93,20 @@ func (b byNamespace[L]) of(namespace string) L {
 	return b.none
 }
 
-// emptyIndexer is the cache of a namespace not watched.
-func emptyIndexer() cache.Indexer {
-	return cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+// routeByNamespace makes a lister of each cache, and one of an empty cache for the namespaces
+// none holds.
+func routeByNamespace[L any](indexers map[string]cache.Indexer, newLister func(cache.Indexer) L) byNamespace[L] {
+	b := byNamespace[L]{listers: map[string]L{},
+		none: newLister(cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}))}
+	for ns, idx := range indexers {
+		b.listers[ns] = newLister(idx)
+	}
+	return b
 }
 
 // deploymentLister reads the Deployments of the watched namespaces.
 type deploymentLister struct {
 	byNamespace[appslisters.DeploymentLister]
-}
-
-func newDeploymentLister(indexers map[string]cache.Indexer) deploymentLister {
-	l := deploymentLister{byNamespace[appslisters.DeploymentLister]{listers: map[string]appslisters.DeploymentLister{},
-		none: appslisters.NewDeploymentLister(emptyIndexer())}}
-	for ns, idx := range indexers {
-		l.listers[ns] = appslisters.NewDeploymentLister(idx)
-	}
-	return l
 }
 
 func (l deploymentLister) List(selector labels.Selector) ([]*appsv1.Deployment, error) {
@@ -133,15 +130,6 @@ type replicaSetLister struct {
 	byNamespace[appslisters.ReplicaSetLister]
 }
 
-func newReplicaSetLister(indexers map[string]cache.Indexer) replicaSetLister {
-	l := replicaSetLister{byNamespace[appslisters.ReplicaSetLister]{listers: map[string]appslisters.ReplicaSetLister{},
-		none: appslisters.NewReplicaSetLister(emptyIndexer())}}
-	for ns, idx := range indexers {
-		l.listers[ns] = appslisters.NewReplicaSetLister(idx)
-	}
-	return l
-}
-
 func (l replicaSetLister) ReplicaSets(namespace string) appslisters.ReplicaSetNamespaceLister {
 	return l.of(namespace).ReplicaSets(namespace)
 }
@@ -160,6 +148,10 @@ func (l configMapLister) ConfigMaps(namespace string) corelisters.ConfigMapNames
 type podIndex []cache.Indexer
 
 func (p podIndex) ByIndex(index, value string) ([]any, error) {
+	if len(p) == 1 {
+		// Every namespace in one cache: no copy on the sync's path.
+		return p[0].ByIndex(index, value)
+	}
 	var all []any
 	for _, idx := range p {
 		objs, err := idx.ByIndex(index, value)
