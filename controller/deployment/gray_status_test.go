@@ -204,13 +204,19 @@ func TestGrayUserPauseStopsTheDeadline(t *testing.T) {
 	}
 }
 
-func TestGrayTimedHold(t *testing.T) {
-	d := testutil.GrayWeb(10, "20,50", testutil.WithProgressDeadline(10))
-	d.Annotations[grayapi.HoldForAnnotation] = "5s"
-	w := startGray(t, d)
+// heldForFiveSeconds starts web (10 replicas, hold points 20 and 50, kubegray.io/hold-for 5s,
+// opts) and rolls v2 out to its hold at 20%.
+func heldForFiveSeconds(t *testing.T, opts ...testutil.DeploymentOption) *grayWorld {
+	t.Helper()
+	w := startGray(t, testutil.GrayWeb(10, "20,50", append([]testutil.DeploymentOption{testutil.WithAnnotation(grayapi.HoldForAnnotation, "5s")}, opts...)...))
 	w.setImage("v2")
 	w.settle()
 	w.wantState(grayapi.PhaseHeld, true)
+	return w
+}
+
+func TestGrayTimedHold(t *testing.T) {
+	w := heldForFiveSeconds(t, testutil.WithProgressDeadline(10))
 	w.wantSizes(sz("v1", 8, "v2", 2))
 
 	w.at(4)
@@ -232,12 +238,7 @@ func TestGrayTimedHold(t *testing.T) {
 // settles, not from when the hold at 20% did: the CI run at e0dcd32 saw alongside mode resume the
 // hold at 50% 102 ms after it was Held.
 func TestTimedHoldAfterAConflictingReport(t *testing.T) {
-	d := testutil.GrayWeb(10, "20,50")
-	d.Annotations[grayapi.HoldForAnnotation] = "5s"
-	w := startGray(t, d)
-	w.setImage("v2")
-	w.settle()
-	w.wantState(grayapi.PhaseHeld, true)
+	w := heldForFiveSeconds(t)
 
 	conflicted := w.conflictNextStatusWrite()
 	w.at(5)

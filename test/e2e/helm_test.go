@@ -179,14 +179,7 @@ func TestHelmInstall(t *testing.T) {
 	// The chart's image tag is a release not published from here; the
 	// image built by `make image` stands in for it.
 	t.Logf("chart image %s, run from the local build instead", pod.Containers[0].Image)
-	var args []string
-	for _, a := range expandContainerArgs(t, pod.Containers[0], releaseNS) {
-		// The process runs on the host's network: loopback ports of its own.
-		if strings.HasPrefix(a, "--metrics-bind-address=") || strings.HasPrefix(a, "--health-probe-bind-address=") {
-			continue
-		}
-		args = append(args, a)
-	}
+	args := hostArgs(t, pod.Containers[0], releaseNS)
 	if !slices.Contains(args, "--memory-limit=268435456") {
 		t.Errorf("chart args %q: want --memory-limit from limits.memory, 256Mi in bytes", args)
 	}
@@ -290,6 +283,20 @@ func leftovers(t *testing.T, c *cluster.Cluster, dyn dynamic.Interface) {
 			t.Errorf("%s gray-controller left after helm uninstall (%v)", res, err)
 		}
 	}
+}
+
+// hostArgs are the chart container's arguments for a gray-controller process run on this host:
+// expanded as the kubelet would, less the bind addresses (the harness gives each process loopback
+// ports of its own).
+func hostArgs(t *testing.T, container corev1.Container, namespace string) []string {
+	t.Helper()
+	var args []string
+	for _, a := range expandContainerArgs(t, container, namespace) {
+		if !strings.HasPrefix(a, "--metrics-bind-address=") && !strings.HasPrefix(a, "--health-probe-bind-address=") {
+			args = append(args, a)
+		}
+	}
+	return args
 }
 
 // expandContainerArgs does what the kubelet does to a container's args: $(NAME) becomes the

@@ -63,13 +63,7 @@ func TestAlongsideSomeNamespaces(t *testing.T) {
 	}
 	applyManifests(t, c, docs)
 
-	var args []string
-	for _, a := range expandContainerArgs(t, chartDeployment.Spec.Template.Spec.Containers[0], releaseNS) {
-		// The process runs on the host's network: loopback ports of its own.
-		if !strings.HasPrefix(a, "--metrics-bind-address=") && !strings.HasPrefix(a, "--health-probe-bind-address=") {
-			args = append(args, a)
-		}
-	}
+	args := hostArgs(t, chartDeployment.Spec.Template.Spec.Containers[0], releaseNS)
 	if want := "--namespaces=" + e.ns + "," + policyProbeNamespace; !slices.Contains(args, want) {
 		t.Fatalf("chart args %q: want %s", args, want)
 	}
