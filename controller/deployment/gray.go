@@ -193,20 +193,8 @@ func (g *graySync) run(ctx context.Context) error {
 	// ReplicaSets' desired-replicas annotations.
 	scaling := deployutil.ReplicasChanged(ctx, d, deployutil.WithNewRS(g.cur.oldRSs, g.cur.newRS))
 	g.gates = g.judgeGates()
-	move := g.decideMove(ctx, id, recordedHold, scaling)
-	if err := g.takeMove(ctx, move); err != nil {
-		return err
-	}
-
-	if served, err := g.mode.serveRollbackTo(ctx, g); served || err != nil {
-		return err
-	}
-
-	scaled, err := g.reconcileReplicaSets(ctx, move.Sizes, scaling)
-	if err != nil {
-		return err
-	}
-	if err := g.holdIfReached(ctx); err != nil {
+	scaled, done, err := g.takeMove(ctx, g.decideMove(ctx, id, recordedHold, scaling), scaling)
+	if done || err != nil {
 		return err
 	}
 	if g.cur.d.Spec.Paused || (!scaled && deployutil.DeploymentComplete(g.cur.d, &g.cur.d.Status)) {

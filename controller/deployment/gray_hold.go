@@ -1,7 +1,8 @@
 package deployment
 
-// Writing holds: our pause as the move decided it (gray_move.go) and the sync in which the new
-// ReplicaSet reaches its target, which pauses it (docs/design.md: gray semantics).
+// Writing holds: our pause as the move decided it, before the ReplicaSet writes or, in the sync
+// in which they bring the new ReplicaSet to its target, after them (docs/design.md: gray
+// semantics).
 
 import (
 	"context"
@@ -43,12 +44,10 @@ func (g *graySync) dropRequest(warning string) {
 	g.dropped = append(g.dropped, warning)
 }
 
-// holdIfReached pauses the rollout in the same sync in which the new ReplicaSet reached the
-// target of a hold point (or is found there): one Update carrying spec.paused and heldAt.
-func (g *graySync) holdIfReached(ctx context.Context) error {
-	if !gray.HoldReached(g.cur.d.Spec.Paused, g.cur.newRS, g.st.Step, len(g.in.points), g.st.Target) {
-		return nil
-	}
+// pauseReached writes our hold in the sync whose ReplicaSet writes brought the canary to a
+// hold point's target, or found it there (gray.Move's PauseAfter): one write carrying
+// spec.paused and heldAt.
+func (g *graySync) pauseReached(ctx context.Context) error {
 	g.st = gray.Holding(g.st, g.in.metaNow())
 	if err := g.writeHold(ctx, true); err != nil {
 		return err

@@ -1,7 +1,9 @@
 package deployment
 
-// Carrying out the rollout's move (controller/gray: DecideMove): the resume it decided, then our
-// hold, the consumed resume request and the status in one write before any ReplicaSet is written.
+// Carrying out the rollout's move (controller/gray: DecideMove), in the order that keeps the
+// canary within the target recorded on the Deployment: the resume it decided; our hold, the
+// consumed resume request and the status in one write; the ReplicaSet writes (gray_scale.go);
+// and the pause when they reach a hold point (gray_hold.go).
 
 import (
 	"context"
@@ -25,9 +27,28 @@ func (g *graySync) decideMove(ctx context.Context, id gray.Identity, recordedHol
 		ModePaused: g.mode.pausedByItsUser(), Gates: g.gates, Now: g.in.now})
 }
 
-// takeMove carries out m up to the ReplicaSet writes: the resume's request and event, then the
-// hold write when the hold changes or a request was consumed.
-func (g *graySync) takeMove(ctx context.Context, m gray.Move) error {
+// takeMove carries out m: the hold change, then the deprecated rollback annotation where the mode
+// serves it (the sync ends there: done), the ReplicaSet writes and the pause after them.
+// scaled: a ReplicaSet's size changed.
+func (g *graySync) takeMove(ctx context.Context, m gray.Move, scaling bool) (scaled, done bool, err error) {
+	if err := g.takeHoldChange(ctx, m); err != nil {
+		return false, false, err
+	}
+	if served, err := g.mode.serveRollbackTo(ctx, g); served || err != nil {
+		return false, true, err
+	}
+	if m, scaled, err = g.reconcileReplicaSets(ctx, m, scaling); err != nil {
+		return scaled, false, err
+	}
+	if m.PauseAfter {
+		err = g.pauseReached(ctx)
+	}
+	return scaled, false, err
+}
+
+// takeHoldChange carries out m up to the ReplicaSet writes: the resume's request and event, then
+// the hold write when the hold changes or a request was consumed.
+func (g *graySync) takeHoldChange(ctx context.Context, m gray.Move) error {
 	log := klog.FromContext(ctx).V(2)
 	switch r := m.Resume; {
 	case r.Ignored != "":

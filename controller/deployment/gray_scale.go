@@ -1,7 +1,7 @@
 package deployment
 
-// Writing the ReplicaSets of a gray sync as controller/gray decided them (PlanSizes); the status that raises a
-// target is written before the ReplicaSet writes that use it.
+// Writing the ReplicaSets of a gray sync as controller/gray decided them (PlanSizes, AfterCreate);
+// the status that raises a target is written before the ReplicaSet writes that use it.
 
 import (
 	"context"
@@ -37,28 +37,26 @@ func (g *graySync) persistTargetFirst(ctx context.Context) error {
 	return nil
 }
 
-// reconcileReplicaSets performs this sync's ReplicaSet writes as the move planned them, and
-// reports whether any size changed. A new ReplicaSet is created first when there is none (its
-// size capped at the target), and the step is planned again with it.
-func (g *graySync) reconcileReplicaSets(ctx context.Context, plan gray.SizePlan, scaling bool) (bool, error) {
-	switch plan.Kind {
+// reconcileReplicaSets performs this sync's ReplicaSet writes as m planned them, and reports
+// whether any size changed. A new ReplicaSet is created first when there is none (its size
+// capped at the target), and m is finished with it (gray.AfterCreate) before its sizes are written.
+func (g *graySync) reconcileReplicaSets(ctx context.Context, m gray.Move, scaling bool) (gray.Move, bool, error) {
+	switch plan := m.Sizes; plan.Kind {
 	case gray.SizesKept:
-		return false, nil
+		return m, false, nil
 	case gray.SizesCreateFirst:
 		if err := g.persistTargetFirst(ctx); err != nil {
-			return false, err
+			return m, false, err
 		}
 		target := g.st.Target
 		newRS, err := g.dc.getNewReplicaSetWith(ctx, g.cur.d, g.in.rsList, g.cur.oldRSs,
 			newReplicaSetOptions{create: true, maxReplicas: &target, deferStatus: true, freeze: g.mode.createsFrozen()})
 		if err != nil {
-			return false, err
+			return m, false, err
 		}
-		if newRS != nil {
-			g.dc.rsExpectations.wrote(g.in.key, newRS)
-		}
+		g.dc.rsExpectations.wrote(g.in.key, newRS)
 		g.cur.newRS = newRS
-		plan = gray.PlanFirstStep(g.sizeFacts(scaling))
+		m = gray.AfterCreate(m, g.sizeFacts(scaling), len(g.in.points))
 	case gray.SizesScaled:
 		klog.FromContext(ctx).V(2).Info("Scaling gray deployment", "deployment", klog.KObj(g.cur.d), "replicas", *g.cur.d.Spec.Replicas,
 			"target", g.st.Target, "held", g.cur.d.Spec.Paused && g.st.HeldAt != nil, "newReplicas", plan.NewSize, "oldReplicas", plan.OldSizes)
@@ -66,7 +64,8 @@ func (g *graySync) reconcileReplicaSets(ctx context.Context, plan gray.SizePlan,
 		klog.FromContext(ctx).V(2).Info("Restoring gray caps", "deployment", klog.KObj(g.cur.d), "target", g.st.Target,
 			"newReplicas", plan.NewSize, "oldReplicas", plan.OldSizes)
 	}
-	return g.apply(ctx, plan)
+	scaled, err := g.apply(ctx, m.Sizes)
+	return m, scaled, err
 }
 
 // SizeFacts is what PlanSizes needs of this sync.

@@ -46,8 +46,17 @@ func DecideHold(f HoldFacts) HoldChange {
 	return HoldUnchanged
 }
 
-// HoldReached reports whether a rollout that is not paused holds now: the new ReplicaSet
-// reached the target of a hold point (or is found there).
-func HoldReached(paused bool, newRS *appsv1.ReplicaSet, step int32, steps int, target int32) bool {
-	return !paused && newRS != nil && int(step) < steps && *newRS.Spec.Replicas >= target
+// pauseAfter reports whether our hold follows m's ReplicaSet writes in the same sync: nothing
+// pauses the rollout and the canary as m leaves it (canary as read, or resized by m.Sizes) is at
+// the target of a hold point. Web at 20% of 10 stepping its canary from 1 to 2 pauses after
+// that write; at 2 already, with no hold, it pauses with no write before.
+func pauseAfter(m Move, canary *appsv1.ReplicaSet, steps int) bool {
+	if m.Paused || canary == nil || int(m.Status.Step) >= steps {
+		return false
+	}
+	size := *canary.Spec.Replicas
+	if m.Sizes.resizes() {
+		size = m.Sizes.NewSize
+	}
+	return size >= m.Status.Target
 }

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
 // TestDecideHold pins what becomes of our pause before the ReplicaSets are written, for a
@@ -40,21 +42,35 @@ func TestDecideHold(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPauseAfter pins when our hold follows a move's ReplicaSet writes, for hold points 20 and
+// 50 of 10 replicas (targets 2 and 5) and a canary read at 1 of target 2.
+func TestPauseAfter(t *testing.T) {
+	canary := planRS(2, 1, 1, 10)
+	move := func(step, target int32, kind SizeKind, newSize int32) Move {
+		return Move{Status: grayapi.Status{Step: step, Target: target}, Sizes: SizePlan{Kind: kind, NewSize: newSize}}
+	}
+	paused := move(0, 2, SizesStepped, 2)
+	paused.Paused = true
 	for _, tc := range []struct {
 		name   string
-		paused bool
-		newRS  *appsv1.ReplicaSet
-		step   int32
+		m      Move
+		canary *appsv1.ReplicaSet
 		want   bool
 	}{
-		{"at its target", false, canary, 0, true},
-		{"already paused", true, canary, 0, false},
-		{"below its target", false, planRS(2, 1, 1, 10), 0, false},
-		{"past the last hold point", false, canary, 2, false},
-		{"no new ReplicaSet", false, nil, 0, false},
+		{"a step brings the canary from 1 to its target 2", move(0, 2, SizesStepped, 2), canary, true},
+		{"a step brings it to 2 of target 5", move(1, 5, SizesStepped, 2), canary, false},
+		{"a scaling event sizes it at its target", move(0, 2, SizesScaled, 2), canary, true},
+		{"caps restored to the target", move(0, 2, SizesRestored, 2), canary, true},
+		{"the sizes kept, the canary read at its target", move(0, 1, SizesKept, 0), canary, true},
+		{"the sizes kept, the canary read below its target", move(0, 2, SizesKept, 0), canary, false},
+		{"already paused", paused, canary, false},
+		{"past the last hold point", move(2, 10, SizesStepped, 10), canary, false},
+		{"no canary yet: decided once it is created (AfterCreate)", move(0, 2, SizesCreateFirst, 0), nil, false},
 	} {
-		if got := HoldReached(tc.paused, tc.newRS, tc.step, 2, 2); got != tc.want {
-			t.Errorf("holdReached %s = %t, want %t", tc.name, got, tc.want)
+		if got := pauseAfter(tc.m, tc.canary, 2); got != tc.want {
+			t.Errorf("pauseAfter, %s = %t, want %t", tc.name, got, tc.want)
 		}
 	}
 }

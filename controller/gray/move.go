@@ -1,8 +1,8 @@
 package gray
 
-// The rollout's move in one sync, between identifying it and writing ReplicaSets: the target for
-// the step and the replica count, a resume (DecideResume), what becomes of our hold (DecideHold)
-// and the sizes to write from the hold as it will stand (PlanSizes).
+// The rollout's move in one sync, between identifying it and reporting it: the target for the
+// step and the replica count, a resume (DecideResume), what becomes of our hold (DecideHold), the
+// sizes to write from the hold as it will stand (PlanSizes) and the hold those sizes reach.
 
 import (
 	"context"
@@ -54,11 +54,15 @@ type Move struct {
 	Paused bool
 	// Sizes are the ReplicaSet writes, planned from the Deployment as the hold leaves it.
 	Sizes SizePlan
+	// PauseAfter: the sizes bring the canary to the target of a hold point (or find it there)
+	// while nothing pauses the rollout, so our hold is written right after them, in this sync.
+	PauseAfter bool
 }
 
 // DecideMove decides the rollout's move: web at 20% of 10 held at 2 with "2:next" and hold
-// points 20,50 moves to step 1 (target 5), leaves the hold (the canary is below 5) and plans one
-// capped rolling step toward 5.
+// points 20,50 moves to step 1 (target 5), leaves the hold (the canary is below 5), plans one
+// capped rolling step toward 5 and, that step reaching 5, pauses after it. A move that creates
+// the canary is finished by AfterCreate.
 func DecideMove(ctx context.Context, f MoveFacts) Move {
 	d := f.Deployment
 	replicas, steps := *d.Spec.Replicas, len(f.Points)
@@ -90,6 +94,18 @@ func DecideMove(ctx context.Context, f MoveFacts) Move {
 		StableRevision: st.StableRevision, Held: m.Paused && st.HeldAt != nil, Scaling: f.Scaling,
 		StableGone: StableGone(st, steps, f.NewRS, f.OldRSs)})
 	m.Status = st
+	m.PauseAfter = pauseAfter(m, f.NewRS, steps)
+	return m
+}
+
+// AfterCreate finishes a move whose sizes created the canary (SizesCreateFirst), as upstream
+// plans a rolling step in the sync that created its new ReplicaSet: f sees the canary as the
+// server made it (within the target, or as it already was when it existed), and the step is
+// planned with it whatever the old ReplicaSets' sizes; the hold follows if the canary is at its
+// target. steps is the number of hold points.
+func AfterCreate(m Move, f SizeFacts, steps int) Move {
+	m.Sizes = keepOldFromGrowing(f, planStep(f))
+	m.PauseAfter = pauseAfter(m, f.NewRS, steps)
 	return m
 }
 

@@ -3,6 +3,7 @@ package gray
 import (
 	"context"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -51,6 +52,8 @@ func TestDecideMove(t *testing.T) {
 		hold   HoldChange
 		paused bool
 		sizes  sizes
+		// pause: our hold follows the sizes (PauseAfter)
+		pause bool
 	}{{
 		name:   "2:next leaves the hold and steps toward 5",
 		f:      facts(web(10, grayapi.ResumeAnnotation, "2:next")),
@@ -58,6 +61,7 @@ func TestDecideMove(t *testing.T) {
 		resume: ResumeDecision{Step: 1, Consume: true, Resumed: "Revision 2 resumed at 20%: moving on to 50%"},
 		hold:   HoldLeft,
 		sizes:  sizes{Kind: SizesStepped, NewSize: 5, OldSizes: []int32{8}},
+		pause:  true,
 	}, {
 		name: "the same under its user's own pause: the step moves on, the sizes wait for the user",
 		f: func() MoveFacts {
@@ -80,6 +84,7 @@ func TestDecideMove(t *testing.T) {
 		resume: ResumeDecision{Step: 1, Resumed: "Revision 2 held at 20% for 1m0s (kubegray.io/hold-for): moving on to 50%"},
 		hold:   HoldLeft,
 		sizes:  sizes{Kind: SizesStepped, NewSize: 5, OldSizes: []int32{8}},
+		pause:  true,
 	}, {
 		name: "hold-for run out, a gate 2 passes short: the hold stays",
 		f: func() MoveFacts {
@@ -102,6 +107,7 @@ func TestDecideMove(t *testing.T) {
 		resume: ResumeDecision{Step: 1, Consume: true, Resumed: "Revision 2 resumed at 20%: moving on to 50% (by hand: gates not passed: pods 1/3)"},
 		hold:   HoldLeft,
 		sizes:  sizes{Kind: SizesStepped, NewSize: 5, OldSizes: []int32{8}},
+		pause:  true,
 	}, {
 		name:   "hold-for not yet run out: the hold stays and the sizes with it",
 		f:      func() MoveFacts { f := facts(web(10)); f.Policy.HoldFor = 5 * time.Minute; return f }(),
@@ -119,6 +125,19 @@ func TestDecideMove(t *testing.T) {
 		hold:   HoldLeft,
 		sizes:  sizes{Kind: SizesCreateFirst},
 	}, {
+		name: "no hold, the canary at 1 of its target 2: a step to 2 and our hold after it",
+		f: func() MoveFacts {
+			f := facts(web(10))
+			f.Deployment.Spec.Paused = false
+			f.Status = grayapi.Status{Revision: 2, StableRevision: 1, Step: 0, Percent: 20, Target: 2, Phase: grayapi.PhaseProgressing}
+			f.Prev, f.HeldByUs, f.PausedByUs = f.Status, false, false
+			f.NewRS, f.OldRSs = planRS(2, 1, 1, 10), []*appsv1.ReplicaSet{planRS(1, 9, 9, 10)}
+			return f
+		}(),
+		status: grayapi.Status{Revision: 2, StableRevision: 1, Step: 0, Percent: 20, Target: 2, Phase: grayapi.PhaseProgressing},
+		sizes:  sizes{Kind: SizesStepped, NewSize: 2, OldSizes: []int32{9}},
+		pause:  true,
+	}, {
 		name:   "3:next names another revision: ignored, the hold stays",
 		f:      facts(web(10, grayapi.ResumeAnnotation, "3:next")),
 		status: held,
@@ -131,11 +150,41 @@ func TestDecideMove(t *testing.T) {
 			m := DecideMove(context.Background(), tt.f)
 			got := sizes{Kind: m.Sizes.Kind, NewSize: m.Sizes.NewSize, OldSizes: m.Sizes.OldSizes}
 			if !apiequality.Semantic.DeepEqual(m.Status, tt.status) || m.Resume != tt.resume || m.Hold != tt.hold || m.Paused != tt.paused ||
-				!apiequality.Semantic.DeepEqual(got, tt.sizes) {
-				t.Errorf("DecideMove =\nstatus %+v\nresume %+v hold %d paused %t sizes %+v\nwant\nstatus %+v\nresume %+v hold %d paused %t sizes %+v",
-					m.Status, m.Resume, m.Hold, m.Paused, got, tt.status, tt.resume, tt.hold, tt.paused, tt.sizes)
+				!apiequality.Semantic.DeepEqual(got, tt.sizes) || m.PauseAfter != tt.pause {
+				t.Errorf("DecideMove =\nstatus %+v\nresume %+v hold %d paused %t sizes %+v pause after %t\nwant\nstatus %+v\nresume %+v hold %d paused %t sizes %+v pause after %t",
+					m.Status, m.Resume, m.Hold, m.Paused, got, m.PauseAfter, tt.status, tt.resume, tt.hold, tt.paused, tt.sizes, tt.pause)
 			}
 		})
+	}
+}
+
+// TestAfterCreate finishes a move that created the canary: web at 20% of 10 (target 2, maxSurge
+// 3, maxUnavailable 2) over stable revision 1's 10. The canary created at 2 is at its target:
+// the old ReplicaSet shrinks by maxUnavailable to 8 (none of the canary's pods is available, so
+// 10 − 2 may go, within 2 unavailable) and our hold follows. One that already existed at 1 grows
+// to 2 first, the old one left for the next step, and the hold follows too.
+func TestAfterCreate(t *testing.T) {
+	d := testutil.GrayWeb(10, "20")
+	st := grayapi.Status{Revision: 2, StableRevision: 1, Step: 0, Percent: 20, Target: 2, Phase: grayapi.PhaseProgressing}
+	created := planRS(2, 2, 0, 10)
+	created.Status = appsv1.ReplicaSetStatus{} // not observed by the ReplicaSet controller yet
+	stable := planRS(1, 10, 10, 10)
+	for _, tc := range []struct {
+		name     string
+		canary   *appsv1.ReplicaSet
+		newSize  int32
+		oldSizes []int32
+	}{
+		{"created at its target", created, 2, []int32{8}},
+		{"found at 1, created by an earlier sync", planRS(2, 1, 0, 10), 2, []int32{10}},
+	} {
+		m := Move{Status: st, Sizes: SizePlan{Kind: SizesCreateFirst}}
+		f := SizeFacts{Deployment: d, NewRS: tc.canary, OldRSs: []*appsv1.ReplicaSet{stable}, Target: 2, StableRevision: 1}
+		got := AfterCreate(m, f, 1)
+		if got.Sizes.Kind != SizesStepped || got.Sizes.NewSize != tc.newSize || !slices.Equal(got.Sizes.OldSizes, tc.oldSizes) || !got.PauseAfter {
+			t.Errorf("AfterCreate, %s: sizes %+v pause after %t, want stepped to %d, old %v, pause after", tc.name, got.Sizes, got.PauseAfter,
+				tc.newSize, tc.oldSizes)
+		}
 	}
 }
 
@@ -143,18 +192,21 @@ func TestDecideMove(t *testing.T) {
 // any step, held by us, by the user or not at all, a resume request of every kind or none, a
 // hold-for that may have run out, a canary and old ReplicaSets of any size, a scaling event or
 // not), then decides again on the state each decision produced, as the sync its writes trigger
-// would: the hold written, the request consumed, the sizes written. No move grows the canary past
-// its target; the rollout moves on at most once; and by the third decision nothing is left to do
-// but wait (a sync serves one request: an unpause that came with a request it dropped is served
-// by the next; a request kept while a scaling event is absorbed waits for the sizes). The cases must reach every kind of move, or the test looked at too little.
+// would: the hold written, the request consumed, the sizes written, the pause after them. No move
+// grows the canary past its target; the rollout moves on at most once; and by the fourth
+// decision nothing is left to do but wait (a sync serves one request: an unpause that came with
+// a request it dropped is served by the next; a request kept while a scaling event is absorbed
+// waits for the sizes; a hold left below its target is taken again when a later step reaches
+// it). The cases must reach every kind of move, or the test looked at too little.
 func TestDecideMoveSettles(t *testing.T) {
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(20261204, 33))
 	seen := map[string]int{}
+	needed := map[int]int{}
 	for i := range 5000 {
 		f := randomMoveFacts(r)
 		next, resumes, quiet := f, 0, false
-		for decision := range 3 {
+		for decision := range 4 {
 			m := DecideMove(ctx, next)
 			if decision == 0 {
 				seen[firstMoveKind(m)]++
@@ -168,17 +220,18 @@ func TestDecideMoveSettles(t *testing.T) {
 				resumes++
 			}
 			// A request kept while the sizes converge (Waits) is nothing done yet.
-			if m.Resume.Resumed == "" && !m.Resume.Consume && m.Resume.Ignored == "" && m.Hold == HoldUnchanged {
+			if m.Resume.Resumed == "" && !m.Resume.Consume && m.Resume.Ignored == "" && m.Hold == HoldUnchanged && !m.PauseAfter {
 				quiet = true
+				needed[decision]++
 				break
 			}
 			next = afterMove(next, m)
 		}
 		if !quiet || resumes > 1 {
-			t.Fatalf("case %d: %d resumes, quiet by the third decision %t\nfacts %+v", i, resumes, quiet, f)
+			t.Fatalf("case %d: %d resumes, quiet by the fourth decision %t\nfacts %+v", i, resumes, quiet, f)
 		}
 	}
-	t.Logf("first moves: %v", seen)
+	t.Logf("first moves: %v, quiet at decision: %v", seen, needed)
 	for _, kind := range []string{"resumed", "ignored", "waits", "hold left", "held again", "nothing"} {
 		if seen[kind] < 20 {
 			t.Errorf("only %d of 5000 random first moves were %q: %v", seen[kind], kind, seen)
@@ -254,17 +307,21 @@ func randomMoveFacts(r *rand.Rand) MoveFacts {
 }
 
 // afterMove is f after the sync that decided m: the hold and the status written, a request it
-// consumed gone, the sizes written and observed with the availability they had, and no scaling
-// event left to absorb.
+// consumed gone, the sizes written and observed with the availability they had, our hold written
+// after them when they reached a hold point, and no scaling event left to absorb.
 func afterMove(f MoveFacts, m Move) MoveFacts {
 	next := f
 	d := f.Deployment.DeepCopy()
-	d.Spec.Paused = m.Paused || f.ModePaused
+	d.Spec.Paused = m.Paused || f.ModePaused || m.PauseAfter
 	if m.Resume.Consume || m.Resume.Ignored != "" {
 		delete(d.Annotations, grayapi.ResumeAnnotation)
 	}
 	next.Deployment = d
 	next.Status, next.Prev = m.Status, m.Status
+	if m.PauseAfter {
+		next.Status = Holding(m.Status, metav1.NewTime(f.Now))
+		next.Prev = next.Status
+	}
 	next.HeldByUs = m.Status.HeldAt != nil
 	next.PausedByUs = d.Spec.Paused && m.Status.HeldAt != nil
 	next.Scaling = false

@@ -42,6 +42,11 @@ type SizePlan struct {
 	Force bool
 }
 
+// resizes reports whether the plan gives the ReplicaSets sizes (NewSize, OldSizes) to write.
+func (p SizePlan) resizes() bool {
+	return p.Kind == SizesScaled || p.Kind == SizesRestored || p.Kind == SizesStepped
+}
+
 // PlanSizes decides a gray sync's ReplicaSet writes. A scaling event keeps the share; caps
 // broken by edited hold points are restored; the user's own pause writes nothing; otherwise one
 // capped rolling step, which while held only converges the old ReplicaSets (the new one is at
@@ -63,12 +68,6 @@ func PlanSizes(ctx context.Context, f SizeFacts) SizePlan {
 		plan = planStep(f)
 	}
 	return keepOldFromGrowing(f, plan)
-}
-
-// PlanFirstStep plans the step of a sync that has just created the new ReplicaSet (after
-// SizesCreateFirst): always a rolling step, whatever the old ReplicaSets' sizes.
-func PlanFirstStep(f SizeFacts) SizePlan {
-	return keepOldFromGrowing(f, planStep(f))
 }
 
 // keepOldFromGrowing caps the planned size of every old ReplicaSet at its current one while the
@@ -200,7 +199,7 @@ const (
 	// SizesKept: the user's own pause stops the rollout, as upstream's does; nothing is written.
 	SizesKept SizeKind = iota
 	// SizesCreateFirst: there is no new ReplicaSet yet; it is created (within the target) and
-	// the step is planned with it (PlanFirstStep).
+	// the step is planned with it (AfterCreate).
 	SizesCreateFirst
 	// SizesScaled: spec.replicas changed and every ReplicaSet keeps its share (GrayScaleSizes).
 	SizesScaled
