@@ -68,7 +68,7 @@ type graySync struct {
 	st  grayapi.Status
 	// removeResume: kubegray.io/resume was consumed and goes with the next Update.
 	removeResume bool
-	// gates is the hold's gates as judged in this sync (gray_gates.go).
+	// gates is the hold's gates as this sync decided them (gray_gates.go: takeGates).
 	gates gray.GateDecision
 	// dropped holds the GrayResumeIgnored Warnings of a request consumed without being served,
 	// emitted once the write that removes it has landed (holdWritten).
@@ -186,14 +186,15 @@ func (g *graySync) run(ctx context.Context) error {
 	if err := g.markStableOfRollout(ctx); err != nil {
 		return err
 	}
-	if done, err := g.takeCourse(ctx, g.decideCourse()); done || err != nil {
-		return err
-	}
 	// A scaling event is read once: our own writes below change neither spec.replicas nor the
 	// ReplicaSets' desired-replicas annotations.
 	scaling := deployutil.ReplicasChanged(ctx, d, deployutil.WithNewRS(g.cur.oldRSs, g.cur.newRS))
-	g.gates = g.judgeGates()
-	scaled, done, err := g.takeMove(ctx, g.decideMove(ctx, id, recordedHold, scaling), scaling)
+	dec := gray.DecideSync(ctx, g.syncFacts(id, recordedHold, scaling))
+	if done, err := g.takeCourse(ctx, dec.Course); done || err != nil {
+		return err
+	}
+	g.takeGates(dec.Gates)
+	scaled, done, err := g.takeMove(ctx, dec.Move, scaling)
 	if done || err != nil {
 		return err
 	}
@@ -206,6 +207,20 @@ func (g *graySync) run(ctx context.Context) error {
 		return err
 	}
 	return g.report(ctx)
+}
+
+// syncFacts is what this sync decides from (gray.DecideSync), read once the rollout in flight is
+// identified (id). recordedHold: the status read recorded our hold, even if it turned out
+// untrusted (a sync that renumbered the new ReplicaSet and stopped before its status write
+// leaves one); scaling: spec.replicas changed.
+func (g *graySync) syncFacts(id gray.Identity, recordedHold, scaling bool) gray.SyncFacts {
+	d := g.cur.d
+	// An unreadable request is no request: the move drops it with the reason.
+	req, _ := grayapi.ParseResume(d.Annotations[grayapi.ResumeAnnotation])
+	return gray.SyncFacts{Status: g.st, Prev: g.in.prev, HasPrev: g.in.hasPrev, Request: req, Points: g.in.points, Policy: g.in.policy,
+		Deployment: d, NewRS: g.cur.newRS, OldRSs: g.cur.oldRSs, HeldByUs: id.HeldByUs(g.in.prev, g.in.hasPrev),
+		PausedByUs: d.Spec.Paused && (recordedHold || id.RederivedHold), NewRollout: id.NewRollout, Scaling: scaling,
+		ModePaused: g.mode.pausedByItsUser(), Gates: g.gateEvidence(), Now: g.in.now}
 }
 
 // metaNow is the sync's clock as an API timestamp.

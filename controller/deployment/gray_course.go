@@ -1,7 +1,7 @@
 package deployment
 
-// Carrying out the sync's course (controller/gray: DecideCourse): an undo written, an abort
-// started or standing, a retry, or on to the move.
+// Carrying out the sync's course (controller/gray: DecideSync's DecideCourse): an undo written,
+// an abort started or standing, a retry, or on to the move.
 
 import (
 	"context"
@@ -12,14 +12,6 @@ import (
 	"github.com/kubegray/kubectl-gray/controller/gray"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
-
-// decideCourse asks gray.DecideCourse which way this sync goes.
-func (g *graySync) decideCourse() gray.CourseDecision {
-	// An unreadable request is no request: the move drops it with the reason.
-	req, _ := grayapi.ParseResume(g.cur.d.Annotations[grayapi.ResumeAnnotation])
-	return gray.DecideCourse(gray.CourseFacts{Status: g.st, Prev: g.in.prev, HasPrev: g.in.hasPrev, Request: req, Policy: g.in.policy,
-		NewRS: g.cur.newRS, OldRSs: g.cur.oldRSs})
-}
 
 // takeCourse carries out c, and reports whether that ended the sync: an undo's write, or an
 // aborted sync. A retry goes on to the move.

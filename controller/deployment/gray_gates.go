@@ -235,24 +235,29 @@ func (dc *DeploymentController) enqueueGated(logger klog.Logger, namespace strin
 	}
 }
 
-// judgeGates asks gray.DecideGates about the hold's gates, from the pods of the canary and of
-// the stable revision as the pod cache has them.
-func (g *graySync) judgeGates() gray.GateDecision {
+// gateEvidence is what the hold's gates are judged on (gray.DecideSync fills in the status and
+// the clock): the pods of the canary and of the stable revision as the pod cache has them, and
+// the latest measurements taken off the sync path.
+func (g *graySync) gateEvidence() gray.GateFacts {
 	if len(g.in.gates.defs) == 0 {
-		return gray.GateDecision{}
+		return gray.GateFacts{}
 	}
-	f := gray.GateFacts{Status: g.st, Prev: g.in.prev, HasPrev: g.in.hasPrev, Gates: g.in.gates.defs, DryRun: g.in.gates.dryRun,
-		Measured: g.dc.measured(g.cur.d.UID, g.in.gates), Now: g.in.now}
+	f := gray.GateFacts{Gates: g.in.gates.defs, DryRun: g.in.gates.dryRun, Measured: g.dc.measured(g.cur.d.UID, g.in.gates)}
 	if g.cur.newRS != nil {
 		f.Canary = g.dc.gatePods(g.cur.newRS.UID)
 	}
-	stable := gray.StableForRollback(g.cur.oldRSs, g.st.StableRevision)
-	if stable != nil {
+	if stable := gray.StableForRollback(g.cur.oldRSs, g.st.StableRevision); stable != nil {
 		f.Stable = g.dc.gatePods(stable.UID)
 	}
-	v := gray.DecideGates(f)
+	return f
+}
+
+// takeGates keeps the gates as decided for the writes to record, and has the measurements they
+// ask for taken off the sync path.
+func (g *graySync) takeGates(v gray.GateDecision) {
+	g.gates = v
+	stable := gray.StableForRollback(g.cur.oldRSs, g.st.StableRevision)
 	g.dc.askMeasurements(g.cur.d, g.st, g.cur.newRS, stable, g.in.gates, v.Requests)
-	return v
 }
 
 // gatesWritten sends the gates' events of this sync and counts its measurements once a write has

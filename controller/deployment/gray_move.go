@@ -1,6 +1,6 @@
 package deployment
 
-// Carrying out the rollout's move (controller/gray: DecideMove), in the order that keeps the
+// Carrying out the rollout's move (controller/gray: DecideSync's DecideMove), in the order that keeps the
 // canary within the target recorded on the Deployment: the resume it decided; our hold, the
 // consumed resume request and the status in one write; the ReplicaSet writes (gray_scale.go);
 // and the pause when they reach a hold point (gray_hold.go).
@@ -15,17 +15,6 @@ import (
 
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
-
-// decideMove asks gray.DecideMove for this sync's move. recordedHold: the status read recorded
-// our hold, even if it turned out untrusted (a sync that renumbered the new ReplicaSet and stopped
-// before its status write leaves one); scaling: spec.replicas changed.
-func (g *graySync) decideMove(ctx context.Context, id gray.Identity, recordedHold, scaling bool) gray.Move {
-	d := g.cur.d
-	return gray.DecideMove(ctx, gray.MoveFacts{Status: g.st, Prev: g.in.prev, HasPrev: g.in.hasPrev, Points: g.in.points, Policy: g.in.policy,
-		Deployment: d, NewRS: g.cur.newRS, OldRSs: g.cur.oldRSs, HeldByUs: id.HeldByUs(g.in.prev, g.in.hasPrev),
-		PausedByUs: d.Spec.Paused && (recordedHold || id.RederivedHold), NewRollout: id.NewRollout, Scaling: scaling,
-		ModePaused: g.mode.pausedByItsUser(), Gates: g.gates, Now: g.in.now})
-}
 
 // takeMove carries out m: the hold change, then the deprecated rollback annotation where the mode
 // serves it (the sync ends there: done), the ReplicaSet writes and the pause after them.

@@ -30,13 +30,16 @@ type InvalidFacts struct {
 	OldRSs     []*appsv1.ReplicaSet
 	// Aborted: the rollout of the status read is aborted; Scaling: spec.replicas changed.
 	Aborted, Scaling bool
+	// Policy is the policy as far as it could be read (zero when it is the bad value).
+	Policy grayapi.Policy
 }
 
 // InvalidDecision is what DecideInvalid decided.
 type InvalidDecision struct {
-	// ServeAbort: an abort asked for, or one standing, is carried out (DecideCourse) before
-	// anything else; what follows applies when that did not end the sync.
-	ServeAbort bool
+	// Abort is the course of an abort asked for, or of one standing (DecideCourse, on the status
+	// read), carried out before anything else; what follows applies when that did not end the
+	// sync. Nil when there is none to serve.
+	Abort *CourseDecision
 	// Ignored is the GrayResumeIgnored Warning of a request dropped: any but an abort.
 	Ignored string
 	// Status is Invalid, the rest of the status read kept, so that fixing the value finds the
@@ -66,7 +69,10 @@ func DecideInvalid(ctx context.Context, f InvalidFacts) InvalidDecision {
 	var st grayapi.Status
 	if f.HasPrev {
 		st = f.Prev
-		dec.ServeAbort = abortAsked || (!requested && f.Aborted)
+		if abortAsked || (!requested && f.Aborted) {
+			c := DecideCourse(CourseFacts{Status: st, Prev: f.Prev, HasPrev: true, Request: req, Policy: f.Policy, NewRS: f.NewRS, OldRSs: f.OldRSs})
+			dec.Abort = &c
+		}
 	}
 	if f.Prev.Phase != grayapi.PhaseInvalid || f.Prev.Message != f.Problem {
 		dec.Events = append(dec.Events, Event{corev1.EventTypeWarning, grayapi.ReasonGrayInvalid,

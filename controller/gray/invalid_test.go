@@ -38,6 +38,8 @@ func TestDecideInvalid(t *testing.T) {
 		f     InvalidFacts
 		want  InvalidDecision
 		sizes *SizePlan
+		// abort is the course of the abort served (nil: none)
+		abort *Course
 	}{{
 		name: "first seen: Invalid, the rest of the status kept, said once",
 		f:    facts(web(10, "")),
@@ -52,13 +54,20 @@ func TestDecideInvalid(t *testing.T) {
 		want: InvalidDecision{Status: invalid, Events: said,
 			Ignored: `Ignored kubegray.io/resume="2:next": the rollout is Invalid (` + problem + `); fix the annotation first (kubectl gray abort works while Invalid)`},
 	}, {
-		name: "2:abort is served",
-		f:    facts(web(10, "2:abort")),
-		want: InvalidDecision{ServeAbort: true, Status: invalid, Events: said},
+		name:  "2:abort is served",
+		f:     facts(web(10, "2:abort")),
+		want:  InvalidDecision{Status: invalid, Events: said},
+		abort: new(CourseAbort),
 	}, {
 		name: "an abort standing is kept up",
-		f:    func() InvalidFacts { f := facts(web(10, "")); f.Aborted = true; return f }(),
-		want: InvalidDecision{ServeAbort: true, Status: invalid, Events: said},
+		f: func() InvalidFacts {
+			f := facts(web(10, ""))
+			f.NewRS.Labels = map[string]string{grayapi.AbortedLabel: "2"}
+			f.Aborted = true
+			return f
+		}(),
+		want:  InvalidDecision{Status: invalid, Events: said},
+		abort: new(CourseAborted),
 	}, {
 		name: "an abort standing with 2:next asked: the request dropped, nothing served",
 		f:    func() InvalidFacts { f := facts(web(10, "2:next")); f.Aborted = true; return f }(),
@@ -85,8 +94,14 @@ func TestDecideInvalid(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := DecideInvalid(context.Background(), tt.f)
-			gotSizes := got.Sizes
-			got.Sizes = nil
+			gotSizes, gotAbort := got.Sizes, got.Abort
+			got.Sizes, got.Abort = nil, nil
+			switch {
+			case (gotAbort == nil) != (tt.abort == nil):
+				t.Errorf("abort served %+v, want course %v", gotAbort, tt.abort)
+			case gotAbort != nil && gotAbort.Course != *tt.abort:
+				t.Errorf("abort served with course %d, want %d", gotAbort.Course, *tt.abort)
+			}
 			if !apiequality.Semantic.DeepEqual(got, tt.want) {
 				t.Errorf("DecideInvalid =\n%+v\nwant\n%+v", got, tt.want)
 			}

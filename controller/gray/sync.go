@@ -1,0 +1,67 @@
+package gray
+
+import (
+	"context"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+)
+
+// SyncFacts is what one gray sync decides from, all read before it writes its course or its
+// move: the rollout in flight as identified, the status read, the request and the policy, the
+// objects (through the mode's view), the gates' evidence and the clock.
+type SyncFacts struct {
+	// Status is the rollout in flight (Identify); Prev the status read, HasPrev whether it names
+	// a rollout this sync trusts.
+	Status, Prev grayapi.Status
+	HasPrev      bool
+	// Request is kubegray.io/resume parsed (zero when absent or unreadable: the move drops an
+	// unreadable one with the reason, from the Deployment's annotation).
+	Request    grayapi.Resume
+	Points     []int32
+	Policy     grayapi.Policy
+	Deployment *appsv1.Deployment
+	NewRS      *appsv1.ReplicaSet
+	OldRSs     []*appsv1.ReplicaSet
+	// HeldByUs, PausedByUs, NewRollout, Scaling and ModePaused are MoveFacts'.
+	HeldByUs, PausedByUs, NewRollout, Scaling, ModePaused bool
+	// Gates is the hold's gates and their evidence: GateFacts but for the status and the clock,
+	// which DecideSync fills in.
+	Gates GateFacts
+	Now   time.Time
+}
+
+// SyncDecision is one gray sync's decision, from its facts to the writes before its report.
+type SyncDecision struct {
+	Course CourseDecision
+	// Gates and Move are decided when the course goes on to the move (CourseMove, and
+	// CourseRetry from the first hold point again); zero when the course ends the sync.
+	Gates GateDecision
+	Move  Move
+}
+
+// DecideSync decides a gray sync: its course (DecideCourse), then, when the course goes on, the
+// hold's gates (DecideGates) and the move they feed (DecideMove), both judged on the rollout as
+// the course leaves it. Revision 3 aborted at 20% and asked "3:retry" is retried: its gates and
+// its move are those of step 0 with no hold, no clocks and no failure (Retried).
+func DecideSync(ctx context.Context, f SyncFacts) SyncDecision {
+	dec := SyncDecision{Course: DecideCourse(CourseFacts{Status: f.Status, Prev: f.Prev, HasPrev: f.HasPrev, Request: f.Request,
+		Policy: f.Policy, NewRS: f.NewRS, OldRSs: f.OldRSs})}
+	st := f.Status
+	switch dec.Course.Course {
+	case CourseMove:
+	case CourseRetry:
+		st = Retried(st)
+	default:
+		return dec
+	}
+	g := f.Gates
+	g.Status, g.Prev, g.HasPrev, g.Now = st, f.Prev, f.HasPrev, f.Now
+	dec.Gates = DecideGates(g)
+	dec.Move = DecideMove(ctx, MoveFacts{Status: st, Prev: f.Prev, HasPrev: f.HasPrev, Points: f.Points, Policy: f.Policy,
+		Deployment: f.Deployment, NewRS: f.NewRS, OldRSs: f.OldRSs, HeldByUs: f.HeldByUs, PausedByUs: f.PausedByUs,
+		NewRollout: f.NewRollout, Scaling: f.Scaling, ModePaused: f.ModePaused, Gates: dec.Gates, Now: f.Now})
+	return dec
+}

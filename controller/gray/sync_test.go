@@ -1,0 +1,114 @@
+package gray
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubegray/kubectl-gray/internal/testutil"
+	"github.com/kubegray/kubectl-gray/pkg/gates"
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+)
+
+// TestDecideSync pins one sync's decision, facts to decision, for web at 20% of 10 (target 2,
+// maxSurge 3, maxUnavailable 2): revision 2 held at 2 over stable revision 1's 8, settled two
+// minutes ago, with a pods gate that needs 3 passes and a hold-for of a minute. The course ends
+// the sync or goes on; the gates and the move are decided only when it goes on, on the rollout
+// as the course leaves it. Sizes are worked by hand from the rules of pkg/rollout.
+func TestDecideSync(t *testing.T) {
+	pods, err := gates.Parse("pods", "test", "provider: pods\nsuccess: canary.restartsPerPod <= stable.restartsPerPod\ninterval: 2s\ncount: 3\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	heldAt, settledAt := metav1.NewTime(testNow.Add(-3*time.Minute)), metav1.NewTime(testNow.Add(-2*time.Minute))
+	held := grayapi.Status{Revision: 2, StableRevision: 1, Step: 0, Percent: 20, Target: 2, Phase: grayapi.PhaseHeld, HeldAt: &heldAt, SettledAt: &settledAt}
+	aborted := grayapi.Status{Revision: 2, StableRevision: 1, Step: 0, Percent: 20, Phase: grayapi.PhaseAborted,
+		Failure: &grayapi.Failure{Reason: grayapi.ReasonAborted, Message: "aborted by hand"}}
+	stable := planRS(1, 8, 8, 10)
+	facts := func(st grayapi.Status, request string, edit func(*SyncFacts)) SyncFacts {
+		d := testutil.GrayWeb(10, "20")
+		d.Spec.Paused = st.HeldAt != nil
+		f := SyncFacts{Status: st, Prev: st, HasPrev: true, Points: []int32{20}, Policy: grayapi.Policy{HoldFor: time.Minute},
+			Deployment: d, NewRS: planRS(2, 2, 2, 10), OldRSs: []*appsv1.ReplicaSet{stable}, HeldByUs: st.HeldAt != nil,
+			PausedByUs: d.Spec.Paused, Gates: GateFacts{Gates: []*gates.Definition{pods}}, Now: testNow}
+		if request != "" {
+			d.Annotations[grayapi.ResumeAnnotation] = request
+			req, err := grayapi.ParseResume(request)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.Request = req
+		}
+		if edit != nil {
+			edit(&f)
+		}
+		return f
+	}
+	type move struct {
+		Status     grayapi.Status
+		Hold       HoldChange
+		Paused     bool
+		Kind       SizeKind
+		NewSize    int32
+		OldSizes   []int32
+		PauseAfter bool
+	}
+	tests := []struct {
+		name    string
+		f       SyncFacts
+		course  Course
+		undoTo  string
+		pending []string
+		move    move
+	}{{
+		name:    "hold-for run out, the pods gate not passed yet: on to the move, the hold kept for the gate",
+		f:       facts(held, "", nil),
+		course:  CourseMove,
+		pending: []string{"pods 0/3"},
+		move:    move{Status: held, Paused: true, Kind: SizesStepped, NewSize: 2, OldSizes: []int32{8}},
+	}, {
+		name:   "2:undo: the stable ReplicaSet's template goes back, nothing else is decided",
+		f:      facts(held, "2:undo", nil),
+		course: CourseUndo,
+		undoTo: stable.Name,
+	}, {
+		name:   "2:abort: the aborted sync, no gate judged, no move",
+		f:      facts(held, "2:abort", nil),
+		course: CourseAbort,
+	}, {
+		name: "2:retry of an aborted canary at 0: step 0 again, a step to 2 and our hold after it",
+		f: facts(aborted, "2:retry", func(f *SyncFacts) {
+			f.NewRS = planRS(2, 0, 0, 10)
+			f.NewRS.Labels = map[string]string{grayapi.AbortedLabel: "2"}
+			f.OldRSs = []*appsv1.ReplicaSet{planRS(1, 10, 10, 10)}
+		}),
+		course:  CourseRetry,
+		pending: []string{"pods 0/3"},
+		move: move{Status: grayapi.Status{Revision: 2, StableRevision: 1, Step: 0, Percent: 20, Target: 2, Phase: grayapi.PhaseProgressing},
+			Kind: SizesStepped, NewSize: 2, OldSizes: []int32{10}, PauseAfter: true},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dec := DecideSync(context.Background(), tt.f)
+			m := dec.Move
+			got := move{Status: m.Status, Hold: m.Hold, Paused: m.Paused, Kind: m.Sizes.Kind, NewSize: m.Sizes.NewSize,
+				OldSizes: m.Sizes.OldSizes, PauseAfter: m.PauseAfter}
+			undoTo := ""
+			if dec.Course.UndoTo != nil {
+				undoTo = dec.Course.UndoTo.Name
+			}
+			if dec.Course.Course != tt.course || undoTo != tt.undoTo || !slices.Equal(dec.Gates.Pending, tt.pending) {
+				t.Errorf("course %d (undo to %q), gates pending %q; want course %d (undo to %q), pending %q", dec.Course.Course, undoTo,
+					dec.Gates.Pending, tt.course, tt.undoTo, tt.pending)
+			}
+			if !apiequality.Semantic.DeepEqual(got, tt.move) {
+				t.Errorf("move\n%+v\nwant\n%+v", got, tt.move)
+			}
+		})
+	}
+}
