@@ -182,7 +182,7 @@ func renderStatus(w io.Writer, v StatusView, now time.Time, color bool) error {
 	if v.Phase == grayapi.PhaseAborted {
 		line("Next step", "%s", againHint(v.Name))
 	}
-	// An Invalid rollout has no target: it is frozen where it is. Nor has an
+	// An Invalid rollout has no target: it is stopped where it is. Nor has an
 	// Aborted one: its canary is at 0 whatever the hold point says.
 	if v.Phase != "" && v.Phase != grayapi.PhaseInvalid && v.Phase != grayapi.PhaseAborted && v.NewAvailableReplicas != nil {
 		available := *v.NewAvailableReplicas

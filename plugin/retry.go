@@ -117,7 +117,7 @@ func retryRequest(d *appsv1.Deployment, templateRevision func() (int64, bool, er
 	}
 	points, err := grayapi.ParsePercent(d.Annotations[grayapi.PercentAnnotation])
 	if err != nil {
-		// The retried rollout would only be frozen as Invalid.
+		// The retried rollout would only be stopped as Invalid.
 		return grayapi.Resume{}, 0, fmt.Errorf("%s: %w; fix it with 'kubectl gray set %s PERCENT' first", obj, err, d.Name)
 	}
 	rev, err := statusRevision(d, st, "retry")

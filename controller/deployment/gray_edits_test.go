@@ -251,7 +251,10 @@ func TestGrayAnnotationRemoved(t *testing.T) {
 	}
 }
 
-func TestGrayLeftoversReleasedWithoutHold(t *testing.T) {
+// TestGrayLeftoversRemovedWithoutHold: removing kubegray.io/percent from a Deployment that is not
+// held removes our status and GrayHeld in one status write, takes the opt-in off its
+// ReplicaSets, and then leaves the plain Deployment alone.
+func TestGrayLeftoversRemovedWithoutHold(t *testing.T) {
 	w := startGray(t, testutil.GrayWeb(10, "20"))
 	w.edit(func(d *appsv1.Deployment) { delete(d.Annotations, grayapi.PercentAnnotation) })
 	actions := w.sync()

@@ -227,7 +227,7 @@ func (dc *DeploymentController) enqueueGated(logger klog.Logger, namespace strin
 		_, gated := d.Annotations[grayapi.GatesAnnotation]
 		_, dry := d.Annotations[grayapi.GatesDryRunAnnotation]
 		// Not isGray: a Deployment alongside mode has taken over runs Recreate while its rollout
-		// runs, and one frozen Invalid by an undefined gate must see the definition come.
+		// runs, and one stopped Invalid by an undefined gate must see the definition come.
 		_, gray := d.Annotations[grayapi.PercentAnnotation]
 		if (gated || dry) && gray {
 			dc.enqueue(d)

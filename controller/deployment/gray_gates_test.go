@@ -81,7 +81,7 @@ func TestGatePassedSaidWhenTheReportConflicts(t *testing.T) {
 }
 
 // TestGateWithoutDefinitionIsInvalid: a gate defined nowhere, or by a definition that does not
-// compile, freezes the rollout as Invalid with a message naming the gate and where it looked
+// compile, stops the rollout as Invalid with a message naming the gate and where it looked
 // (the Deployment's namespace only, when gray-controller's is unknown: never every namespace's),
 // and a fixed definition lets it go on.
 func TestGateWithoutDefinitionIsInvalid(t *testing.T) {
@@ -226,7 +226,7 @@ func TestGateBookProviders(t *testing.T) {
 // TestGateDefinitionChangeQueuesTakenOverDeployments: a changed gate definition queues the gray
 // Deployments that name gates, including one alongside mode has taken over (strategy Recreate,
 // paused) and one named only as a dry run, and not one without kubegray.io/percent. (A taken-over
-// Deployment frozen Invalid by an undefined gate once waited for an unrelated event to see its
+// Deployment stopped Invalid by an undefined gate once waited for an unrelated event to see its
 // ConfigMap come: TestGates' "gate defined nowhere" scenario, alongside, under CI load.)
 func TestGateDefinitionChangeQueuesTakenOverDeployments(t *testing.T) {
 	f := newFixture(t)

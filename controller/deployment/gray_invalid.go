@@ -1,7 +1,7 @@
 package deployment
 
 // The sync of a rollout with an unreadable gray annotation (controller/gray: DecideInvalid): it
-// scales and it aborts, and its progress stays frozen until the value is fixed.
+// scales and it aborts, and its progress stays stopped until the value is fixed.
 
 import (
 	"context"
@@ -22,7 +22,7 @@ import (
 // last valid status, then the status and the GrayInvalid Warning.
 func (g *graySync) reportInvalid(ctx context.Context, perr error) error {
 	d := g.cur.d
-	// Found, not synced: a frozen rollout does not even copy annotations to its ReplicaSets.
+	// Found, not synced: a stopped rollout does not even copy annotations to its ReplicaSets.
 	_, g.cur.oldRSs = deployutil.FindOldReplicaSets(d, g.in.rsList)
 	g.cur.newRS = deployutil.FindNewReplicaSet(d, g.in.rsList)
 	dec := gray.DecideInvalid(ctx, gray.InvalidFacts{Problem: perr.Error(), Prev: g.in.prev, HasPrev: g.in.hasPrev, Deployment: d,
@@ -39,7 +39,7 @@ func (g *graySync) reportInvalid(ctx context.Context, perr error) error {
 		g.dropRequest(dec.Ignored)
 	}
 	g.st = dec.Status
-	klog.FromContext(ctx).V(2).Info("Gray rollout frozen", "deployment", klog.KObj(d), "err", perr)
+	klog.FromContext(ctx).V(2).Info("Gray rollout stopped", "deployment", klog.KObj(d), "err", perr)
 	if g.removeResume {
 		if err := g.writeHold(ctx, d.Spec.Paused); err != nil {
 			return err

@@ -271,7 +271,9 @@ func TestGrayTimedHoldDoesNotAdvanceADegradedStep(t *testing.T) {
 	}
 }
 
-func TestGrayInvalidPolicyFreezes(t *testing.T) {
+// TestGrayInvalidPolicyStopsTheRollout: an unreadable on-failure or hold-for stops a new template
+// where it stands (no canary created, v1 keeps its 10), phase Invalid quoting the key and value.
+func TestGrayInvalidPolicyStopsTheRollout(t *testing.T) {
 	for key, value := range map[string]string{grayapi.OnFailureAnnotation: "Rollback", grayapi.HoldForAnnotation: "10"} {
 		t.Run(key, func(t *testing.T) {
 			w := startGray(t, testutil.GrayWeb(10, "20"))

@@ -1,7 +1,7 @@
 package gray
 
 // What a rollout with an unreadable gray annotation (kubegray.io/percent, on-failure or hold-for)
-// still does. An invalid annotation freezes the rollout's progress, never the replica count an
+// still does. An invalid annotation stops the rollout's progress, never the replica count an
 // HPA or a person asks for, and never a way back from a failing canary: it scales, and it aborts.
 
 import (
@@ -23,7 +23,7 @@ type InvalidFacts struct {
 	// Prev is the status read (Prev.Phase is empty when none was); HasPrev: it names a rollout.
 	Prev    grayapi.Status
 	HasPrev bool
-	// Deployment, NewRS and OldRSs are as found (not synced: a frozen rollout does not even copy
+	// Deployment, NewRS and OldRSs are as found (not synced: a stopped rollout does not even copy
 	// annotations to its ReplicaSets).
 	Deployment *appsv1.Deployment
 	NewRS      *appsv1.ReplicaSet
@@ -76,7 +76,7 @@ func DecideInvalid(ctx context.Context, f InvalidFacts) InvalidDecision {
 	}
 	if f.Prev.Phase != grayapi.PhaseInvalid || f.Prev.Message != f.Problem {
 		dec.Events = append(dec.Events, Event{corev1.EventTypeWarning, grayapi.ReasonGrayInvalid,
-			f.Problem + "; the rollout is frozen until it is fixed or removed"})
+			f.Problem + "; the rollout is stopped until it is fixed or removed"})
 	}
 	st = Invalid(st, f.Problem)
 	if f.Scaling {

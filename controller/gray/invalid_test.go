@@ -17,7 +17,7 @@ import (
 // became unreadable.
 func TestDecideInvalid(t *testing.T) {
 	const problem = `kubegray.io/percent="2O": not a percent`
-	const frozen = problem + "; the rollout is frozen until it is fixed or removed"
+	const stopped = problem + "; the rollout is stopped until it is fixed or removed"
 	held := grayapi.Status{Revision: 2, StableRevision: 1, Step: 0, Percent: 20, Target: 2, Phase: grayapi.PhaseHeld}
 	invalid := held
 	invalid.Phase, invalid.Message = grayapi.PhaseInvalid, problem
@@ -32,7 +32,7 @@ func TestDecideInvalid(t *testing.T) {
 		return InvalidFacts{Problem: problem, Prev: held, HasPrev: true, Deployment: d, NewRS: planRS(2, 2, 2, 10),
 			OldRSs: []*appsv1.ReplicaSet{planRS(1, 8, 8, 10)}}
 	}
-	said := []Event{{corev1.EventTypeWarning, grayapi.ReasonGrayInvalid, frozen}}
+	said := []Event{{corev1.EventTypeWarning, grayapi.ReasonGrayInvalid, stopped}}
 	tests := []struct {
 		name  string
 		f     InvalidFacts

@@ -99,7 +99,7 @@ func Degraded(st grayapi.Status, failure *grayapi.Failure, message string) graya
 	return st
 }
 
-// Invalid is st frozen by a bad annotation, message naming the object and the value (the parse
+// Invalid is st stopped by a bad annotation, message naming the object and the value (the parse
 // error). The rest of st is kept, so that fixing the value finds the rollout where it stood.
 func Invalid(st grayapi.Status, message string) grayapi.Status {
 	st.Phase = grayapi.PhaseInvalid

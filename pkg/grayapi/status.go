@@ -25,7 +25,7 @@ const (
 	// nothing is widened or shrunk unless kubegray.io/on-failure says rollback.
 	PhaseDegraded Phase = "Degraded"
 	// PhaseInvalid: kubegray.io/percent cannot be parsed; the rollout is
-	// frozen where it is until the value is fixed or removed.
+	// stopped where it is until the value is fixed or removed.
 	PhaseInvalid Phase = "Invalid"
 	// PhaseAborted: the canary failed (kubegray.io/on-failure: abort) or a
 	// person aborted it: its ReplicaSet goes to 0 and the stable revision's

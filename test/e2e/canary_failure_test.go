@@ -211,7 +211,7 @@ func runCanaryFailure(t *testing.T, c *cluster.Cluster, m canaryMode) {
 		k.released()
 	})
 
-	t.Run("invalid annotations freeze the rollout, never scaling", func(t *testing.T) {
+	t.Run("invalid annotations stop the rollout, never scaling", func(t *testing.T) {
 		t.Parallel()
 		k := newCanary(t, c, m, "invalid")
 		k.startStable("20")

@@ -19,7 +19,7 @@ func TestAlongsideEagerGrayScenarios(t *testing.T) {
 	c := cluster.StartForTest(t, cluster.Options{})
 	applyManifests(t, c, overlayManifests(t, "alongside-eager"))
 	startAlongsideController(t, c, "--takeover=eager")
-	runGrayScenarios(t, c, grayMode{env: newEagerEnv, frozenPaused: true})
+	runGrayScenarios(t, c, grayMode{env: newEagerEnv, invalidPaused: true})
 }
 
 // newEagerEnv is newGrayEnv for eager takeover: a Complete rollout stays taken

@@ -218,7 +218,7 @@ func runGates(t *testing.T, c *cluster.Cluster, m canaryMode) {
 		k.released()
 	})
 
-	t.Run("a gate defined nowhere freezes the rollout until its ConfigMap comes", func(t *testing.T) {
+	t.Run("a gate defined nowhere stops the rollout until its ConfigMap comes", func(t *testing.T) {
 		t.Parallel()
 		k := newCanary(t, c, m, "gate-undefined")
 		k.startStable("20")

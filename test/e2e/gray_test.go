@@ -178,9 +178,9 @@ func removeAnnotation(name, key string) action {
 type grayMode struct {
 	// env makes a scenario's namespace (alongside adds its own checks).
 	env func(t *testing.T, c *cluster.Cluster, name string) *grayEnv
-	// frozenPaused: whether a rollout frozen by an invalid annotation is
+	// invalidPaused: whether a rollout stopped by an invalid annotation is
 	// paused (alongside: the takeover pauses it before the controller looks).
-	frozenPaused bool
+	invalidPaused bool
 	// plainUnpauseIsNext: a plain `kubectl rollout resume` of a held
 	// Deployment counts as "next" (instead mode; alongside's guard policy
 	// refuses the unpause instead).
@@ -204,7 +204,7 @@ func TestAlongsideGrayScenarios(t *testing.T) {
 	c := cluster.StartForTest(t, cluster.Options{})
 	applyManifests(t, c, overlayManifests(t, "alongside"))
 	startAlongsideController(t, c)
-	runGrayScenarios(t, c, grayMode{env: newAlongsideEnv, frozenPaused: true})
+	runGrayScenarios(t, c, grayMode{env: newAlongsideEnv, invalidPaused: true})
 }
 
 func runGrayScenarios(t *testing.T, c *cluster.Cluster, m grayMode) {
@@ -381,7 +381,7 @@ func runGrayScenarios(t *testing.T, c *cluster.Cluster, m grayMode) {
 			e.startStable(testutil.GrayDeployment("web", 10, "20"))
 			e.do(setPercent("web", bad))
 			e.do(setImage("web", "nginx:1.26"))
-			e.expect("web", grayState{phase: grayapi.PhaseInvalid, newSpec: 0, oldTotal: 10, paused: m.frozenPaused})
+			e.expect("web", grayState{phase: grayapi.PhaseInvalid, newSpec: 0, oldTotal: 10, paused: m.invalidPaused})
 			e.do(setPercent("web", "20"))
 			e.expect("web", grayState{phase: held, newSpec: 2, oldTotal: 8, paused: true})
 			e.finish("web", 10)
