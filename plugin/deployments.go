@@ -41,6 +41,25 @@ func deploymentName(getter genericclioptions.RESTClientGetter, namespace, arg st
 	return infos[0].Name, nil
 }
 
+// selectedDeployments lists the names of the Deployments in namespace that selector matches, as
+// `kubectl get deployments -l` lists them: one list through cli-runtime's resource.Builder, in
+// the server's order.
+func selectedDeployments(getter genericclioptions.RESTClientGetter, namespace, selector string) ([]string, error) {
+	infos, err := resource.NewBuilder(getter).Unstructured().NamespaceParam(namespace).DefaultNamespace().
+		ResourceTypes("deployments").LabelSelectorParam(selector).Flatten().Do().Infos()
+	if err != nil {
+		return nil, fmt.Errorf("listing Deployments in namespace %s with selector %q: %w", namespace, selector, err)
+	}
+	if len(infos) == 0 {
+		return nil, fmt.Errorf("no Deployments in namespace %s match selector %q", namespace, selector)
+	}
+	names := make([]string, len(infos))
+	for i, info := range infos {
+		names[i] = info.Name
+	}
+	return names, nil
+}
+
 // deploymentRef is how results name a Deployment, as kubectl does.
 func deploymentRef(name string) string {
 	return "deployment.apps/" + name

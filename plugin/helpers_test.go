@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -256,6 +259,11 @@ func withObjectLabels(labels map[string]string) testutil.DeploymentOption {
 // discovery of a cluster serving Deployments (short name deploy) and StatefulSets in apps/v1,
 // and a server address nothing is sent to.
 func testNames() genericclioptions.RESTClientGetter {
+	return testGetter("https://127.0.0.1:1")
+}
+
+// testGetter is testNames' discovery with server as the address requests go to.
+func testGetter(server string) genericclioptions.RESTClientGetter {
 	discovery := &fakediscovery.FakeDiscovery{Fake: &k8stesting.Fake{Resources: []*metav1.APIResourceList{{
 		GroupVersion: "apps/v1",
 		APIResources: []metav1.APIResource{
@@ -264,6 +272,28 @@ func testNames() genericclioptions.RESTClientGetter {
 		},
 	}}}}
 	config := clientcmd.NewDefaultClientConfig(clientcmdapi.Config{}, &clientcmd.ConfigOverrides{
-		ClusterInfo: clientcmdapi.Cluster{Server: "https://127.0.0.1:1"}})
+		ClusterInfo: clientcmdapi.Cluster{Server: server}})
 	return genericclioptions.NewTestConfigFlags().WithDiscoveryClient(memory.NewMemCacheClient(discovery)).WithClientConfig(config)
+}
+
+// deploymentLister serves, on 127.0.0.1, the one request a selector makes of the API server
+// (list the Deployments of a namespace with a labelSelector) from cs, so that the verbs'
+// resource.Builder and their typed client see the same objects. Close it when done.
+func deploymentLister(cs *fake.Clientset) *httptest.Server {
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+		if r.Method != http.MethodGet || len(parts) != 6 || parts[0] != "apis" || parts[1] != "apps" || parts[2] != "v1" ||
+			parts[3] != "namespaces" || parts[5] != "deployments" {
+			http.Error(w, "only a list of Deployments is served here, not "+r.Method+" "+r.URL.Path, http.StatusNotFound)
+			return
+		}
+		list, err := cs.AppsV1().Deployments(parts[4]).List(r.Context(), metav1.ListOptions{LabelSelector: r.URL.Query().Get("labelSelector")})
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		list.APIVersion, list.Kind = "apps/v1", "DeploymentList"
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(list)
+	}))
 }

@@ -11,6 +11,7 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 	"k8s.io/kubectl/pkg/util/templates"
@@ -74,6 +75,8 @@ type SetOptions struct {
 	HoldPoints    []int32
 	ImageUpdates  []ContainerImage
 	PolicyUpdates []annotationUpdate
+	// Targets are the Deployments to set: the one named, or those -l selects.
+	Targets []string
 
 	TargetOptions
 	WriteOptions
@@ -123,12 +126,26 @@ func NewCmdSet(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Com
 	return cmd
 }
 
-// Complete reads the arguments, then the namespace and client from f.
+// Complete reads the arguments, then the namespace and client from f, and the Deployments to set.
 func (o *SetOptions) Complete(f cmdutil.Factory, args []string) error {
 	if err := o.complete(args); err != nil {
 		return err
 	}
-	return o.completeClient(f)
+	if err := o.completeClient(f); err != nil {
+		return err
+	}
+	return o.resolveTargets(f)
+}
+
+// resolveTargets sets Targets: the Deployment named, or those -l selects (selectedDeployments).
+func (o *SetOptions) resolveTargets(getter genericclioptions.RESTClientGetter) error {
+	if o.Selector == "" {
+		o.Targets = []string{o.Name}
+		return nil
+	}
+	names, err := selectedDeployments(getter, o.Namespace, o.Selector)
+	o.Targets = names
+	return err
 }
 
 // complete parses arguments and flags; it needs no cluster, so a bad value
@@ -229,36 +246,13 @@ func (o *SetOptions) Validate() error {
 // patch per Deployment. With -l it goes on after a failure and reports all
 // failures at the end, as kubectl does.
 func (o *SetOptions) Run(ctx context.Context) error {
-	names, err := o.targets(ctx)
-	if err != nil {
-		return err
-	}
 	var errs []error
-	for _, name := range names {
+	for _, name := range o.Targets {
 		if err := o.setOne(ctx, name); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return utilerrors.NewAggregate(errs)
-}
-
-// targets are the Deployments named or selected.
-func (o *SetOptions) targets(ctx context.Context) ([]string, error) {
-	if o.Selector == "" {
-		return []string{o.Name}, nil
-	}
-	list, err := o.Client.AppsV1().Deployments(o.Namespace).List(ctx, metav1.ListOptions{LabelSelector: o.Selector})
-	if err != nil {
-		return nil, fmt.Errorf("listing Deployments in namespace %s with selector %q: %w", o.Namespace, o.Selector, err)
-	}
-	if len(list.Items) == 0 {
-		return nil, fmt.Errorf("no Deployments in namespace %s match selector %q", o.Namespace, o.Selector)
-	}
-	names := make([]string, len(list.Items))
-	for i, d := range list.Items {
-		names[i] = d.Name
-	}
-	return names, nil
 }
 
 // edits are the changes of one set, applied to the same copy of the

@@ -68,9 +68,15 @@ func setRun(cs *fake.Clientset, args []string, flags func(o *SetOptions)) (strin
 		flags(o)
 	}
 	o.Namespace, o.Client = ns, cs
+	server := deploymentLister(cs)
+	defer server.Close()
+	getter := testGetter(server.URL)
 	err := o.complete(args)
 	if err == nil {
-		err = o.resolveName(testNames())
+		err = o.resolveName(getter)
+	}
+	if err == nil {
+		err = o.resolveTargets(getter)
 	}
 	if err == nil {
 		err = o.Validate()

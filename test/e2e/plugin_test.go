@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,6 +10,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
@@ -286,6 +289,30 @@ func TestPlugin(t *testing.T) {
 		t.Errorf("kubectl gray status -n gray-pl<TAB>: %v, want %v", names, want)
 	}
 	u.wantWrites(t, "status, history and completion")
+
+	// -l selects as `kubectl get deployments -l` does (the server's list, by name): api and shop,
+	// labelled tier=frontend, are set; web, not labelled, is left as it was.
+	for _, name := range []string{"api", "shop"} {
+		e.do(func(ctx context.Context, client kubernetes.Interface, ns string) error {
+			_, err := client.AppsV1().Deployments(ns).Patch(ctx, name, types.MergePatchType,
+				[]byte(`{"metadata":{"labels":{"tier":"frontend"}}}`), metav1.PatchOptions{})
+			return err
+		})
+	}
+	out = u.must("gray", "set", "-l", "tier=frontend", "30", "--dry-run=server")
+	wantOutput(t, "set -l --dry-run=server", out, "deployment.apps/api gray set to 30 (server dry run)\ndeployment.apps/shop gray set to 30 (server dry run)\n")
+	u.wantWrites(t, "set -l --dry-run=server", "patch deployments/api dryRun=All&fieldManager=kubectl-gray",
+		"patch deployments/shop dryRun=All&fieldManager=kubectl-gray")
+	out = u.must("gray", "set", "-l", "tier=frontend", "30")
+	wantOutput(t, "set -l", out, "deployment.apps/api gray set to 30\ndeployment.apps/shop gray set to 30\n")
+	u.wantWrites(t, "set -l", "patch deployments/api fieldManager=kubectl-gray", "patch deployments/shop fieldManager=kubectl-gray")
+	for name, want := range map[string]string{"api": "30", "shop": "30", "web": "20"} {
+		if got := e.get(name).Annotations[grayapi.PercentAnnotation]; got != want {
+			t.Errorf("after set -l tier=frontend 30: %s has kubegray.io/percent %q, want %q", name, got, want)
+		}
+	}
+	u.fails(plugin.ExitFailure, []string{`no Deployments in namespace ` + e.ns + ` match selector "tier=none"`}, "gray", "set", "-l", "tier=none", "30")
+	u.wantWrites(t, "set -l matching nothing")
 }
 
 // checkHeldView checks `kubectl gray status web -o json` while web is held
