@@ -2,6 +2,7 @@ package gray
 
 import (
 	"context"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -111,4 +112,98 @@ func TestDecideSync(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDecideSyncSettles decides random syncs (TestDecideMoveSettles's rollouts, a fifth of them
+// aborted at step 0 with their canary at 0, and requests of every kind: next, full, undo, abort,
+// retry, another revision's, unreadable) and decides again on the state each decision produced.
+// A course that ends the sync (undo, abort, the aborted sync) decides no gate and no move; a
+// course that goes on never grows the canary past its target, serves at most one resume or
+// retry, and leaves nothing to do by the fourth decision. Every course must be reached.
+func TestDecideSyncSettles(t *testing.T) {
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(20261205, 33))
+	courses := map[Course]int{}
+	for i := range 5000 {
+		next := randomSyncFacts(r)
+		served, quiet := 0, false
+		for decision := range 4 {
+			dec := DecideSync(ctx, next)
+			if decision == 0 {
+				courses[dec.Course.Course]++
+			}
+			m := dec.Move
+			if dec.Course.Course != CourseMove && dec.Course.Course != CourseRetry {
+				if !apiequality.Semantic.DeepEqual(dec.Move, Move{}) || !apiequality.Semantic.DeepEqual(dec.Gates, GateDecision{}) {
+					t.Fatalf("case %d: course %d ends the sync but decided a move %+v or gates %+v", i, dec.Course.Course, dec.Move, dec.Gates)
+				}
+				quiet = true
+				break
+			}
+			if next.NewRS != nil && m.Sizes.resizes() && m.Sizes.NewSize > *next.NewRS.Spec.Replicas && m.Sizes.NewSize > m.Status.Target {
+				t.Fatalf("case %d, decision %d: the canary grows %d → %d, past its target %d", i, decision,
+					*next.NewRS.Spec.Replicas, m.Sizes.NewSize, m.Status.Target)
+			}
+			if m.Resume.Resumed != "" || dec.Course.Course == CourseRetry {
+				served++
+			}
+			requestGoes := dec.Course.Consume || dec.Course.Ignored != ""
+			if !requestGoes && m.Resume.Resumed == "" && !m.Resume.Consume && m.Resume.Ignored == "" && m.Hold == HoldUnchanged && !m.PauseAfter {
+				quiet = true
+				break
+			}
+			next = afterSync(next, dec)
+		}
+		if !quiet || served > 1 {
+			t.Fatalf("case %d: %d resumes or retries served, quiet by the fourth decision %t", i, served, quiet)
+		}
+	}
+	t.Logf("first courses: %v", courses)
+	for _, c := range []Course{CourseMove, CourseUndo, CourseAbort, CourseAborted, CourseRetry} {
+		if courses[c] < 20 {
+			t.Errorf("only %d of 5000 random syncs took course %d: %v", courses[c], c, courses)
+		}
+	}
+}
+
+// randomSyncFacts is randomMoveFacts as a sync's facts, with a request of any kind, a fifth of
+// them aborted at step 0.
+func randomSyncFacts(r *rand.Rand) SyncFacts {
+	m := randomMoveFacts(r)
+	f := SyncFacts{Status: m.Status, Prev: m.Prev, HasPrev: m.HasPrev, Points: m.Points, Policy: m.Policy, Deployment: m.Deployment,
+		NewRS: m.NewRS, OldRSs: m.OldRSs, HeldByUs: m.HeldByUs, PausedByUs: m.PausedByUs, Scaling: m.Scaling, ModePaused: m.ModePaused, Now: m.Now}
+	if r.IntN(5) == 0 {
+		replicas := *f.Deployment.Spec.Replicas
+		f.Status = Aborted(grayapi.Status{Revision: 2, StableRevision: 1, Step: 0}, "web-2")
+		f.Prev = f.Status
+		f.Deployment.Spec.Paused, f.HeldByUs, f.PausedByUs = false, false, false
+		f.NewRS = planRS(2, 0, 0, replicas)
+		f.NewRS.Labels = map[string]string{grayapi.AbortedLabel: "2"}
+		f.OldRSs = []*appsv1.ReplicaSet{planRS(1, replicas, replicas, replicas)}
+	}
+	delete(f.Deployment.Annotations, grayapi.ResumeAnnotation)
+	if request := []string{"", "", "2:next", "2:full", "2:undo", "2:abort", "2:retry", "3:next", "two"}[r.IntN(9)]; request != "" {
+		f.Deployment.Annotations[grayapi.ResumeAnnotation] = request
+		f.Request, _ = grayapi.ParseResume(request)
+	}
+	return f
+}
+
+// afterSync is f after the sync that decided dec went on to its move: a request the course or the
+// move consumed or dropped gone, a retried canary's abort record gone, and afterMove's writes.
+func afterSync(f SyncFacts, dec SyncDecision) SyncFacts {
+	m := afterMove(MoveFacts{Status: f.Status, Prev: f.Prev, HasPrev: f.HasPrev, Points: f.Points, Policy: f.Policy, Deployment: f.Deployment,
+		NewRS: f.NewRS, OldRSs: f.OldRSs, HeldByUs: f.HeldByUs, PausedByUs: f.PausedByUs, Scaling: f.Scaling, ModePaused: f.ModePaused, Now: f.Now}, dec.Move)
+	next := f
+	next.Status, next.Prev, next.Deployment, next.NewRS, next.OldRSs = m.Status, m.Prev, m.Deployment, m.NewRS, m.OldRSs
+	next.HeldByUs, next.PausedByUs, next.Scaling = m.HeldByUs, m.PausedByUs, m.Scaling
+	if dec.Course.Consume || dec.Course.Ignored != "" || dec.Move.Resume.Consume || dec.Move.Resume.Ignored != "" {
+		delete(next.Deployment.Annotations, grayapi.ResumeAnnotation)
+		next.Request = grayapi.Resume{}
+	}
+	if dec.Course.Course == CourseRetry && next.NewRS != nil {
+		next.NewRS = next.NewRS.DeepCopy()
+		delete(next.NewRS.Labels, grayapi.AbortedLabel)
+	}
+	return next
 }
