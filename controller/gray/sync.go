@@ -60,8 +60,13 @@ func DecideSync(ctx context.Context, f SyncFacts) SyncDecision {
 	g := f.Gates
 	g.Status, g.Prev, g.HasPrev, g.Now = st, f.Prev, f.HasPrev, f.Now
 	dec.Gates = DecideGates(g)
-	dec.Move = DecideMove(ctx, MoveFacts{Status: st, Prev: f.Prev, HasPrev: f.HasPrev, Points: f.Points, Policy: f.Policy,
-		Deployment: f.Deployment, NewRS: f.NewRS, OldRSs: f.OldRSs, HeldByUs: f.HeldByUs, PausedByUs: f.PausedByUs,
-		NewRollout: f.NewRollout, Scaling: f.Scaling, ModePaused: f.ModePaused, Gates: dec.Gates, Now: f.Now})
+	dec.Move = DecideMove(ctx, f.moveFacts(st, dec.Gates))
 	return dec
+}
+
+// moveFacts is f as DecideMove's facts, for the rollout st and the gates as decided.
+func (f SyncFacts) moveFacts(st grayapi.Status, gates GateDecision) MoveFacts {
+	return MoveFacts{Status: st, Prev: f.Prev, HasPrev: f.HasPrev, Points: f.Points, Policy: f.Policy, Deployment: f.Deployment,
+		NewRS: f.NewRS, OldRSs: f.OldRSs, HeldByUs: f.HeldByUs, PausedByUs: f.PausedByUs, NewRollout: f.NewRollout,
+		Scaling: f.Scaling, ModePaused: f.ModePaused, Gates: gates, Now: f.Now}
 }
