@@ -1,6 +1,6 @@
 package deployment
 
-// Carrying out the sync's course (controller/gray: DecideSync's DecideCourse): an undo written,
+// Carrying out the sync's course (controller/gray: DecideSync's decideCourse): an undo written,
 // an abort started or standing, a retry, or on to the move.
 
 import (

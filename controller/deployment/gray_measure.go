@@ -2,7 +2,7 @@ package deployment
 
 // Metric and webhook gates' measurements are taken off the sync path (controller/measure): a
 // sync asks for the ones due, the pool queries Prometheus or calls the webhook and queues the
-// Deployment, and the next sync records what it found (controller/gray: DecideGates).
+// Deployment, and the next sync records what it found (controller/gray: decideGates).
 
 import (
 	"context"

@@ -1,6 +1,6 @@
 package deployment
 
-// Carrying out the rollout's move (controller/gray: DecideSync's DecideMove), in the order that
+// Carrying out the rollout's move (controller/gray: DecideSync's decideMove), in the order that
 // keeps the canary within the target recorded on the Deployment: the resume it decided; our hold,
 // the consumed resume request and the status in one write; the ReplicaSet writes
 // (gray_scale.go); and the pause when they reach a hold point (gray_hold.go).

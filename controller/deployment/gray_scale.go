@@ -1,6 +1,6 @@
 package deployment
 
-// Writing the ReplicaSets of a gray sync as controller/gray decided them (PlanSizes, AfterCreate);
+// Writing the ReplicaSets of a gray sync as controller/gray decided them (planSizes, AfterCreate);
 // the status that raises a target is written before the ReplicaSet writes that use it.
 
 import (
@@ -68,7 +68,7 @@ func (g *graySync) reconcileReplicaSets(ctx context.Context, m gray.Move, scalin
 	return m, scaled, err
 }
 
-// SizeFacts is what PlanSizes needs of this sync.
+// SizeFacts is what planSizes needs of this sync.
 func (g *graySync) sizeFacts(scaling bool) gray.SizeFacts {
 	return gray.SizeFacts{
 		Deployment: g.cur.d, NewRS: g.cur.newRS, OldRSs: g.cur.oldRSs, Target: g.st.Target, StableRevision: g.st.StableRevision,

@@ -14,7 +14,7 @@ import (
 
 // AbortedFacts is what DecideAborted decides from.
 type AbortedFacts struct {
-	// Status is the rollout in flight, its abort just started (DecideCourse) or standing; Prev is
+	// Status is the rollout in flight, its abort just started (decideCourse) or standing; Prev is
 	// the status read, HasPrev whether it names a rollout and is trusted.
 	Status, Prev grayapi.Status
 	HasPrev      bool

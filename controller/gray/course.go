@@ -11,7 +11,7 @@ import (
 type Course int
 
 const (
-	// CourseMove: the rollout moves (DecideMove): a resume, a hold kept or left, the sizes.
+	// CourseMove: the rollout moves (decideMove): a resume, a hold kept or left, the sizes.
 	CourseMove Course = iota
 	// CourseUndo: the stable ReplicaSet's template goes back on the Deployment, and the sync
 	// ends; the next one rolls back like after any undo.
@@ -24,8 +24,8 @@ const (
 	CourseRetry
 )
 
-// CourseFacts is what DecideCourse decides from.
-type CourseFacts struct {
+// courseFacts is what decideCourse decides from.
+type courseFacts struct {
 	// Status is the rollout in flight (Identify); Prev the status read, HasPrev whether it
 	// names a rollout this sync trusts.
 	Status, Prev grayapi.Status
@@ -37,7 +37,7 @@ type CourseFacts struct {
 	OldRSs  []*appsv1.ReplicaSet
 }
 
-// CourseDecision is what DecideCourse decided.
+// CourseDecision is what decideCourse decided.
 type CourseDecision struct {
 	Course Course
 	// UndoTo is the ReplicaSet whose template an undo puts back.
@@ -51,7 +51,7 @@ type CourseDecision struct {
 	Consume bool
 }
 
-// DecideCourse decides which way this sync goes, from the resume request and the abort record.
+// decideCourse decides which way this sync goes, from the resume request and the abort record.
 // An undo asked of the rollout in flight ends the sync with its write; an undo that cannot be
 // served is ignored and the abort is judged as if it had not been asked.
 //
@@ -60,7 +60,7 @@ type CourseDecision struct {
 //	revision 3's ReplicaSet labelled kubegray.io/aborted=3    → CourseAborted
 //	"3:retry" on revision 3 aborted                          → CourseRetry
 //	none of these                                            → CourseMove
-func DecideCourse(f CourseFacts) CourseDecision {
+func decideCourse(f courseFacts) CourseDecision {
 	undo := decideUndo(undoFacts{Status: f.Status, Request: f.Request, NewRS: f.NewRS, OldRSs: f.OldRSs})
 	if undo.To != nil {
 		return CourseDecision{Course: CourseUndo, UndoTo: undo.To}

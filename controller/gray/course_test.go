@@ -25,47 +25,47 @@ func TestDecideCourse(t *testing.T) {
 	old := []*appsv1.ReplicaSet{stable}
 	tests := []struct {
 		name string
-		f    CourseFacts
+		f    courseFacts
 		want CourseDecision
 	}{
 		{name: "nothing asked, nothing failed: on to the move",
-			f: CourseFacts{Status: held, Prev: held, HasPrev: true, NewRS: canary, OldRSs: old}},
+			f: courseFacts{Status: held, Prev: held, HasPrev: true, NewRS: canary, OldRSs: old}},
 		{name: "3:undo puts stable revision 1 back",
-			f:    CourseFacts{Status: held, Prev: held, HasPrev: true, Request: grayapi.Resume{Revision: 3, Undo: true}, NewRS: canary, OldRSs: old},
+			f:    courseFacts{Status: held, Prev: held, HasPrev: true, Request: grayapi.Resume{Revision: 3, Undo: true}, NewRS: canary, OldRSs: old},
 			want: CourseDecision{Course: CourseUndo, UndoTo: stable}},
 		{name: "3:undo of an aborted rollout is still an undo",
-			f: CourseFacts{Status: aborted, Prev: aborted, HasPrev: true, Request: grayapi.Resume{Revision: 3, Undo: true}, NewRS: recorded,
+			f: courseFacts{Status: aborted, Prev: aborted, HasPrev: true, Request: grayapi.Resume{Revision: 3, Undo: true}, NewRS: recorded,
 				OldRSs: old},
 			want: CourseDecision{Course: CourseUndo, UndoTo: stable}},
 		{name: "2:undo is ignored, and on-failure abort still acts on the Degraded status read",
-			f: CourseFacts{Status: degraded, Prev: degraded, HasPrev: true, Request: grayapi.Resume{Revision: 2, Undo: true}, Policy: onFailureAbort,
+			f: courseFacts{Status: degraded, Prev: degraded, HasPrev: true, Request: grayapi.Resume{Revision: 2, Undo: true}, Policy: onFailureAbort,
 				NewRS: canary, OldRSs: old},
 			want: CourseDecision{Course: CourseAbort, Failure: failure, Ignored: "revision 2 is not the rollout in flight (revision 3)"}},
 		{name: "3:abort of a held canary",
-			f:    CourseFacts{Status: held, Prev: held, HasPrev: true, Request: grayapi.Resume{Revision: 3, Abort: true}, NewRS: canary, OldRSs: old},
+			f:    courseFacts{Status: held, Prev: held, HasPrev: true, Request: grayapi.Resume{Revision: 3, Abort: true}, NewRS: canary, OldRSs: old},
 			want: CourseDecision{Course: CourseAbort, Consume: true, Failure: &grayapi.Failure{Reason: grayapi.ReasonAborted, Message: "revision 3 was aborted at 20% on request"}}},
 		{name: "the abort label of revision 3 keeps the rollout aborted, whatever the status says",
-			f:    CourseFacts{Status: held, NewRS: recorded, OldRSs: old},
+			f:    courseFacts{Status: held, NewRS: recorded, OldRSs: old},
 			want: CourseDecision{Course: CourseAborted}},
 		{name: "an Aborted status read of revision 3, the label not yet written",
-			f:    CourseFacts{Status: aborted, Prev: aborted, HasPrev: true, NewRS: canary, OldRSs: old},
+			f:    courseFacts{Status: aborted, Prev: aborted, HasPrev: true, NewRS: canary, OldRSs: old},
 			want: CourseDecision{Course: CourseAborted}},
 		{name: "an Aborted status of revision 2 names another rollout",
-			f: CourseFacts{Status: aborted, Prev: grayapi.Status{Revision: 2, StableRevision: 1, Phase: grayapi.PhaseAborted}, HasPrev: true,
+			f: courseFacts{Status: aborted, Prev: grayapi.Status{Revision: 2, StableRevision: 1, Phase: grayapi.PhaseAborted}, HasPrev: true,
 				NewRS: canary, OldRSs: old}},
 		{name: "3:abort of an aborted rollout is consumed, and it stays aborted",
-			f:    CourseFacts{Status: aborted, Prev: aborted, HasPrev: true, Request: grayapi.Resume{Revision: 3, Abort: true}, NewRS: recorded, OldRSs: old},
+			f:    courseFacts{Status: aborted, Prev: aborted, HasPrev: true, Request: grayapi.Resume{Revision: 3, Abort: true}, NewRS: recorded, OldRSs: old},
 			want: CourseDecision{Course: CourseAborted, Consume: true}},
 		{name: "3:retry of an aborted rollout moves again",
-			f:    CourseFacts{Status: aborted, Prev: aborted, HasPrev: true, Request: grayapi.Resume{Revision: 3, Retry: true}, NewRS: recorded, OldRSs: old},
+			f:    courseFacts{Status: aborted, Prev: aborted, HasPrev: true, Request: grayapi.Resume{Revision: 3, Retry: true}, NewRS: recorded, OldRSs: old},
 			want: CourseDecision{Course: CourseRetry, Consume: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := DecideCourse(tt.f)
+			got := decideCourse(tt.f)
 			if got.Course != tt.want.Course || got.UndoTo != tt.want.UndoTo || got.Ignored != tt.want.Ignored || got.Consume != tt.want.Consume ||
 				(got.Failure == nil) != (tt.want.Failure == nil) || (got.Failure != nil && *got.Failure != *tt.want.Failure) {
-				t.Fatalf("DecideCourse = %+v (failure %+v), want %+v (failure %+v)", got, got.Failure, tt.want, tt.want.Failure)
+				t.Fatalf("decideCourse = %+v (failure %+v), want %+v (failure %+v)", got, got.Failure, tt.want, tt.want.Failure)
 			}
 		})
 	}

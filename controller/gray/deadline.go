@@ -5,7 +5,7 @@ package gray
 // never times out. So every step keeps its own clock in kubegray.io/status (Status.Progress),
 // started with the step and restarted when the canary gains an available replica; a step still
 // short of its target progressDeadlineSeconds after its last progress is Degraded. Degraded
-// changes no ReplicaSet; kubegray.io/on-failure: abort acts on it in a later sync (DecideCourse).
+// changes no ReplicaSet; kubegray.io/on-failure: abort acts on it in a later sync (decideCourse).
 
 import (
 	"time"

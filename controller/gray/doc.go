@@ -1,13 +1,14 @@
 // Package gray decides a gray rollout's next move from the facts of one sync, in the order a
 // sync asks: whether the status read is trusted (TrustStatus) and which rollout is in flight
-// (Identify); then one decision for the sync (DecideSync): which way it goes (DecideCourse: an
-// undo, an abort, a retry or on), and when it goes on, the hold's gates (DecideGates) and the
-// move they feed (DecideMove: a resume, a hold kept or left, the ReplicaSet sizes and the hold
-// they reach, built on DecideResume, DecideHold and PlanSizes; AfterCreate once a created
+// (Identify); then one decision for the sync (DecideSync): which way it goes (decideCourse: an
+// undo, an abort, a retry or on), and when it goes on, the hold's gates (decideGates) and the
+// move they feed (decideMove: a resume, a hold kept or left, the ReplicaSet sizes and the hold
+// they reach, built on decideResume, decideHold and planSizes; AfterCreate once a created
 // canary exists); what an aborted rollout's sync does (DecideAborted); the report once the
 // writes are done (DecideReport: the phase, DecidePhase; the step's deadline, DecideDeadline;
 // the events; when to look again); and what a rollout with an unreadable annotation still does
 // (DecideInvalid). The moves a status makes are transition.go's: no phase is set anywhere else.
+// The decisions DecideSync composes are unexported: a sync asks for its whole decision at once.
 //
 // Every function here is pure: it reads no client and no clock (now is a fact like any other),
 // and writes nothing; controller/deployment reads the objects, asks, and writes what was

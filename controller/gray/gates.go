@@ -19,7 +19,7 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
-// GateFacts is what DecideGates decides from.
+// GateFacts is what decideGates decides from.
 type GateFacts struct {
 	// Status is the rollout as identified; Prev the status read, HasPrev whether it is trusted.
 	Status, Prev grayapi.Status
@@ -36,7 +36,7 @@ type GateFacts struct {
 	Now      time.Time
 }
 
-// GateDecision is what DecideGates decided.
+// GateDecision is what decideGates decided.
 type GateDecision struct {
 	// Records are the gates to record in the status (nil until the hold settles).
 	Records []grayapi.GateStatus
@@ -64,7 +64,7 @@ type GateRequest struct {
 	Due, Opened time.Time
 }
 
-// DecideGates measures the gates that are due and judges the hold by their counts. The window
+// decideGates measures the gates that are due and judges the hold by their counts. The window
 // opens with the first sync that reads the hold Held: that measurement takes the pods gate's
 // baseline and judges nothing; each later one, an interval after the last, counts one outcome.
 // A gate stops measuring once it has passed its count or failed past its limit. Only a sync
@@ -72,7 +72,7 @@ type GateRequest struct {
 //
 //	pods (interval 2s, count 3) held at 10:00:00 → baseline 10:00:00, passes 10:00:02, :04, :06
 //	→ Passed; with hold-for 5s the hold is left at 10:00:06, not at 10:00:05.
-func DecideGates(f GateFacts) GateDecision {
+func decideGates(f GateFacts) GateDecision {
 	if len(f.Gates) == 0 {
 		return GateDecision{}
 	}

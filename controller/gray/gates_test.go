@@ -94,7 +94,7 @@ func TestDecideGates(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			st := tc.prev
 			st.Step = 0
-			v := DecideGates(GateFacts{Status: st, Prev: tc.prev, HasPrev: true, Gates: []*gates.Definition{pods},
+			v := decideGates(GateFacts{Status: st, Prev: tc.prev, HasPrev: true, Gates: []*gates.Definition{pods},
 				DryRun: map[string]bool{"pods": tc.dryRun}, Canary: tc.canary, Stable: stable, Now: testNow})
 			var got []grayapi.GateStatus
 			for _, r := range v.Records {
@@ -132,7 +132,7 @@ func TestGateIntervalSurvivesTheStatus(t *testing.T) {
 	held := grayapi.Status{Revision: 2, StableRevision: 1, Phase: grayapi.PhaseHeld, SettledAt: &settled, Percent: 10, Target: 1}
 	f := GateFacts{Status: held, Prev: held, HasPrev: true, Gates: []*gates.Definition{pods},
 		Canary: []gates.Pod{{Ready: true}}, Stable: []gates.Pod{{Ready: true}}, Now: testNow.Add(900 * time.Millisecond)}
-	first := DecideGates(f)
+	first := decideGates(f)
 	stored := held
 	stored.Gates = first.Records
 	raw, err := grayapi.FormatStatus(stored)
@@ -143,7 +143,7 @@ func TestGateIntervalSurvivesTheStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Now = testNow.Add(2 * time.Second)
-	if again := DecideGates(f); !reflect.DeepEqual(again.Records[0].At, f.Prev.Gates[0].At) || again.NextIn != 900*time.Millisecond {
+	if again := decideGates(f); !reflect.DeepEqual(again.Records[0].At, f.Prev.Gates[0].At) || again.NextIn != 900*time.Millisecond {
 		t.Errorf("1.1 s after the last measurement (stored as %s): records %+v, next in %s; want nothing measured, next in 900ms (due at 12:00:02.9)",
 			raw, again.Records, again.NextIn)
 	}
@@ -184,7 +184,7 @@ func TestDecideMetricGates(t *testing.T) {
 				Value: "result 0.002", Why: "result < 0.01"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			v := DecideGates(GateFacts{Status: held, Prev: tc.prev, HasPrev: true, Gates: []*gates.Definition{errs}, Measured: tc.measured, Now: testNow})
+			v := decideGates(GateFacts{Status: held, Prev: tc.prev, HasPrev: true, Gates: []*gates.Definition{errs}, Measured: tc.measured, Now: testNow})
 			if len(v.Records) != 1 || !reflect.DeepEqual(v.Records[0], tc.want) {
 				t.Errorf("records\n got %+v\nwant %+v", v.Records, tc.want)
 			}

@@ -15,8 +15,8 @@ const (
 	HoldAgain
 )
 
-// HoldFacts is what DecideHold decides from.
-type HoldFacts struct {
+// holdFacts is what decideHold decides from.
+type holdFacts struct {
 	// pausedByUs: spec.paused is our hold's; newRollout: of another rollout than this one.
 	PausedByUs, NewRollout bool
 	// resumed: the rollout moved on in this sync; scaling: spec.replicas changed.
@@ -27,11 +27,11 @@ type HoldFacts struct {
 	Target           int32
 }
 
-// DecideHold decides whether our pause stays: it goes for a new rollout, after the last hold
+// decideHold decides whether our pause stays: it goes for a new rollout, after the last hold
 // point, or when the target moved above the new ReplicaSet (resume, edited hold points) other
 // than by a scaling event, which keeps the hold and its share; a resume that lands on a target
 // the new ReplicaSet already has is a new hold right away.
-func DecideHold(f HoldFacts) HoldChange {
+func decideHold(f holdFacts) HoldChange {
 	if !f.PausedByUs {
 		return HoldUnchanged
 	}

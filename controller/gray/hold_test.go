@@ -12,8 +12,8 @@ import (
 // canary of 2 replicas at step 1 of 2.
 func TestDecideHold(t *testing.T) {
 	canary := planRS(2, 2, 2, 10)
-	ours := func(target int32, edit func(*HoldFacts)) HoldFacts {
-		f := HoldFacts{PausedByUs: true, NewRS: canary, Step: 0, Steps: 2, Target: target}
+	ours := func(target int32, edit func(*holdFacts)) holdFacts {
+		f := holdFacts{PausedByUs: true, NewRS: canary, Step: 0, Steps: 2, Target: target}
 		if edit != nil {
 			edit(&f)
 		}
@@ -21,23 +21,23 @@ func TestDecideHold(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		f    HoldFacts
+		f    holdFacts
 		want HoldChange
 	}{
-		{"the user's pause is not ours to change", ours(2, func(f *HoldFacts) { f.PausedByUs = false }), HoldUnchanged},
+		{"the user's pause is not ours to change", ours(2, func(f *holdFacts) { f.PausedByUs = false }), HoldUnchanged},
 		{"our hold at the canary's target stays", ours(2, nil), HoldUnchanged},
-		{"a new rollout leaves a former rollout's hold", ours(2, func(f *HoldFacts) { f.NewRollout = true }), HoldLeft},
-		{"past the last hold point", ours(10, func(f *HoldFacts) { f.Step = 2 }), HoldLeft},
-		{"no new ReplicaSet", ours(2, func(f *HoldFacts) { f.NewRS = nil }), HoldLeft},
-		{"resumed to a higher target", ours(5, func(f *HoldFacts) { f.Resumed = true }), HoldLeft},
-		{"resumed to a target the canary already has", ours(2, func(f *HoldFacts) { f.Resumed = true }), HoldAgain},
-		{"a scaling event raised the target: the hold keeps its share", ours(4, func(f *HoldFacts) { f.Scaling = true }), HoldUnchanged},
-		{"a scaling event and a resume together", ours(4, func(f *HoldFacts) { f.Scaling, f.Resumed = true, true }), HoldLeft},
+		{"a new rollout leaves a former rollout's hold", ours(2, func(f *holdFacts) { f.NewRollout = true }), HoldLeft},
+		{"past the last hold point", ours(10, func(f *holdFacts) { f.Step = 2 }), HoldLeft},
+		{"no new ReplicaSet", ours(2, func(f *holdFacts) { f.NewRS = nil }), HoldLeft},
+		{"resumed to a higher target", ours(5, func(f *holdFacts) { f.Resumed = true }), HoldLeft},
+		{"resumed to a target the canary already has", ours(2, func(f *holdFacts) { f.Resumed = true }), HoldAgain},
+		{"a scaling event raised the target: the hold keeps its share", ours(4, func(f *holdFacts) { f.Scaling = true }), HoldUnchanged},
+		{"a scaling event and a resume together", ours(4, func(f *holdFacts) { f.Scaling, f.Resumed = true, true }), HoldLeft},
 		{"the hold points edited upward", ours(4, nil), HoldLeft},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := DecideHold(tc.f); got != tc.want {
+			if got := decideHold(tc.f); got != tc.want {
 				t.Errorf("decideHold = %d, want %d", got, tc.want)
 			}
 		})

@@ -36,7 +36,7 @@ type InvalidFacts struct {
 
 // InvalidDecision is what DecideInvalid decided.
 type InvalidDecision struct {
-	// Abort is the course of an abort asked for, or of one standing (DecideCourse, on the status
+	// Abort is the course of an abort asked for, or of one standing (decideCourse, on the status
 	// read), carried out before anything else; what follows applies when that did not end the
 	// sync. Nil when there is none to serve.
 	Abort *CourseDecision
@@ -70,7 +70,7 @@ func DecideInvalid(ctx context.Context, f InvalidFacts) InvalidDecision {
 	if f.HasPrev {
 		st = f.Prev
 		if abortAsked || (!requested && f.Aborted) {
-			c := DecideCourse(CourseFacts{Status: st, Prev: f.Prev, HasPrev: true, Request: req, Policy: f.Policy, NewRS: f.NewRS, OldRSs: f.OldRSs})
+			c := decideCourse(courseFacts{Status: st, Prev: f.Prev, HasPrev: true, Request: req, Policy: f.Policy, NewRS: f.NewRS, OldRSs: f.OldRSs})
 			dec.Abort = &c
 		}
 	}
@@ -86,7 +86,7 @@ func DecideInvalid(ctx context.Context, f InvalidFacts) InvalidDecision {
 			if st.Percent < grayapi.FullPercent {
 				st.Target = rollout.GrayTarget(*d.Spec.Replicas, st.Percent)
 			}
-			plan = PlanRescale(ctx, SizeFacts{Deployment: d, NewRS: f.NewRS, OldRSs: f.OldRSs, Target: st.Target,
+			plan = planRescale(ctx, SizeFacts{Deployment: d, NewRS: f.NewRS, OldRSs: f.OldRSs, Target: st.Target,
 				StableRevision: st.StableRevision, Held: d.Spec.Paused && st.HeldAt != nil, Scaling: true})
 		} else {
 			plan = planProportional(ctx, d, f.NewRS, f.OldRSs)

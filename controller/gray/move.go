@@ -1,8 +1,8 @@
 package gray
 
 // The rollout's move in one sync, between identifying it and reporting it: the target for the
-// step and the replica count, a resume (DecideResume), what becomes of our hold (DecideHold), the
-// sizes to write from the hold as it will stand (PlanSizes) and the hold those sizes reach.
+// step and the replica count, a resume (decideResume), what becomes of our hold (decideHold), the
+// sizes to write from the hold as it will stand (planSizes) and the hold those sizes reach.
 
 import (
 	"context"
@@ -15,8 +15,8 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/rollout"
 )
 
-// MoveFacts is what DecideMove decides from.
-type MoveFacts struct {
+// moveFacts is what decideMove decides from.
+type moveFacts struct {
 	// Status is the rollout as identified (Identify, then an abort retried); Prev is the status
 	// read (whatever its trust), HasPrev whether it names a rollout and is trusted.
 	Status, Prev grayapi.Status
@@ -36,12 +36,12 @@ type MoveFacts struct {
 	Scaling bool
 	// ModePaused: the user paused the rollout in a way spec.paused does not show.
 	ModePaused bool
-	// Gates is the hold's gates as DecideGates judged them: hold-for waits for them to pass.
+	// Gates is the hold's gates as decideGates judged them: hold-for waits for them to pass.
 	Gates GateDecision
 	Now   time.Time
 }
 
-// Move is what DecideMove decided.
+// Move is what decideMove decided.
 type Move struct {
 	// Status is the rollout retargeted, moved on and held as decided.
 	Status grayapi.Status
@@ -59,16 +59,16 @@ type Move struct {
 	PauseAfter bool
 }
 
-// DecideMove decides the rollout's move: web at 20% of 10 held at 2 with "2:next" and hold
+// decideMove decides the rollout's move: web at 20% of 10 held at 2 with "2:next" and hold
 // points 20,50 moves to step 1 (target 5), leaves the hold (the canary is below 5), plans one
 // capped rolling step toward 5 and, that step reaching 5, pauses after it. A move that creates
 // the canary is finished by AfterCreate.
-func DecideMove(ctx context.Context, f MoveFacts) Move {
+func decideMove(ctx context.Context, f moveFacts) Move {
 	d := f.Deployment
 	replicas, steps := *d.Spec.Replicas, len(f.Points)
 	st := retarget(f.Status, replicas, f.Points)
 	inPlace := HoldInPlace(f.NewRS, f.OldRSs, st.Target, replicas)
-	m := Move{Resume: DecideResume(ResumeFacts{Deployment: d, Status: st, Points: f.Points, HeldByUs: f.HeldByUs, HoldFor: f.Policy.HoldFor,
+	m := Move{Resume: decideResume(resumeFacts{Deployment: d, Status: st, Points: f.Points, HeldByUs: f.HeldByUs, HoldFor: f.Policy.HoldFor,
 		TimedHoldDue: timedHoldDue(f, st, inPlace) && f.Gates.Passed(), HoldInPlace: inPlace, StableGone: StableGone(st, steps, f.NewRS, f.OldRSs),
 		GatesPending: f.Gates.Pending})}
 	resumed := m.Resume.Resumed != ""
@@ -77,7 +77,7 @@ func DecideMove(ctx context.Context, f MoveFacts) Move {
 	}
 	st = retarget(st, replicas, f.Points)
 
-	m.Hold = DecideHold(HoldFacts{PausedByUs: f.PausedByUs, NewRollout: f.NewRollout, Resumed: resumed, Scaling: f.Scaling,
+	m.Hold = decideHold(holdFacts{PausedByUs: f.PausedByUs, NewRollout: f.NewRollout, Resumed: resumed, Scaling: f.Scaling,
 		NewRS: f.NewRS, Step: st.Step, Steps: steps, Target: st.Target})
 	switch m.Hold {
 	case HoldLeft:
@@ -90,7 +90,7 @@ func DecideMove(ctx context.Context, f MoveFacts) Move {
 	// which no hold change lifts.
 	held := *d
 	held.Spec.Paused = m.Paused || f.ModePaused
-	m.Sizes = PlanSizes(ctx, SizeFacts{Deployment: &held, NewRS: f.NewRS, OldRSs: f.OldRSs, Target: st.Target,
+	m.Sizes = planSizes(ctx, SizeFacts{Deployment: &held, NewRS: f.NewRS, OldRSs: f.OldRSs, Target: st.Target,
 		StableRevision: st.StableRevision, Held: m.Paused && st.HeldAt != nil, Scaling: f.Scaling,
 		StableGone: StableGone(st, steps, f.NewRS, f.OldRSs)})
 	m.Status = st
@@ -119,7 +119,7 @@ func retarget(st grayapi.Status, replicas int32, points []int32) grayapi.Status 
 // timedHoldDue reports whether kubegray.io/hold-for has run out on a hold that was reported Held
 // (settled) and still stands: counted from the first time this step was Held, so that scaling
 // events under the hold do not postpone it. A hold the user paused is not resumed.
-func timedHoldDue(f MoveFacts, st grayapi.Status, inPlace bool) bool {
+func timedHoldDue(f moveFacts, st grayapi.Status, inPlace bool) bool {
 	pausedByUser := (f.Deployment.Spec.Paused && st.HeldAt == nil) || f.ModePaused
 	if f.Policy.HoldFor <= 0 || pausedByUser || !f.Deployment.Spec.Paused {
 		return false

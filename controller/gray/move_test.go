@@ -33,8 +33,8 @@ func TestDecideMove(t *testing.T) {
 		}
 		return d
 	}
-	facts := func(d *appsv1.Deployment) MoveFacts {
-		return MoveFacts{Status: held, Prev: held, HasPrev: true, Points: []int32{20, 50}, Deployment: d, NewRS: planRS(2, 2, 2, 10),
+	facts := func(d *appsv1.Deployment) moveFacts {
+		return moveFacts{Status: held, Prev: held, HasPrev: true, Points: []int32{20, 50}, Deployment: d, NewRS: planRS(2, 2, 2, 10),
 			OldRSs: []*appsv1.ReplicaSet{planRS(1, 8, 8, 10)}, HeldByUs: true, PausedByUs: true, Now: testNow}
 	}
 	// moved is held resumed to step 1 (50%: 5 of 10), our hold gone and its settledAt with it.
@@ -46,7 +46,7 @@ func TestDecideMove(t *testing.T) {
 	}
 	tests := []struct {
 		name   string
-		f      MoveFacts
+		f      moveFacts
 		status grayapi.Status
 		resume ResumeDecision
 		hold   HoldChange
@@ -64,7 +64,7 @@ func TestDecideMove(t *testing.T) {
 		pause:  true,
 	}, {
 		name: "the same under its user's own pause: the step moves on, the sizes wait for the user",
-		f: func() MoveFacts {
+		f: func() moveFacts {
 			f := facts(web(10, grayapi.ResumeAnnotation, "2:next"))
 			f.ModePaused = true
 			return f
@@ -75,7 +75,7 @@ func TestDecideMove(t *testing.T) {
 		sizes:  sizes{Kind: SizesKept},
 	}, {
 		name: "hold-for run out two minutes after the hold settled: moved on, nothing to consume",
-		f: func() MoveFacts {
+		f: func() moveFacts {
 			f := facts(web(10))
 			f.Policy.HoldFor = time.Minute
 			return f
@@ -87,7 +87,7 @@ func TestDecideMove(t *testing.T) {
 		pause:  true,
 	}, {
 		name: "hold-for run out, a gate 2 passes short: the hold stays",
-		f: func() MoveFacts {
+		f: func() moveFacts {
 			f := facts(web(10))
 			f.Policy.HoldFor = time.Minute
 			f.Gates = GateDecision{Pending: []string{"pods 1/3"}}
@@ -98,7 +98,7 @@ func TestDecideMove(t *testing.T) {
 		sizes:  sizes{Kind: SizesStepped, NewSize: 2, OldSizes: []int32{8}},
 	}, {
 		name: "2:next with a gate 2 passes short: a person's resume wins and says so",
-		f: func() MoveFacts {
+		f: func() moveFacts {
 			f := facts(web(10, grayapi.ResumeAnnotation, "2:next"))
 			f.Gates = GateDecision{Pending: []string{"pods 1/3"}}
 			return f
@@ -110,13 +110,13 @@ func TestDecideMove(t *testing.T) {
 		pause:  true,
 	}, {
 		name:   "hold-for not yet run out: the hold stays and the sizes with it",
-		f:      func() MoveFacts { f := facts(web(10)); f.Policy.HoldFor = 5 * time.Minute; return f }(),
+		f:      func() moveFacts { f := facts(web(10)); f.Policy.HoldFor = 5 * time.Minute; return f }(),
 		status: held,
 		paused: true,
 		sizes:  sizes{Kind: SizesStepped, NewSize: 2, OldSizes: []int32{8}},
 	}, {
 		name: "a new template while our hold pauses the former rollout: the hold goes, the canary is created first",
-		f: func() MoveFacts {
+		f: func() moveFacts {
 			f := facts(web(10))
 			f.NewRollout, f.NewRS, f.Status = true, nil, grayapi.Status{Revision: 3, StableRevision: 2}
 			return f
@@ -126,7 +126,7 @@ func TestDecideMove(t *testing.T) {
 		sizes:  sizes{Kind: SizesCreateFirst},
 	}, {
 		name: "no hold, the canary at 1 of its target 2: a step to 2 and our hold after it",
-		f: func() MoveFacts {
+		f: func() moveFacts {
 			f := facts(web(10))
 			f.Deployment.Spec.Paused = false
 			f.Status = grayapi.Status{Revision: 2, StableRevision: 1, Step: 0, Percent: 20, Target: 2, Phase: grayapi.PhaseProgressing}
@@ -147,11 +147,11 @@ func TestDecideMove(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := DecideMove(context.Background(), tt.f)
+			m := decideMove(context.Background(), tt.f)
 			got := sizes{Kind: m.Sizes.Kind, NewSize: m.Sizes.NewSize, OldSizes: m.Sizes.OldSizes}
 			if !apiequality.Semantic.DeepEqual(m.Status, tt.status) || m.Resume != tt.resume || m.Hold != tt.hold || m.Paused != tt.paused ||
 				!apiequality.Semantic.DeepEqual(got, tt.sizes) || m.PauseAfter != tt.pause {
-				t.Errorf("DecideMove =\nstatus %+v\nresume %+v hold %d paused %t sizes %+v pause after %t\nwant\nstatus %+v\nresume %+v hold %d paused %t sizes %+v pause after %t",
+				t.Errorf("decideMove =\nstatus %+v\nresume %+v hold %d paused %t sizes %+v pause after %t\nwant\nstatus %+v\nresume %+v hold %d paused %t sizes %+v pause after %t",
 					m.Status, m.Resume, m.Hold, m.Paused, got, m.PauseAfter, tt.status, tt.resume, tt.hold, tt.paused, tt.sizes, tt.pause)
 			}
 		})
@@ -207,7 +207,7 @@ func TestDecideMoveSettles(t *testing.T) {
 		f := randomMoveFacts(r)
 		next, resumes, quiet := f, 0, false
 		for decision := range 4 {
-			m := DecideMove(ctx, next)
+			m := decideMove(ctx, next)
 			if decision == 0 {
 				seen[firstMoveKind(m)]++
 			}
@@ -257,7 +257,7 @@ func firstMoveKind(m Move) string {
 }
 
 // randomMoveFacts is revision 2 over stable revision 1 at a random step.
-func randomMoveFacts(r *rand.Rand) MoveFacts {
+func randomMoveFacts(r *rand.Rand) moveFacts {
 	replicas := 1 + r.Int32N(20)
 	var points []int32
 	for p := int32(0); len(points) < 3; {
@@ -271,7 +271,7 @@ func randomMoveFacts(r *rand.Rand) MoveFacts {
 	step := r.Int32N(int32(len(points)) + 1)
 	percent, target := rollout.GrayStepTarget(replicas, points, step)
 	st := grayapi.Status{Revision: 2, StableRevision: 1, Step: step, Percent: percent, Target: target, Phase: grayapi.PhaseProgressing}
-	f := MoveFacts{Points: points, Deployment: d, Now: testNow, ModePaused: r.IntN(10) == 0}
+	f := moveFacts{Points: points, Deployment: d, Now: testNow, ModePaused: r.IntN(10) == 0}
 	if r.IntN(2) == 0 {
 		// Our hold, settled a while ago (or just now).
 		st.HeldAt = new(metav1.NewTime(testNow.Add(-time.Duration(r.IntN(300)) * time.Second)))
@@ -309,7 +309,7 @@ func randomMoveFacts(r *rand.Rand) MoveFacts {
 // afterMove is f after the sync that decided m: the hold and the status written, a request it
 // consumed gone, the sizes written and observed with the availability they had, our hold written
 // after them when they reached a hold point, and no scaling event left to absorb.
-func afterMove(f MoveFacts, m Move) MoveFacts {
+func afterMove(f moveFacts, m Move) moveFacts {
 	next := f
 	d := f.Deployment.DeepCopy()
 	d.Spec.Paused = m.Paused || f.ModePaused || m.PauseAfter

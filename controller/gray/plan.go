@@ -10,7 +10,7 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/rollout"
 )
 
-// SizeFacts is what PlanSizes decides from: the Deployment as the sync sees it (through the
+// SizeFacts is what planSizes decides from: the Deployment as the sync sees it (through the
 // mode's view), its ReplicaSets as read, and where the rollout stands.
 type SizeFacts struct {
 	Deployment *appsv1.Deployment
@@ -47,17 +47,17 @@ func (p SizePlan) resizes() bool {
 	return p.Kind == SizesScaled || p.Kind == SizesRestored || p.Kind == SizesStepped
 }
 
-// PlanSizes decides a gray sync's ReplicaSet writes. A scaling event keeps the share; caps
+// planSizes decides a gray sync's ReplicaSet writes. A scaling event keeps the share; caps
 // broken by edited hold points are restored; the user's own pause writes nothing; otherwise one
 // capped rolling step, which while held only converges the old ReplicaSets (the new one is at
 // its target and never topped up). While the stable ReplicaSet is gone no old one grows.
 // Neither the facts nor the objects in them are modified.
-func PlanSizes(ctx context.Context, f SizeFacts) SizePlan {
+func planSizes(ctx context.Context, f SizeFacts) SizePlan {
 	_, minOld := rollout.GrayCaps(*f.Deployment.Spec.Replicas, f.Target)
 	var plan SizePlan
 	switch {
 	case f.Scaling:
-		plan = PlanRescale(ctx, f)
+		plan = planRescale(ctx, f)
 	case f.NewRS != nil && (*f.NewRS.Spec.Replicas > f.Target || deployutil.GetReplicaCountForReplicaSets(f.OldRSs) < minOld):
 		plan = planRestore(f)
 	case f.Deployment.Spec.Paused && !f.Held:
@@ -81,8 +81,8 @@ func keepOldFromGrowing(f SizeFacts, plan SizePlan) SizePlan {
 	return plan
 }
 
-// PlanRescale is GrayScaleSizes for a changed spec.replicas.
-func PlanRescale(ctx context.Context, f SizeFacts) SizePlan {
+// planRescale is GrayScaleSizes for a changed spec.replicas.
+func planRescale(ctx context.Context, f SizeFacts) SizePlan {
 	old := oldKeepOrder(f.OldRSs, f.StableRevision)
 	in := rollout.GrayScaleInput{
 		Replicas: *f.Deployment.Spec.Replicas, Target: f.Target, Held: f.Held, HasNew: f.NewRS != nil,

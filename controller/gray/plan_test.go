@@ -17,7 +17,7 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/rollout"
 )
 
-// planRS is a ReplicaSet of web for PlanSizes: revision rev, spec/available (ready as many),
+// planRS is a ReplicaSet of web for planSizes: revision rev, spec/available (ready as many),
 // its status observed, created rev minutes after testNow, sized for desired replicas.
 func planRS(rev int64, spec, available, desired int32) *appsv1.ReplicaSet {
 	rs := testutil.ReplicaSet("web-"+strconv.FormatInt(rev, 10), spec, testutil.RSRevision(rev),
@@ -100,7 +100,7 @@ func TestPlanSizes(t *testing.T) {
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			plan := PlanSizes(context.Background(), tc.f)
+			plan := planSizes(context.Background(), tc.f)
 			if plan.Kind != tc.kind {
 				t.Fatalf("kind = %d, want %d", plan.Kind, tc.kind)
 			}
@@ -116,7 +116,7 @@ func TestPlanSizes(t *testing.T) {
 	}
 }
 
-// TestPlanSizesProperties runs PlanSizes over random Deployments and ReplicaSets: it never
+// TestPlanSizesProperties runs planSizes over random Deployments and ReplicaSets: it never
 // plans the canary above its target (above it, it only shrinks), never lets an old ReplicaSet
 // grow while the stable one is gone, plans every old ReplicaSet exactly once, and changes
 // nothing it was given.
@@ -129,7 +129,7 @@ func TestPlanSizesProperties(t *testing.T) {
 		for _, rs := range deployutil.WithNewRS(f.OldRSs, f.NewRS) {
 			snapshot = append(snapshot, rs.DeepCopy())
 		}
-		plan := PlanSizes(context.Background(), f)
+		plan := planSizes(context.Background(), f)
 		if !apiequality.Semantic.DeepEqual(d, f.Deployment) || !sameReplicaSets(snapshot, deployutil.WithNewRS(f.OldRSs, f.NewRS)) {
 			t.Fatalf("case %d: planSizes modified its facts", i)
 		}
@@ -260,7 +260,7 @@ func TestPlanSizesSettlesWithoutNewAvailability(t *testing.T) {
 		direction := map[string]int{} // +1 grown, -1 shrunk
 		settled := false
 		for range most {
-			plan := PlanSizes(ctx, f)
+			plan := planSizes(ctx, f)
 			if plan.Kind == SizesKept || plan.Kind == SizesCreateFirst || !changes(f, plan) {
 				settled = true
 				break

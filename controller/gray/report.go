@@ -43,7 +43,7 @@ type ReportFacts struct {
 	// ready, empty when nothing tells.
 	PodsRead     bool
 	PodsNotReady string
-	// Gates is the hold's gates as DecideGates judged them.
+	// Gates is the hold's gates as decideGates judged them.
 	Gates GateDecision
 	Now   time.Time
 }

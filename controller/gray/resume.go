@@ -10,8 +10,8 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
-// ResumeFacts is what DecideResume decides from.
-type ResumeFacts struct {
+// resumeFacts is what decideResume decides from.
+type resumeFacts struct {
 	Deployment *appsv1.Deployment
 	// st is the rollout in flight, points its hold points.
 	Status grayapi.Status
@@ -28,7 +28,7 @@ type ResumeFacts struct {
 	GatesPending []string
 }
 
-// ResumeDecision is what DecideResume decided.
+// ResumeDecision is what decideResume decided.
 type ResumeDecision struct {
 	// step is the step the rollout moves on to; resumed the GrayResumed event's message, empty
 	// when the rollout does not move.
@@ -42,12 +42,12 @@ type ResumeDecision struct {
 	Waits bool
 }
 
-// DecideResume decides whether the rollout leaves its hold. A plain unpause of our hold and a
+// decideResume decides whether the rollout leaves its hold. A plain unpause of our hold and a
 // hold-for that ran out move it one step; a kubegray.io/resume request for the revision in
 // flight moves it one step (next) or to the end (full) once the hold stands, is kept while a
 // scaling event is absorbed, and is dropped with the reason when it names another revision, a
-// rollout that is not held, or is unreadable. Undo, abort and retry requests are DecideCourse's.
-func DecideResume(f ResumeFacts) ResumeDecision {
+// rollout that is not held, or is unreadable. Undo, abort and retry requests are decideCourse's.
+func decideResume(f resumeFacts) ResumeDecision {
 	st := f.Status
 	value, requested := f.Deployment.Annotations[grayapi.ResumeAnnotation]
 	if !requested {
@@ -71,7 +71,7 @@ func DecideResume(f ResumeFacts) ResumeDecision {
 		// The parse error quotes the value already; quoting it twice would double the event.
 		return ResumeDecision{Consume: true, Ignored: fmt.Sprintf("Ignored %s: %v", grayapi.ResumeAnnotation, err)}
 	case req.Undo || req.Abort || req.Retry:
-		// DecideCourse's, which has served it or said why not.
+		// decideCourse's, which has served it or said why not.
 		return ResumeDecision{Consume: true}
 	case req.Revision != st.Revision:
 		return ignore("revision %d is not the rollout in flight (revision %d)", req.Revision, st.Revision)

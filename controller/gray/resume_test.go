@@ -12,22 +12,22 @@ import (
 // TestDecideResume pins every answer to a resume request, a plain unpause and a timed hold for
 // web held by us at 20% (step 1 of 20,50) on revision 2; the messages are the events people read.
 func TestDecideResume(t *testing.T) {
-	facts := func(paused bool, request string) ResumeFacts {
+	facts := func(paused bool, request string) resumeFacts {
 		d := testutil.GrayWeb(10, "20,50")
 		d.Spec.Paused = paused
 		if request != "" {
 			d.Annotations[grayapi.ResumeAnnotation] = request
 		}
-		return ResumeFacts{Deployment: d, Points: []int32{20, 50}, HeldByUs: true, HoldInPlace: true,
+		return resumeFacts{Deployment: d, Points: []int32{20, 50}, HeldByUs: true, HoldInPlace: true,
 			Status: grayapi.Status{Revision: 2, StableRevision: 1, Step: 0, Percent: 20, Target: 2, Phase: grayapi.PhaseHeld}}
 	}
-	with := func(f ResumeFacts, edit func(*ResumeFacts)) ResumeFacts {
+	with := func(f resumeFacts, edit func(*resumeFacts)) resumeFacts {
 		edit(&f)
 		return f
 	}
 	tests := []struct {
 		name string
-		f    ResumeFacts
+		f    resumeFacts
 		want ResumeDecision
 		// ignoredPrefix is checked instead of want.ignored when set (the parse error is grayapi's).
 		ignoredPrefix string
@@ -39,7 +39,7 @@ func TestDecideResume(t *testing.T) {
 		want: ResumeDecision{Step: 1, Resumed: "Revision 2 unpaused at 20%: moving on to 50%"},
 	}, {
 		name: "hold-for ran out",
-		f:    with(facts(true, ""), func(f *ResumeFacts) { f.HoldFor, f.TimedHoldDue = 30*time.Second, true }),
+		f:    with(facts(true, ""), func(f *resumeFacts) { f.HoldFor, f.TimedHoldDue = 30*time.Second, true }),
 		want: ResumeDecision{Step: 1, Resumed: "Revision 2 held at 20% for 30s (kubegray.io/hold-for): moving on to 50%"},
 	}, {
 		name: "held, nothing asked",
@@ -59,7 +59,7 @@ func TestDecideResume(t *testing.T) {
 		want: ResumeDecision{Consume: true, Ignored: `Ignored kubegray.io/resume="3:next": revision 3 is not the rollout in flight (revision 2)`},
 	}, {
 		name: "a rollout that is not held",
-		f: with(facts(false, "2:next"), func(f *ResumeFacts) {
+		f: with(facts(false, "2:next"), func(f *resumeFacts) {
 			f.HeldByUs, f.Status.Phase = false, grayapi.PhaseProgressing
 		}),
 		want: ResumeDecision{Consume: true, Ignored: `Ignored kubegray.io/resume="2:next": revision 2 is not held (phase Progressing)`},
@@ -81,16 +81,16 @@ func TestDecideResume(t *testing.T) {
 		want: ResumeDecision{Consume: true},
 	}, {
 		name: "a scaling event still absorbed: the request waits",
-		f:    with(facts(true, "2:next"), func(f *ResumeFacts) { f.HoldInPlace = false }),
+		f:    with(facts(true, "2:next"), func(f *resumeFacts) { f.HoldInPlace = false }),
 		want: ResumeDecision{Waits: true},
 	}, {
 		name: "with the stable ReplicaSet gone nothing is absorbed: it moves on",
-		f:    with(facts(true, "2:full"), func(f *ResumeFacts) { f.HoldInPlace, f.StableGone = false, true }),
+		f:    with(facts(true, "2:full"), func(f *resumeFacts) { f.HoldInPlace, f.StableGone = false, true }),
 		want: ResumeDecision{Step: 2, Consume: true, Resumed: "Revision 2 resumed at 20%: moving on to all replicas"},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := DecideResume(tc.f)
+			got := decideResume(tc.f)
 			if tc.maxIgnored > 0 && len(got.Ignored) > tc.maxIgnored {
 				t.Errorf("ignored is %d bytes, want at most %d: %s", len(got.Ignored), tc.maxIgnored, got.Ignored)
 			}

@@ -25,7 +25,7 @@ type SyncFacts struct {
 	Deployment *appsv1.Deployment
 	NewRS      *appsv1.ReplicaSet
 	OldRSs     []*appsv1.ReplicaSet
-	// HeldByUs, PausedByUs, NewRollout, Scaling and ModePaused are MoveFacts'.
+	// HeldByUs, PausedByUs, NewRollout, Scaling and ModePaused are moveFacts'.
 	HeldByUs, PausedByUs, NewRollout, Scaling, ModePaused bool
 	// Gates is the hold's gates and their evidence: GateFacts but for the status and the clock,
 	// which DecideSync fills in.
@@ -42,12 +42,12 @@ type SyncDecision struct {
 	Move  Move
 }
 
-// DecideSync decides a gray sync: its course (DecideCourse), then, when the course goes on, the
-// hold's gates (DecideGates) and the move they feed (DecideMove), both judged on the rollout as
+// DecideSync decides a gray sync: its course (decideCourse), then, when the course goes on, the
+// hold's gates (decideGates) and the move they feed (decideMove), both judged on the rollout as
 // the course leaves it. Revision 3 aborted at 20% and asked "3:retry" is retried: its gates and
 // its move are those of step 0 with no hold, no clocks and no failure (Retried).
 func DecideSync(ctx context.Context, f SyncFacts) SyncDecision {
-	dec := SyncDecision{Course: DecideCourse(CourseFacts{Status: f.Status, Prev: f.Prev, HasPrev: f.HasPrev, Request: f.Request,
+	dec := SyncDecision{Course: decideCourse(courseFacts{Status: f.Status, Prev: f.Prev, HasPrev: f.HasPrev, Request: f.Request,
 		Policy: f.Policy, NewRS: f.NewRS, OldRSs: f.OldRSs})}
 	st := f.Status
 	switch dec.Course.Course {
@@ -59,14 +59,14 @@ func DecideSync(ctx context.Context, f SyncFacts) SyncDecision {
 	}
 	g := f.Gates
 	g.Status, g.Prev, g.HasPrev, g.Now = st, f.Prev, f.HasPrev, f.Now
-	dec.Gates = DecideGates(g)
-	dec.Move = DecideMove(ctx, f.moveFacts(st, dec.Gates))
+	dec.Gates = decideGates(g)
+	dec.Move = decideMove(ctx, f.forMove(st, dec.Gates))
 	return dec
 }
 
-// moveFacts is f as DecideMove's facts, for the rollout st and the gates as decided.
-func (f SyncFacts) moveFacts(st grayapi.Status, gates GateDecision) MoveFacts {
-	return MoveFacts{Status: st, Prev: f.Prev, HasPrev: f.HasPrev, Points: f.Points, Policy: f.Policy, Deployment: f.Deployment,
+// forMove is f as decideMove's facts, for the rollout st and the gates as decided.
+func (f SyncFacts) forMove(st grayapi.Status, gates GateDecision) moveFacts {
+	return moveFacts{Status: st, Prev: f.Prev, HasPrev: f.HasPrev, Points: f.Points, Policy: f.Policy, Deployment: f.Deployment,
 		NewRS: f.NewRS, OldRSs: f.OldRSs, HeldByUs: f.HeldByUs, PausedByUs: f.PausedByUs, NewRollout: f.NewRollout,
 		Scaling: f.Scaling, ModePaused: f.ModePaused, Gates: gates, Now: f.Now}
 }

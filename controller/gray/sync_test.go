@@ -192,7 +192,7 @@ func randomSyncFacts(r *rand.Rand) SyncFacts {
 // afterSync is f after the sync that decided dec went on to its move: a request the course or the
 // move consumed or dropped gone, a retried canary's abort record gone, and afterMove's writes.
 func afterSync(f SyncFacts, dec SyncDecision) SyncFacts {
-	m := afterMove(f.moveFacts(f.Status, GateDecision{}), dec.Move)
+	m := afterMove(f.forMove(f.Status, GateDecision{}), dec.Move)
 	next := f
 	next.Status, next.Prev, next.Deployment, next.NewRS, next.OldRSs = m.Status, m.Prev, m.Deployment, m.NewRS, m.OldRSs
 	next.HeldByUs, next.PausedByUs, next.Scaling = m.HeldByUs, m.PausedByUs, m.Scaling
