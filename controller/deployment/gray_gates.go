@@ -253,11 +253,13 @@ func (g *graySync) gateEvidence() gray.GateFacts {
 }
 
 // takeGates keeps the gates as decided for the writes to record, and has the measurements they
-// ask for taken off the sync path.
+// ask for taken off the sync path (most syncs ask for none: nothing more is looked up then).
 func (g *graySync) takeGates(v gray.GateDecision) {
 	g.gates = v
-	stable := gray.StableForRollback(g.cur.oldRSs, g.st.StableRevision)
-	g.dc.askMeasurements(g.cur.d, g.st, g.cur.newRS, stable, g.in.gates, v.Requests)
+	if len(v.Requests) > 0 {
+		stable := gray.StableForRollback(g.cur.oldRSs, g.st.StableRevision)
+		g.dc.askMeasurements(g.cur.d, g.st, g.cur.newRS, stable, g.in.gates, v.Requests)
+	}
 }
 
 // gatesWritten sends the gates' events of this sync and counts its measurements once a write has
