@@ -26,8 +26,7 @@ func deploymentName(getter genericclioptions.RESTClientGetter, namespace, arg st
 	if typ == "" || name == "" || strings.Contains(name, "/") {
 		return "", fmt.Errorf("%q is not a Deployment name; use NAME or deployment/NAME", arg)
 	}
-	infos, err := resource.NewBuilder(getter).Unstructured().NamespaceParam(namespace).DefaultNamespace().
-		ResourceTypeOrNameArgs(false, typ+"/"+name).RequireObject(false).Do().Infos()
+	infos, err := deploymentsBuilder(getter, namespace).ResourceTypeOrNameArgs(false, typ+"/"+name).RequireObject(false).Do().Infos()
 	if err != nil {
 		return "", fmt.Errorf("%q is not a Deployment: %w", arg, err)
 	}
@@ -41,12 +40,17 @@ func deploymentName(getter genericclioptions.RESTClientGetter, namespace, arg st
 	return infos[0].Name, nil
 }
 
+// deploymentsBuilder is the resource.Builder deploymentName and selectedDeployments start from:
+// kubectl's, in namespace, reading objects as unstructured (they need names and kinds only).
+func deploymentsBuilder(getter genericclioptions.RESTClientGetter, namespace string) *resource.Builder {
+	return resource.NewBuilder(getter).Unstructured().NamespaceParam(namespace).DefaultNamespace()
+}
+
 // selectedDeployments lists the names of the Deployments in namespace that selector matches, as
 // `kubectl get deployments -l` lists them: one list through cli-runtime's resource.Builder, in
 // the server's order.
 func selectedDeployments(getter genericclioptions.RESTClientGetter, namespace, selector string) ([]string, error) {
-	infos, err := resource.NewBuilder(getter).Unstructured().NamespaceParam(namespace).DefaultNamespace().
-		ResourceTypes("deployments").LabelSelectorParam(selector).Flatten().Do().Infos()
+	infos, err := deploymentsBuilder(getter, namespace).ResourceTypes("deployments").LabelSelectorParam(selector).Flatten().Do().Infos()
 	if err != nil {
 		return nil, fmt.Errorf("listing Deployments in namespace %s with selector %q: %w", namespace, selector, err)
 	}
