@@ -6,7 +6,7 @@ package deployment
 // Deployment everything but the managed fields of other fields than kubegray.io/status (who
 // wrote it: gray_forged.go). Writes are unaffected: Deployment Updates go without managedFields
 // (recordingClient), which keeps the server's, and the two other places that read them (the
-// built-in controller check, the conflict diagnosis of alongside_writers.go) read live objects.
+// built-in controller check, the conflict diagnosis of controller/alongside) read live objects.
 
 import (
 	"fmt"

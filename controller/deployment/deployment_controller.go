@@ -5,8 +5,8 @@
 // event handlers in handlers.go and its queue and workers in workqueue.go, sync.go (scaling,
 // status, cleanup) with the new ReplicaSet in new_replicaset.go, rolling.go, recreate.go,
 // rollback.go, progress.go, and controller_ref_manager.go (adoption and release of
-// ReplicaSets). Gray rollouts are gray*.go, alongside mode alongside*.go, freeze.go and
-// takeover.go (docs/design.md).
+// ReplicaSets). Gray rollouts are gray*.go, carrying out what controller/gray decides; alongside
+// mode is controller/alongside, which this controller hosts (alongside_mode.go; docs/design.md).
 package deployment
 
 import (
@@ -30,6 +30,8 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
+	"github.com/kubegray/kubectl-gray/controller/alongside"
+	"github.com/kubegray/kubectl-gray/controller/gray"
 	"github.com/kubegray/kubectl-gray/controller/measure"
 	"github.com/kubegray/kubectl-gray/controller/metrics"
 	"github.com/kubegray/kubectl-gray/pkg/gates"
@@ -60,7 +62,7 @@ type Options struct {
 	Recorder record.EventRecorder
 	// Mode is grayapi.ModeInstead (every Deployment, upstream-equivalent; the zero value means
 	// instead) or grayapi.ModeAlongside (only gray Deployments, next to the built-in
-	// controller; see alongside.go). The caller has validated it (controller/options.go).
+	// controller; see controller/alongside). The caller has validated it (controller/options.go).
 	Mode grayapi.Mode
 	// Takeover is how alongside mode takes Deployments over: grayapi.TakeoverAdmission (the zero
 	// value: the admission policy or the plugin does it with the template change) or
@@ -118,6 +120,9 @@ type DeploymentController struct {
 	// deploymentWrites holds the resourceVersions our Deployment Updates replaced
 	// (deployment_writes.go) until the cache moves past them.
 	deploymentWrites *supersededVersions
+	// alongside is alongside mode, and in instead mode the release of a Deployment left taken
+	// over for it.
+	alongside *alongside.Controller
 }
 
 // NewDeploymentController registers informers on the caches' factories (Deployments,
@@ -181,6 +186,9 @@ func NewDeploymentController(ctx context.Context, caches Informers, client kuber
 	dc.secrets = measure.NewSecretCache(func(ctx context.Context, name string) (*corev1.Secret, error) {
 		return client.CoreV1().Secrets(gates.namespace).Get(ctx, name, metav1.GetOptions{})
 	}, func() time.Time { return dc.now() })
+	dc.alongside = alongside.New(alongside.Config{
+		Client: dc.client, FieldManager: dc.fieldManager, Recorder: dc.eventRecorder, Takeover: dc.takeover, Host: alongsideHost{dc},
+	})
 	dc.syncHandler = dc.syncDeployment
 	return dc, nil
 }
@@ -204,7 +212,7 @@ func (dc *DeploymentController) getReplicaSetsForDeployment(ctx context.Context,
 // syncDeployment reconciles the Deployment with the given key, in upstream's exact order:
 // empty selector, claim ReplicaSets, deleting, paused conditions, paused, rollback, scaling
 // event, then the strategy; after the deleting check a Deployment taken over for alongside
-// mode is released (releaseTakenOver) and gray Deployments branch off to syncGray.
+// mode is released (alongside.Controller.ReleaseTakenOver) and gray Deployments branch off to syncGray.
 // It must not run concurrently for the same key.
 func (dc *DeploymentController) syncDeployment(ctx context.Context, key string) error {
 	logger := klog.FromContext(ctx)
@@ -235,7 +243,7 @@ func (dc *DeploymentController) syncDeployment(ctx context.Context, key string) 
 	}
 	// In alongside mode every other Deployment belongs to the built-in controller alone: not
 	// even its ReplicaSets are claimed.
-	if dc.mode.Alongside() && !isAlongsideManaged(cached) && !dc.controlsFrozenReplicaSets(cached) {
+	if dc.mode.Alongside() && !dc.alongside.Manages(cached) {
 		metrics.ForgetGray(key)
 		return nil
 	}
@@ -267,12 +275,12 @@ func (dc *DeploymentController) syncDeployment(ctx context.Context, key string) 
 	}
 
 	if dc.mode.Alongside() {
-		return dc.syncAlongside(ctx, key, d, rsList)
+		return dc.alongside.Sync(ctx, key, d, rsList)
 	}
 	// Taken over for alongside mode, it would stay paused on Recreate: released first, and
 	// synced again on the event of the release.
 	if _, taken := d.Annotations[grayapi.StrategyAnnotation]; taken {
-		return dc.releaseTakenOver(ctx, d, rsList)
+		return dc.alongside.ReleaseTakenOver(ctx, d, rsList)
 	}
 
 	// A gray Deployment replaces everything below with the gray path (gray.go); one that stopped
@@ -281,7 +289,7 @@ func (dc *DeploymentController) syncDeployment(ctx context.Context, key string) 
 		return dc.syncGray(ctx, key, d, rsList)
 	}
 	metrics.ForgetGray(key)
-	if hasGrayLeftovers(d) {
+	if gray.HasLeftovers(d) {
 		if err := dc.clearGray(ctx, d); err != nil {
 			return err
 		}

@@ -24,9 +24,10 @@ type cacheChecks struct {
 	// liveBeforeUnguardedWrite: the same read, made only before the sync's first write that the
 	// server would not refuse by itself when the cache was behind (liveCheck).
 	liveBeforeUnguardedWrite bool
-	// newReplicaSet: the server has no ReplicaSet of the Deployment's template that the cache
-	// lacks (one LIST, only when the cache has none: alongside mode, before a create).
-	newReplicaSet bool
+	// newReplicaSetNotCached, when set, reports whether the server has a ReplicaSet of the
+	// Deployment's template that the cache lacks (alongside mode: one LIST, only when the cache
+	// has none, before a create).
+	newReplicaSetNotCached func(ctx context.Context, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) (bool, error)
 }
 
 // cacheFresh is the one check a sync passes before it acts on the informers' caches: it says
@@ -52,8 +53,8 @@ func (dc *DeploymentController) cacheFresh(ctx context.Context, key string, d *a
 			return nil, false, ignoreBehind(err)
 		}
 	}
-	if checks.newReplicaSet {
-		behind, err := dc.newReplicaSetNotCached(ctx, d, rsList)
+	if checks.newReplicaSetNotCached != nil {
+		behind, err := checks.newReplicaSetNotCached(ctx, d, rsList)
 		if err != nil {
 			return nil, false, err
 		}

@@ -26,36 +26,13 @@ func isGray(d *appsv1.Deployment) bool {
 	return annotated && d.Spec.Strategy.Type == appsv1.RollingUpdateDeploymentStrategyType
 }
 
-// hasGrayLeftovers reports whether a Deployment that is not gray (any more) still carries our
-// status annotation or one of our conditions.
-func hasGrayLeftovers(d *appsv1.Deployment) bool {
-	_, annotated := d.Annotations[grayapi.StatusAnnotation]
-	if annotated {
-		return true
-	}
-	for _, c := range grayapi.Conditions {
-		if deployutil.GetDeploymentCondition(d.Status, c) != nil {
-			return true
-		}
-	}
-	return false
-}
-
-// readGrayStatus returns our stored status (zero when absent or unreadable) and whether it
-// names a rollout. An Invalid status written before any rollout was identified has revision 0
-// and names none, but its phase and message still tell which bad value was reported.
+// readGrayStatus is gray.StoredStatus, an unreadable status logged (and taken as none).
 func readGrayStatus(ctx context.Context, d *appsv1.Deployment) (grayapi.Status, bool) {
-	value, ok := d.Annotations[grayapi.StatusAnnotation]
-	if !ok {
-		return grayapi.Status{}, false
-	}
-	st, err := grayapi.ParseStatus(value)
+	st, names, err := gray.StoredStatus(d)
 	if err != nil {
-		// Someone edited our annotation; the rollout is re-identified from the ReplicaSets.
 		klog.FromContext(ctx).V(2).Info("Ignoring unreadable gray status", "deployment", klog.KObj(d), "err", err)
-		return grayapi.Status{}, false
 	}
-	return st, st.Revision > 0
+	return st, names
 }
 
 // graySync is one sync of a gray Deployment: what it read (in), the objects as it last left
@@ -133,7 +110,7 @@ func (dc *DeploymentController) runGray(ctx context.Context, key string, d *apps
 	}
 	server := d.DeepCopy()
 	in := grayInputs{key: key, now: dc.now(), rsList: rsList, statusWriter: foreignStatusWriter(d, dc.fieldManager)}
-	mode.begin(ctx, d)
+	mode.begin(d)
 	g := &graySync{dc: dc, in: in, cur: grayObjects{d: d, server: server}, mode: mode}
 	if err := g.run(ctx); err != nil {
 		// A sync that found its cache behind before a write it could not take back ends here,

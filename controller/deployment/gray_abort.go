@@ -102,7 +102,7 @@ func (g *graySync) reportAborted(ctx context.Context, progressing *appsv1.Deploy
 	if progressing != nil {
 		g.mode.mirrorProgressing(&newStatus, *progressing)
 	}
-	setGrayConditions(&newStatus, g.st, *d.Spec.Replicas, len(g.in.points), g.in.metaNow())
+	gray.SetConditions(&newStatus, g.st, *d.Spec.Replicas, len(g.in.points), g.in.metaNow())
 	updated := d.DeepCopy()
 	updated.Status = newStatus
 	if err := g.setStatusAnnotation(updated); err != nil {

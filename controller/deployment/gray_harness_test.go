@@ -73,7 +73,13 @@ var (
 // newGrayWorld starts from d fully rolled out on revision 1 (image v1, all pods available).
 func newGrayWorld(t *testing.T, d *appsv1.Deployment) *grayWorld {
 	t.Helper()
-	w := &grayWorld{t: t, f: newFixture(t), created: time.Date(2026, 11, 1, 11, 0, 0, 0, time.UTC), cap: -1}
+	return newGrayWorldIn(t, d, Options{})
+}
+
+// newGrayWorldIn is newGrayWorld with the controller in the mode and takeover of opts.
+func newGrayWorldIn(t *testing.T, d *appsv1.Deployment, opts Options) *grayWorld {
+	t.Helper()
+	w := &grayWorld{t: t, f: newFixtureIn(t, opts), created: time.Date(2026, 11, 1, 11, 0, 0, 0, time.UTC), cap: -1}
 	w.installReactors()
 
 	replicas := *d.Spec.Replicas

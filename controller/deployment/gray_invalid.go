@@ -57,7 +57,7 @@ func (g *graySync) reportInvalid(ctx context.Context, perr error) error {
 	if d.Spec.Paused {
 		setPausedCondition(&newStatus, d, g.in.metaNow())
 	}
-	setGrayConditions(&newStatus, g.st, *d.Spec.Replicas, 0, g.in.metaNow())
+	gray.SetConditions(&newStatus, g.st, *d.Spec.Replicas, 0, g.in.metaNow())
 	updated := d.DeepCopy()
 	updated.Status = newStatus
 	if err := g.setStatusAnnotation(updated); err != nil {

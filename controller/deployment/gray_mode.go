@@ -2,16 +2,16 @@ package deployment
 
 // The seam between the two modes in a gray sync. The sync itself (gray.go) is the same in both;
 // what differs is how its decisions reach the server. Instead mode owns the whole Deployment:
-// the hold is spec.paused and the status is written whole. Alongside mode (alongside.go) runs
-// next to the built-in controller on a taken-over Deployment: the hold lives in
+// the hold is spec.paused and the status is written whole. Alongside mode (controller/alongside)
+// runs next to the built-in controller on a taken-over Deployment: the hold lives in
 // kubegray.io/status only and only our part of the status is written. The ReplicaSet writes are
-// the same in both: in alongside mode their sizes are frozen to everyone else (freeze.go).
+// the same in both: in alongside mode their sizes are frozen to everyone else.
 //
 // Every other choice that differs between the modes is a method of grayMode too, so that the
 // sync reads the same in both: the user's own pause, the Progressing condition, the deprecated
 // rollback annotation, frozen ReplicaSets, conflicts with the other writer, the pause a
 // rollback leaves and the Complete status the release patch carries. insteadMode is here,
-// alongsideView in alongside_view.go.
+// alongsideMode in alongside_mode.go.
 
 import (
 	"context"
@@ -29,7 +29,7 @@ type grayMode interface {
 	// cacheChecks is what the mode needs recent in the caches before a sync acts (cacheFresh).
 	cacheChecks() cacheChecks
 	// begin sets the mode's view on d before the sync reads it.
-	begin(ctx context.Context, d *appsv1.Deployment)
+	begin(d *appsv1.Deployment)
 	// stamp records the mode in the status about to be written.
 	stamp(st *grayapi.Status, takeover grayapi.Takeover)
 	// writeHold writes the hold (paused or not) with this sync's status and a consumed resume
@@ -49,7 +49,7 @@ type grayMode interface {
 	// serveRollbackTo serves the deprecated rollback annotation where the mode can, and reports
 	// whether it did (the sync then ends).
 	serveRollbackTo(ctx context.Context, g *graySync) (bool, error)
-	// createsFrozen reports whether new ReplicaSets are created frozen (freeze.go).
+	// createsFrozen reports whether new ReplicaSets are created frozen (alongside mode).
 	createsFrozen() bool
 	// retryConflict answers a conflicting resize of rs: retried on the live object when only
 	// another writer's annotation write caused it, or the conflict returned as it is.
@@ -103,7 +103,7 @@ func (insteadMode) cacheChecks() cacheChecks {
 	return cacheChecks{replicaSetWrites: true, liveBeforeUnguardedWrite: true}
 }
 
-func (insteadMode) begin(context.Context, *appsv1.Deployment) {}
+func (insteadMode) begin(*appsv1.Deployment) {}
 
 func (insteadMode) pausedByItsUser() bool { return false }
 

@@ -53,7 +53,7 @@ func (g *graySync) report(ctx context.Context) error {
 	if dec.LookAgain > 0 {
 		g.dc.enqueueAfter(d, dec.LookAgain)
 	}
-	setGrayConditions(&newStatus, g.st, *d.Spec.Replicas, len(g.in.points), g.in.metaNow())
+	gray.SetConditions(&newStatus, g.st, *d.Spec.Replicas, len(g.in.points), g.in.metaNow())
 	// The stable mark moves before the status says Complete: a controller stopped in between
 	// leaves a mark no older than the status, and the mark is what wins (gray_record.go).
 	if dec.MarkStable {
@@ -120,41 +120,6 @@ func statusUnchanged(server, updated *appsv1.Deployment) bool {
 	return reflect.DeepEqual(server.Status, updated.Status) &&
 		server.Annotations[grayapi.StatusAnnotation] == updated.Annotations[grayapi.StatusAnnotation] &&
 		server.Annotations[deployutil.RevisionAnnotation] == updated.Annotations[deployutil.RevisionAnnotation]
-}
-
-// setGrayConditions keeps GrayHeld True while the rollout is Held and False otherwise, with
-// the phase as reason (the failure's reason, ProgressDeadlineExceeded or StableReplicaSetGone,
-// while Degraded), and Stalled True while it is Degraded, Invalid or Aborted (absent otherwise). steps
-// is the number of hold points, for the Held message ("held at 20% (step 1/2): ...") that the
-// Argo CD health check shows.
-func setGrayConditions(status *appsv1.DeploymentStatus, st grayapi.Status, replicas int32, steps int, now metav1.Time) {
-	held := fmt.Sprintf("held at %d%% (step %d/%d): %d of %d replicas on revision %d", st.Percent, st.Step+1, steps, st.Target, replicas, st.Revision)
-	switch unsure := gray.CannotTell(st.Gates); {
-	case st.Phase == grayapi.PhaseHeld && unsure != "":
-		// A person must decide: GitOps health reads the reason (Flux: not Current).
-		msg := held + "; " + unsure + "; kubectl gray resume accepts the canary, kubectl gray undo rejects it"
-		deployutil.SetDeploymentCondition(status, *deployutil.NewDeploymentCondition(grayapi.ConditionGrayHeld, corev1.ConditionTrue, grayapi.ReasonGateInconclusive, msg, now))
-	case st.Phase == grayapi.PhaseHeld:
-		deployutil.SetDeploymentCondition(status, *deployutil.NewDeploymentCondition(grayapi.ConditionGrayHeld, corev1.ConditionTrue, grayapi.ReasonHoldPointReached,
-			held+"; run kubectl gray resume", now))
-	default:
-		deployutil.SetDeploymentCondition(status, *deployutil.NewDeploymentCondition(grayapi.ConditionGrayHeld, corev1.ConditionFalse, failureReason(st), st.Message, now))
-	}
-	switch st.Phase {
-	case grayapi.PhaseDegraded, grayapi.PhaseInvalid, grayapi.PhaseAborted:
-		deployutil.SetDeploymentCondition(status, *deployutil.NewDeploymentCondition(grayapi.ConditionStalled, corev1.ConditionTrue, failureReason(st), st.Message, now))
-	default:
-		deployutil.RemoveDeploymentCondition(status, grayapi.ConditionStalled)
-	}
-}
-
-// failureReason is a condition's reason for st: the failure's while Degraded, else the phase
-// (Aborted for an aborted rollout, whose failure is in the status).
-func failureReason(st grayapi.Status) string {
-	if st.Phase == grayapi.PhaseDegraded && st.Failure != nil {
-		return st.Failure.Reason
-	}
-	return string(st.Phase)
 }
 
 // setPausedCondition is checkPausedConditions' paused half applied to a status being built:
@@ -225,7 +190,7 @@ func (dc *DeploymentController) clearGray(ctx context.Context, d *appsv1.Deploym
 		dc.eventRecorder.Eventf(d, corev1.EventTypeNormal, grayapi.ReasonGrayResumed,
 			"Gray rollout of revision %d released: %s is gone, the rollout completes", prev.Revision, grayapi.PercentAnnotation)
 	}
-	if !hasGrayLeftovers(d) {
+	if !gray.HasLeftovers(d) {
 		return nil
 	}
 	delete(d.Annotations, grayapi.StatusAnnotation)

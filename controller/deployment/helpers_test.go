@@ -41,11 +41,18 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
+	return newFixtureIn(t, Options{})
+}
+
+// newFixtureIn is newFixture with the mode and takeover of opts.
+func newFixtureIn(t *testing.T, opts Options) *fixture {
+	t.Helper()
 	_, ctx := ktesting.NewTestContext(t)
 	client := fake.NewClientset()
 	factory := informers.NewSharedInformerFactory(client, 0)
 	recorder := record.NewFakeRecorder(100)
-	dc, err := NewDeploymentController(ctx, AllNamespaces(factory), client, Options{FieldManager: testFieldManager, Recorder: recorder})
+	opts.FieldManager, opts.Recorder = testFieldManager, recorder
+	dc, err := NewDeploymentController(ctx, AllNamespaces(factory), client, opts)
 	if err != nil {
 		t.Fatalf("NewDeploymentController: %v", err)
 	}

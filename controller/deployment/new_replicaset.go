@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
+	"github.com/kubegray/kubectl-gray/controller/alongside"
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 )
 
@@ -49,7 +50,7 @@ type newReplicaSetOptions struct {
 	// deferStatus leaves the revision annotation and Progressing condition changes in d for
 	// the caller's own status write, instead of writing d's status here.
 	deferStatus bool
-	// freeze creates the ReplicaSet frozen (alongside mode, freeze.go).
+	// freeze creates the ReplicaSet frozen (alongside mode).
 	freeze bool
 }
 
@@ -102,7 +103,7 @@ func (dc *DeploymentController) getNewReplicaSetWith(ctx context.Context, d *app
 	}
 	newRS.Spec.Replicas = &newReplicasCount
 	if opts.freeze {
-		newRS.Labels = withFrozenLabel(newRS.Labels)
+		newRS.Labels = alongside.WithFrozenLabel(newRS.Labels)
 	}
 	deployutil.SetNewReplicaSetAnnotations(ctx, d, newRS, newRevision, false, deployutil.RevisionHistoryMaxChars)
 

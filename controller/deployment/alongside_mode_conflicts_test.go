@@ -101,7 +101,7 @@ func TestAlongsideRespectsTheUsersPause(t *testing.T) {
 	w.edit(func(d *appsv1.Deployment) { d.Spec.Paused = false })
 	w.sync()
 	w.wantTakenOver(savedDefault)
-	if userPaused(w.deployment()) {
+	if _, paused := w.deployment().Annotations[grayapi.PausedAnnotation]; paused {
 		t.Fatal("the user's pause is still recorded after kubectl rollout resume")
 	}
 	w.settle()
@@ -133,7 +133,7 @@ func TestAlongsideRespectsTheUsersPause(t *testing.T) {
 	w2.edit(func(d *appsv1.Deployment) { delete(d.Annotations, grayapi.PercentAnnotation) })
 	w2.sync()
 	d := w2.deployment()
-	if !d.Spec.Paused || userPaused(d) || d.Annotations[grayapi.StrategyAnnotation] != "" || d.Spec.Strategy.Type != appsv1.RollingUpdateDeploymentStrategyType {
+	if _, userPaused := d.Annotations[grayapi.PausedAnnotation]; !d.Spec.Paused || userPaused || d.Annotations[grayapi.StrategyAnnotation] != "" || d.Spec.Strategy.Type != appsv1.RollingUpdateDeploymentStrategyType {
 		t.Fatalf("after the release: paused %t, %s=%q, %s=%q, strategy %s; want released on RollingUpdate and paused by its user", d.Spec.Paused,
 			grayapi.PausedAnnotation, d.Annotations[grayapi.PausedAnnotation], grayapi.StrategyAnnotation, d.Annotations[grayapi.StrategyAnnotation], d.Spec.Strategy.Type)
 	}

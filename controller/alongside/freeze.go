@@ -1,6 +1,6 @@
-package deployment
+package alongside
 
-// Frozen ReplicaSet sizes (alongside mode, docs/design.md: alongside mode). While a Deployment
+// Frozen ReplicaSet sizes. While a Deployment
 // is taken over, every ReplicaSet it controls carries grayapi.FrozenLabel, and the
 // kubegray-freeze admission policy refuses a change of a labelled ReplicaSet's spec.replicas to
 // anyone but gray-controller. The built-in deployment controller's paused sync, which still
@@ -29,8 +29,9 @@ func isFrozen(rs *appsv1.ReplicaSet) bool {
 	return rs.Labels[grayapi.FrozenLabel] == grayapi.FrozenLabelValue
 }
 
-// withFrozenLabel returns a copy of a ReplicaSet's labels with the freeze label added.
-func withFrozenLabel(labels map[string]string) map[string]string {
+// WithFrozenLabel returns a copy of a ReplicaSet's labels with the freeze label added: in
+// alongside mode the deployment controller creates new ReplicaSets frozen.
+func WithFrozenLabel(labels map[string]string) map[string]string {
 	return deployutil.CloneAndAddLabel(labels, grayapi.FrozenLabel, grayapi.FrozenLabelValue)
 }
 
@@ -38,8 +39,8 @@ func withFrozenLabel(labels map[string]string) map[string]string {
 // gray: an annotated Deployment deleted with --cascade=orphan and created again without the
 // annotation adopts its predecessor's frozen ReplicaSets, which must be thawed, or the built-in
 // controller could never size them.
-func (dc *DeploymentController) controlsFrozenReplicaSets(d *appsv1.Deployment) bool {
-	frozen, err := dc.rsLister.ReplicaSets(d.Namespace).List(labels.SelectorFromSet(labels.Set{grayapi.FrozenLabel: grayapi.FrozenLabelValue}))
+func (c *Controller) controlsFrozenReplicaSets(d *appsv1.Deployment) bool {
+	frozen, err := c.host.ReplicaSets(d.Namespace, labels.SelectorFromSet(labels.Set{grayapi.FrozenLabel: grayapi.FrozenLabelValue}))
 	if err != nil {
 		return false
 	}
@@ -52,12 +53,12 @@ func (dc *DeploymentController) controlsFrozenReplicaSets(d *appsv1.Deployment) 
 }
 
 // freezeReplicaSets labels every ReplicaSet of rsList (those d controls) that is not frozen yet.
-func (dc *DeploymentController) freezeReplicaSets(ctx context.Context, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) error {
+func (c *Controller) freezeReplicaSets(ctx context.Context, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) error {
 	for _, rs := range rsList {
 		if isFrozen(rs) || rs.DeletionTimestamp != nil {
 			continue
 		}
-		if _, err := dc.patchReplicaSetMeta(ctx, rs, "labels", map[string]any{grayapi.FrozenLabel: grayapi.FrozenLabelValue}); err != nil {
+		if _, err := c.host.PatchReplicaSetMeta(ctx, rs, "labels", map[string]any{grayapi.FrozenLabel: grayapi.FrozenLabelValue}); err != nil {
 			return fmt.Errorf("deployment %s/%s: freezing the size of replica set %s for its gray rollout: %w", d.Namespace, d.Name, rs.Name, err)
 		}
 		klog.FromContext(ctx).V(4).Info("Froze replica set", "deployment", klog.KObj(d), "replicaSet", klog.KObj(rs))
@@ -66,12 +67,12 @@ func (dc *DeploymentController) freezeReplicaSets(ctx context.Context, d *appsv1
 }
 
 // thawReplicaSets removes the freeze label from every ReplicaSet of rsList that carries it.
-func (dc *DeploymentController) thawReplicaSets(ctx context.Context, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) error {
+func (c *Controller) thawReplicaSets(ctx context.Context, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) error {
 	for _, rs := range rsList {
 		if _, labelled := rs.Labels[grayapi.FrozenLabel]; !labelled {
 			continue
 		}
-		if _, err := dc.patchReplicaSetMeta(ctx, rs, "labels", map[string]any{grayapi.FrozenLabel: nil}); err != nil {
+		if _, err := c.host.PatchReplicaSetMeta(ctx, rs, "labels", map[string]any{grayapi.FrozenLabel: nil}); err != nil {
 			return fmt.Errorf("deployment %s/%s: handing the size of replica set %s back: %w", d.Namespace, d.Name, rs.Name, err)
 		}
 		klog.FromContext(ctx).V(4).Info("Thawed replica set", "deployment", klog.KObj(d), "replicaSet", klog.KObj(rs))

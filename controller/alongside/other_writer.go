@@ -1,18 +1,19 @@
-package deployment
+package alongside
 
 // The other writer of alongside mode. The built-in controller writes the same ReplicaSets as
 // we do, though never their sizes (freeze.go): it copies every Deployment annotation onto the
 // new one and records revisions, so one of our resizes can conflict with an annotation write
 // of its own. Such a conflict is retried at once on the live object when the live ReplicaSet
-// has the size and generation the write was planned from, instead of waiting for a
-// rate-limited requeue.
+// has the size and generation the write was planned from (UnresizedLive), instead of waiting
+// for a rate-limited requeue.
 //
 // And a ReplicaSet the built-in controller created for a template it saw before the takeover
 // may not be in our cache yet when we would create one: where kube-controller-manager is
 // another minor version than ours, its pod-template-hash of the same template differs, our
 // create does not collide with its ReplicaSet, and the Deployment would get two ReplicaSets
 // of one template (upstream picks the oldest as the new one, and the rollout replaces the
-// other's pods for nothing). So the sync that would create one first looks for it live.
+// other's pods for nothing). So the sync that would create one first looks for it live
+// (NewReplicaSetNotCached).
 
 import (
 	"context"
@@ -25,22 +26,12 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 )
 
-// retryConflict retries a ReplicaSet write of alongside mode that conflicted only because the
-// built-in controller rewrote the ReplicaSet's annotations (see unresizedLive).
-func (v *alongsideView) retryConflict(ctx context.Context, g *graySync, rs *appsv1.ReplicaSet, size int32, force bool, conflict error) (bool, *appsv1.ReplicaSet, error) {
-	live, err := g.unresizedLive(ctx, rs, conflict)
-	if err != nil {
-		return false, nil, err
-	}
-	return g.dc.scaleReplicaSet(ctx, live, size, g.cur.d, force)
-}
-
-// unresizedLive reads rs live after one of our writes of it conflicted, and returns it when it
+// UnresizedLive reads rs live after one of our writes of it conflicted, and returns it when it
 // has the size and generation the write was planned from: the same write on the live object
 // is then as safe as the planned one. Otherwise it returns the conflict, and the next sync
 // plans again.
-func (g *graySync) unresizedLive(ctx context.Context, rs *appsv1.ReplicaSet, conflict error) (*appsv1.ReplicaSet, error) {
-	live, err := g.dc.client.AppsV1().ReplicaSets(rs.Namespace).Get(ctx, rs.Name, metav1.GetOptions{})
+func (v *View) UnresizedLive(ctx context.Context, rs *appsv1.ReplicaSet, conflict error) (*appsv1.ReplicaSet, error) {
+	live, err := v.c.client.AppsV1().ReplicaSets(rs.Namespace).Get(ctx, rs.Name, metav1.GetOptions{})
 	switch {
 	case err != nil || live.UID != rs.UID:
 		return nil, conflict
@@ -53,14 +44,14 @@ func (g *graySync) unresizedLive(ctx context.Context, rs *appsv1.ReplicaSet, con
 	return live, nil
 }
 
-// newReplicaSetNotCached reports whether the server has a ReplicaSet of d's template, owned
+// NewReplicaSetNotCached reports whether the server has a ReplicaSet of d's template, owned
 // by d, that rsList (the cache) lacks: the sync then stops, and the informer's event for it
 // syncs d again. It reads only when the cache has no such ReplicaSet, that is before a create.
-func (dc *DeploymentController) newReplicaSetNotCached(ctx context.Context, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) (bool, error) {
+func (v *View) NewReplicaSetNotCached(ctx context.Context, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) (bool, error) {
 	if deployutil.FindNewReplicaSet(d, rsList) != nil {
 		return false, nil
 	}
-	items, err := dc.liveReplicaSets(ctx, d)
+	items, err := v.c.liveReplicaSets(ctx, d)
 	if err != nil {
 		return false, fmt.Errorf("deployment %s/%s: looking for its new replica set live: %w", d.Namespace, d.Name, err)
 	}
@@ -76,8 +67,8 @@ func (dc *DeploymentController) newReplicaSetNotCached(ctx context.Context, d *a
 }
 
 // liveReplicaSets lists the ReplicaSets matching d's selector from the server, not the cache.
-func (dc *DeploymentController) liveReplicaSets(ctx context.Context, d *appsv1.Deployment) ([]appsv1.ReplicaSet, error) {
-	list, err := dc.client.AppsV1().ReplicaSets(d.Namespace).List(ctx, metav1.ListOptions{
+func (c *Controller) liveReplicaSets(ctx context.Context, d *appsv1.Deployment) ([]appsv1.ReplicaSet, error) {
+	list, err := c.client.AppsV1().ReplicaSets(d.Namespace).List(ctx, metav1.ListOptions{
 		LabelSelector: metav1.FormatLabelSelector(d.Spec.Selector),
 	})
 	if err != nil {

@@ -1,4 +1,4 @@
-package deployment
+package alongside
 
 // Taking a Deployment over for alongside mode and handing it back: the eager takeover, the
 // repair of a takeover someone undid, and every release (alongside when a rollout ends or
@@ -9,25 +9,24 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/kubegray/kubectl-gray/controller/gray"
-
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/klog/v2"
 
+	"github.com/kubegray/kubectl-gray/controller/gray"
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
-// releaseTakenOver releases, in instead mode, a Deployment taken over for alongside mode (see
+// ReleaseTakenOver releases, in instead mode, a Deployment taken over for alongside mode (see
 // the file comment): one patch restores the saved strategy (the API defaults, with a Warning
 // naming the value, when it is unreadable), unpauses and drops kubegray.io/strategy. A gray
 // Deployment that our status holds at the revision in flight stays paused, its hold intact;
 // its status is kept, no longer marked taken over, so the gray sync that runs on the event of
 // this patch goes on from the same step. Any other Deployment loses our status with the
 // takeover, and the upstream sync takes it from there.
-func (dc *DeploymentController) releaseTakenOver(ctx context.Context, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) error {
+func (c *Controller) ReleaseTakenOver(ctx context.Context, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) error {
 	value := d.Annotations[grayapi.StrategyAnnotation]
 	r := takeoverRelease{replicaSets: rsList, eventType: corev1.EventTypeNormal, title: "Released from the alongside takeover"}
 	restored := "restored strategy " + value
@@ -40,7 +39,7 @@ func (dc *DeploymentController) releaseTakenOver(ctx context.Context, d *appsv1.
 	r.strategy = strategy
 
 	_, annotated := d.Annotations[grayapi.PercentAnnotation]
-	st, _ := readGrayStatus(ctx, d)
+	st, _, _ := gray.StoredStatus(d)
 	// A readable status of a Deployment that stays gray goes on; an Invalid one without a
 	// revision too, so that the bad percent is not reported a second time.
 	if annotated && strategy.Type == appsv1.RollingUpdateDeploymentStrategyType && st.Phase != "" {
@@ -56,11 +55,11 @@ func (dc *DeploymentController) releaseTakenOver(ctx context.Context, d *appsv1.
 	if r.held {
 		r.message = fmt.Sprintf("%s, kept paused: the gray rollout holds revision %d at %d%%", restored, st.Revision, st.Percent)
 	}
-	return dc.releaseTakeover(ctx, d, r)
+	return c.releaseTakeover(ctx, d, r)
 }
 
 // takeOver is the eager takeover: paused, Recreate and the strategy saved, in one patch.
-func (dc *DeploymentController) takeOver(ctx context.Context, d *appsv1.Deployment) error {
+func (c *Controller) takeOver(ctx context.Context, d *appsv1.Deployment) error {
 	added, err := grayapi.TakeoverAnnotations(d)
 	if err != nil {
 		return fmt.Errorf("deployment %s/%s: %w", d.Namespace, d.Name, err)
@@ -74,10 +73,10 @@ func (dc *DeploymentController) takeOver(ctx context.Context, d *appsv1.Deployme
 		"metadata": map[string]any{"resourceVersion": d.ResourceVersion, "annotations": annotations},
 		"spec":     takenOverSpec(),
 	}
-	if _, err := dc.patchDeployment(ctx, d, patch); err != nil {
+	if _, err := c.patchDeployment(ctx, d, patch); err != nil {
 		return fmt.Errorf("deployment %s/%s: taking it over (saving strategy %s): %w", d.Namespace, d.Name, value, err)
 	}
-	dc.eventRecorder.Eventf(d, corev1.EventTypeNormal, grayapi.ReasonGrayTakeover,
+	c.recorder.Eventf(d, corev1.EventTypeNormal, grayapi.ReasonGrayTakeover,
 		"Taken over for gray rollouts: paused with strategy Recreate, strategy %s saved in %s", value, grayapi.StrategyAnnotation)
 	klog.FromContext(ctx).V(2).Info("Took deployment over", "deployment", klog.KObj(d), "strategy", value)
 	return nil
@@ -89,7 +88,7 @@ func (dc *DeploymentController) takeOver(ctx context.Context, d *appsv1.Deployme
 // its strategy saved afresh: either someone changed it behind the guard, or the annotation is
 // a copy that `kubectl rollout undo` brought back from a ReplicaSet of an earlier rollout and
 // the strategy the user set since then is the one to restore.
-func (dc *DeploymentController) retakeOver(ctx context.Context, d *appsv1.Deployment) error {
+func (c *Controller) retakeOver(ctx context.Context, d *appsv1.Deployment) error {
 	annotations := map[string]any{}
 	saved := d.Annotations[grayapi.StrategyAnnotation]
 	if d.Spec.Strategy.Type == appsv1.RollingUpdateDeploymentStrategyType {
@@ -110,22 +109,22 @@ func (dc *DeploymentController) retakeOver(ctx context.Context, d *appsv1.Deploy
 		"metadata": map[string]any{"resourceVersion": d.ResourceVersion, "annotations": annotations},
 		"spec":     takenOverSpec(),
 	}
-	if _, err := dc.patchDeployment(ctx, d, patch); err != nil {
+	if _, err := c.patchDeployment(ctx, d, patch); err != nil {
 		return fmt.Errorf("deployment %s/%s: pausing it again for its gray rollout: %w", d.Namespace, d.Name, err)
 	}
 	if resumedByUser && d.Spec.Strategy.Type == appsv1.RecreateDeploymentStrategyType {
-		dc.eventRecorder.Eventf(d, corev1.EventTypeNormal, grayapi.ReasonGrayResumed,
+		c.recorder.Eventf(d, corev1.EventTypeNormal, grayapi.ReasonGrayResumed,
 			"Resumed by its user: the gray rollout goes on (gray-controller keeps it paused on Recreate while it runs)")
 		return nil
 	}
 	if d.Spec.Paused {
 		// Only the strategy changed, as an apply of a manifest that spells it out does: it is
 		// the one to restore, and the Deployment stayed paused, its sizes frozen.
-		dc.eventRecorder.Eventf(d, corev1.EventTypeNormal, grayapi.ReasonGrayTakeover,
+		c.recorder.Eventf(d, corev1.EventTypeNormal, grayapi.ReasonGrayTakeover,
 			"Strategy %s set while taken over: saved in %s, restored when the rollout ends", saved, grayapi.StrategyAnnotation)
 		return nil
 	}
-	dc.eventRecorder.Eventf(d, corev1.EventTypeWarning, grayapi.ReasonGrayTakeover,
+	c.recorder.Eventf(d, corev1.EventTypeWarning, grayapi.ReasonGrayTakeover,
 		"Paused again with strategy Recreate (saved strategy %s): the gray rollout runs it until it ends; use kubectl gray resume, kubectl gray undo, or remove %s to release it",
 		saved, grayapi.PercentAnnotation)
 	return nil
@@ -142,9 +141,9 @@ func takenOverSpec() map[string]any {
 
 // release hands d back to the built-in controller: releaseTakeover with our hold gone and the
 // event saying who runs the Deployment now.
-func (dc *DeploymentController) release(ctx context.Context, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet, strategy appsv1.DeploymentStrategy,
+func (c *Controller) release(ctx context.Context, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet, strategy appsv1.DeploymentStrategy,
 	st *grayapi.Status, eventType, message string) error {
-	return dc.releaseTakeover(ctx, d, takeoverRelease{
+	return c.releaseTakeover(ctx, d, takeoverRelease{
 		replicaSets: rsList, strategy: strategy, status: st, eventType: eventType,
 		title: "Released to the built-in deployment controller", message: message,
 	})
@@ -169,11 +168,11 @@ type takeoverRelease struct {
 // releaseTakeover releases a taken-over Deployment in one patch: strategy restored, unpaused
 // (unless r.held), kubegray.io/strategy dropped and kubegray.io/status set to r.status. Both
 // modes release through it: alongside mode when a rollout ends, instead mode as soon as it
-// meets a taken-over Deployment (gray.go).
-func (dc *DeploymentController) releaseTakeover(ctx context.Context, d *appsv1.Deployment, r takeoverRelease) error {
+// meets a taken-over Deployment (ReleaseTakenOver).
+func (c *Controller) releaseTakeover(ctx context.Context, d *appsv1.Deployment, r takeoverRelease) error {
 	// The sizes are handed back first: once released, the built-in controller must not be
 	// refused. The built-in controller cannot roll the Deployment in between (still paused).
-	if err := dc.thawReplicaSets(ctx, d, r.replicaSets); err != nil {
+	if err := c.thawReplicaSets(ctx, d, r.replicaSets); err != nil {
 		return err
 	}
 	var rollingUpdate any
@@ -203,16 +202,16 @@ func (dc *DeploymentController) releaseTakeover(ctx context.Context, d *appsv1.D
 			"strategy": map[string]any{"type": string(r.strategy.Type), "rollingUpdate": rollingUpdate},
 		},
 	}
-	written, err := dc.patchDeployment(ctx, d, patch)
+	written, err := c.patchDeployment(ctx, d, patch)
 	if err != nil {
 		return fmt.Errorf("deployment %s/%s: releasing it (%s): %w", d.Namespace, d.Name, r.message, err)
 	}
-	dc.eventRecorder.Eventf(d, r.eventType, grayapi.ReasonGrayRelease, "%s: %s", r.title, r.message)
+	c.recorder.Eventf(d, r.eventType, grayapi.ReasonGrayRelease, "%s: %s", r.title, r.message)
 	klog.FromContext(ctx).V(2).Info("Released deployment", "deployment", klog.KObj(d), "reason", r.message, "paused", paused)
 	if r.status != nil {
 		return nil
 	}
-	return dc.removeGrayLeftovers(ctx, written)
+	return c.removeGrayLeftovers(ctx, written)
 }
 
 // defaultStrategy is what the API server defaults a Deployment's strategy to; a Deployment

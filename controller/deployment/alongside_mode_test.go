@@ -27,8 +27,7 @@ const savedDefault = "RollingUpdate;maxSurge=25%;maxUnavailable=25%"
 // server's patch semantics, see installPatchReactor).
 func newAlongsideWorld(t *testing.T, d *appsv1.Deployment, takeover grayapi.Takeover) *grayWorld {
 	t.Helper()
-	w := newGrayWorld(t, d)
-	w.f.dc.mode, w.f.dc.takeover = grayapi.ModeAlongside, takeover
+	w := newGrayWorldIn(t, d, Options{Mode: grayapi.ModeAlongside, Takeover: takeover})
 	w.installPatchReactor()
 	return w
 }
@@ -128,11 +127,11 @@ func (w *grayWorld) freezes() {
 }
 
 // wantFrozen checks whether every ReplicaSet carries the freeze label.
-func (w *grayWorld) wantFrozen(frozen bool) {
+func (w *grayWorld) wantFrozen(want bool) {
 	w.t.Helper()
 	for _, rs := range w.replicaSets() {
-		if isFrozen(rs) != frozen {
-			w.t.Fatalf("replica set %s frozen %t, want %t (labels %v)", rs.Name, isFrozen(rs), frozen, rs.Labels)
+		if frozen := rs.Labels[grayapi.FrozenLabel] == grayapi.FrozenLabelValue; frozen != want {
+			w.t.Fatalf("replica set %s frozen %t, want %t (labels %v)", rs.Name, frozen, want, rs.Labels)
 		}
 	}
 }
@@ -201,7 +200,7 @@ func TestAlongsideTakenOverRollout(t *testing.T) {
 	actions = w.step()
 	wantOnlyOurWrites(t, actions)
 	if got, want := verbsOf(actions), []string{
-		"list replicasets",         // none of v2 on the server either (alongside_writers.go)
+		"list replicasets",         // none of v2 on the server either (View.NewReplicaSetNotCached)
 		"patch deployments/status", // gray status: revision 2, target 2
 		"create replicasets",       // v2 at min(3 surge, T 2) = 2, frozen
 		"update replicasets",       // v1 10 → 8
