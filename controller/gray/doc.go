@@ -8,6 +8,8 @@
 // writes are done (DecideReport: the phase, DecidePhase; the step's deadline, DecideDeadline;
 // the events; when to look again); and what a rollout with an unreadable annotation still does
 // (DecideInvalid). The moves a status makes are transition.go's: no phase is set anywhere else.
+// Both modes read our status off a Deployment through StoredStatus (and HasLeftovers once it
+// left gray) and show it in its conditions through SetConditions.
 // The decisions DecideSync composes are unexported: a sync asks for its whole decision at once.
 //
 // Every function here is pure: it reads no client and no clock (now is a fact like any other),
