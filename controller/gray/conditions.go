@@ -22,16 +22,16 @@ func SetConditions(status *appsv1.DeploymentStatus, st grayapi.Status, replicas 
 	case st.Phase == grayapi.PhaseHeld && unsure != "":
 		// A person must decide: GitOps health reads the reason (Flux: not Current).
 		msg := held + "; " + unsure + "; kubectl gray resume accepts the canary, kubectl gray undo rejects it"
-		deployutil.SetDeploymentCondition(status, *deployutil.NewDeploymentCondition(grayapi.ConditionGrayHeld, corev1.ConditionTrue, grayapi.ReasonGateInconclusive, msg, now))
+		setCondition(status, *deployutil.NewDeploymentCondition(grayapi.ConditionGrayHeld, corev1.ConditionTrue, grayapi.ReasonGateInconclusive, msg, now))
 	case st.Phase == grayapi.PhaseHeld:
-		deployutil.SetDeploymentCondition(status, *deployutil.NewDeploymentCondition(grayapi.ConditionGrayHeld, corev1.ConditionTrue, grayapi.ReasonHoldPointReached,
+		setCondition(status, *deployutil.NewDeploymentCondition(grayapi.ConditionGrayHeld, corev1.ConditionTrue, grayapi.ReasonHoldPointReached,
 			held+"; run kubectl gray resume", now))
 	default:
-		deployutil.SetDeploymentCondition(status, *deployutil.NewDeploymentCondition(grayapi.ConditionGrayHeld, corev1.ConditionFalse, failureReason(st), st.Message, now))
+		setCondition(status, *deployutil.NewDeploymentCondition(grayapi.ConditionGrayHeld, corev1.ConditionFalse, failureReason(st), st.Message, now))
 	}
 	switch st.Phase {
 	case grayapi.PhaseDegraded, grayapi.PhaseInvalid, grayapi.PhaseAborted:
-		deployutil.SetDeploymentCondition(status, *deployutil.NewDeploymentCondition(grayapi.ConditionStalled, corev1.ConditionTrue, failureReason(st), st.Message, now))
+		setCondition(status, *deployutil.NewDeploymentCondition(grayapi.ConditionStalled, corev1.ConditionTrue, failureReason(st), st.Message, now))
 	default:
 		deployutil.RemoveDeploymentCondition(status, grayapi.ConditionStalled)
 	}
@@ -44,4 +44,21 @@ func failureReason(st grayapi.Status) string {
 		return st.Failure.Reason
 	}
 	return string(st.Phase)
+}
+
+// setCondition is deployutil.SetDeploymentCondition for our conditions, but a new message
+// replaces the old one when the status and reason stay: upstream keeps a reason's first
+// message, and ours would go on saying "2 of 10 replicas" of a hold scaled to 20, or the
+// number of pods not ready when the step missed its deadline. The transition time stays
+// while the status does.
+func setCondition(status *appsv1.DeploymentStatus, c appsv1.DeploymentCondition) {
+	cur := deployutil.GetDeploymentCondition(*status, c.Type)
+	if cur != nil && cur.Status == c.Status && cur.Reason == c.Reason && cur.Message == c.Message {
+		return
+	}
+	if cur != nil && cur.Status == c.Status {
+		c.LastTransitionTime = cur.LastTransitionTime
+	}
+	deployutil.RemoveDeploymentCondition(status, c.Type)
+	status.Conditions = append(status.Conditions, c)
 }

@@ -138,6 +138,16 @@ func (e *grayEnv) heldCondition(name string) *appsv1.DeploymentCondition {
 	return deployutil.GetDeploymentCondition(d.Status, grayapi.ConditionGrayHeld)
 }
 
+// wantHeldMessage waits for GrayHeld to be True with message: the status annotation and the
+// condition can land in separate writes.
+func (e *grayEnv) wantHeldMessage(name, message string) {
+	e.t.Helper()
+	eventually(e.t, 15*time.Second, "GrayHeld True: "+message, func() (bool, string) {
+		c := e.heldCondition(name)
+		return c != nil && c.Status == corev1.ConditionTrue && c.Message == message, fmt.Sprintf("GrayHeld %+v", c)
+	})
+}
+
 // startStable creates a gray Deployment and waits for its first revision to
 // be fully rolled out: with nothing to canary against, it goes straight to 100%.
 // With eager takeover it is created without its kubegray.io annotations, which
@@ -280,16 +290,24 @@ func runGrayScenarios(t *testing.T, c *cluster.Cluster, m grayMode) {
 		})
 	}
 
-	t.Run("scale 10 to 20 to 3 while held", func(t *testing.T) {
+	t.Run("scale 10 to 20 to 19 to 3 while held", func(t *testing.T) {
 		t.Parallel()
 		e := newGrayEnv(t, c, "scale")
 		e.startStable(testutil.GrayDeployment("web", 10, "20"))
 		e.do(setImage("web", "nginx:1.26"))
 		e.expect("web", grayState{phase: held, newSpec: 2, oldTotal: 8, paused: true})
+		e.wantHeldMessage("web", "held at 20% (step 1/1): 2 of 10 replicas on revision 2; run kubectl gray resume")
 		e.do(scaleDeployment("web", 20))
 		e.expect("web", grayState{phase: held, newSpec: 4, oldTotal: 16, paused: true})
+		// Argo CD shows this message: the hold it describes is the one after the scale.
+		e.wantHeldMessage("web", "held at 20% (step 1/1): 4 of 20 replicas on revision 2; run kubectl gray resume")
+		// 20% of 19 is still 4 (ceil 3.8): the hold stays as it is, its message does not.
+		e.do(scaleDeployment("web", 19))
+		e.expect("web", grayState{phase: held, newSpec: 4, oldTotal: 15, paused: true})
+		e.wantHeldMessage("web", "held at 20% (step 1/1): 4 of 19 replicas on revision 2; run kubectl gray resume")
 		e.do(scaleDeployment("web", 3))
 		e.expect("web", grayState{phase: held, newSpec: 1, oldTotal: 2, paused: true})
+		e.wantHeldMessage("web", "held at 20% (step 1/1): 1 of 3 replicas on revision 2; run kubectl gray resume")
 		e.finish("web", 3)
 	})
 
@@ -375,7 +393,7 @@ func runGrayScenarios(t *testing.T, c *cluster.Cluster, m grayMode) {
 	})
 
 	for i, bad := range []string{"abc", "150", "-5", "30,10", "20%%", ""} {
-		t.Run(fmt.Sprintf("invalid percent %q freezes and recovers", bad), func(t *testing.T) {
+		t.Run(fmt.Sprintf("invalid percent %q stops and recovers", bad), func(t *testing.T) {
 			t.Parallel()
 			e := newGrayEnv(t, c, "invalid-"+strconv.Itoa(i))
 			e.startStable(testutil.GrayDeployment("web", 10, "20"))
