@@ -93,8 +93,11 @@ func (alongsideMode) mirrorProgressing(*appsv1.DeploymentStatus, appsv1.Deployme
 // server.
 func (alongsideMode) serveRollbackTo(context.Context, *graySync) (bool, error) { return false, nil }
 
-// createsFrozen: the built-in controller must never size a ReplicaSet of ours.
-func (alongsideMode) createsFrozen() bool { return true }
+// newReplicaSetLabels freezes a created ReplicaSet at creation: the built-in controller must
+// never size a ReplicaSet of ours.
+func (alongsideMode) newReplicaSetLabels(labels map[string]string) map[string]string {
+	return alongside.WithFrozenLabel(labels)
+}
 
 // retryConflict retries a resize that conflicted only because the built-in controller
 // rewrote the ReplicaSet's annotations (alongside.View.UnresizedLive).

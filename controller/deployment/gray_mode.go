@@ -9,7 +9,7 @@ package deployment
 //
 // Every other choice that differs between the modes is a method of grayMode too, so that the
 // sync reads the same in both: the user's own pause, the Progressing condition, the deprecated
-// rollback annotation, frozen ReplicaSets, conflicts with the other writer, the pause a
+// rollback annotation, the labels of a created ReplicaSet, conflicts with the other writer, the pause a
 // rollback leaves and the Complete status the release patch carries. insteadMode is here,
 // alongsideMode in alongside_mode.go.
 
@@ -49,8 +49,9 @@ type grayMode interface {
 	// serveRollbackTo serves the deprecated rollback annotation where the mode can, and reports
 	// whether it did (the sync then ends).
 	serveRollbackTo(ctx context.Context, g *graySync) (bool, error)
-	// createsFrozen reports whether new ReplicaSets are created frozen (alongside mode).
-	createsFrozen() bool
+	// newReplicaSetLabels gives the labels of a ReplicaSet the sync creates from those
+	// upstream gives it.
+	newReplicaSetLabels(labels map[string]string) map[string]string
 	// retryConflict answers a conflicting resize of rs: retried on the live object when only
 	// another writer's annotation write caused it, or the conflict returned as it is.
 	retryConflict(ctx context.Context, g *graySync, rs *appsv1.ReplicaSet, size int32, force bool, conflict error) (bool, *appsv1.ReplicaSet, error)
@@ -131,7 +132,7 @@ func (insteadMode) writeReport(ctx context.Context, g *graySync, updated *appsv1
 	return g.writeStatus(ctx, updated)
 }
 
-func (insteadMode) createsFrozen() bool { return false }
+func (insteadMode) newReplicaSetLabels(labels map[string]string) map[string]string { return labels }
 
 // retryConflict: nobody else writes our ReplicaSets, so a conflict means a stale read.
 func (insteadMode) retryConflict(_ context.Context, _ *graySync, _ *appsv1.ReplicaSet, _ int32, _ bool, conflict error) (bool, *appsv1.ReplicaSet, error) {

@@ -50,7 +50,7 @@ func (g *graySync) reconcileReplicaSets(ctx context.Context, m gray.Move, scalin
 		}
 		target := g.st.Target
 		newRS, err := g.dc.getNewReplicaSetWith(ctx, g.cur.d, g.in.rsList, g.cur.oldRSs,
-			newReplicaSetOptions{create: true, maxReplicas: &target, deferStatus: true, freeze: g.mode.createsFrozen()})
+			newReplicaSetOptions{create: true, maxReplicas: &target, deferStatus: true, labels: g.mode.newReplicaSetLabels})
 		if err != nil {
 			return m, false, err
 		}

@@ -1,7 +1,7 @@
 package deployment
 
 // The new ReplicaSet of a Deployment: found by template, its revision and annotations synced,
-// or created (capped at the gray target, frozen in alongside mode).
+// or created (capped at the gray target, labelled by the mode: frozen in alongside mode).
 
 import (
 	"context"
@@ -14,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
-	"github.com/kubegray/kubectl-gray/controller/alongside"
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 )
 
@@ -50,8 +49,9 @@ type newReplicaSetOptions struct {
 	// deferStatus leaves the revision annotation and Progressing condition changes in d for
 	// the caller's own status write, instead of writing d's status here.
 	deferStatus bool
-	// freeze creates the ReplicaSet frozen (alongside mode).
-	freeze bool
+	// labels, when set, gives the labels the created ReplicaSet carries from those upstream
+	// gives it (the mode's: alongside mode creates it frozen).
+	labels func(map[string]string) map[string]string
 }
 
 // getNewReplicaSetWith is getNewReplicaSet with the gray options.
@@ -102,8 +102,8 @@ func (dc *DeploymentController) getNewReplicaSetWith(ctx context.Context, d *app
 		newReplicasCount = min(newReplicasCount, *opts.maxReplicas)
 	}
 	newRS.Spec.Replicas = &newReplicasCount
-	if opts.freeze {
-		newRS.Labels = alongside.WithFrozenLabel(newRS.Labels)
+	if opts.labels != nil {
+		newRS.Labels = opts.labels(newRS.Labels)
 	}
 	deployutil.SetNewReplicaSetAnnotations(ctx, d, newRS, newRevision, false, deployutil.RevisionHistoryMaxChars)
 
