@@ -63,7 +63,7 @@ func (m alongsideMode) cacheChecks() cacheChecks {
 
 func (m alongsideMode) begin(d *appsv1.Deployment) { m.view.Begin(d) }
 
-func (m alongsideMode) stamp(st *grayapi.Status, _ grayapi.Takeover) { m.view.Stamp(st) }
+func (m alongsideMode) stamp(st *grayapi.Status) { m.view.Stamp(st) }
 
 func (m alongsideMode) writeHold(ctx context.Context, g *graySync, paused bool) error {
 	updated := g.cur.d.DeepCopy()

@@ -100,9 +100,8 @@ type DeploymentController struct {
 	// now is the clock for condition timestamps and progress-deadline maths; tests freeze it.
 	now func() time.Time
 
-	// mode and takeover are as Options gives them (takeover defaulted).
-	mode     grayapi.Mode
-	takeover grayapi.Takeover
+	// mode is as Options gives it.
+	mode grayapi.Mode
 
 	// rsExpectations holds the ReplicaSet writes of gray syncs until the cache shows them.
 	rsExpectations *replicaSetExpectations
@@ -146,16 +145,12 @@ func NewDeploymentController(ctx context.Context, caches Informers, client kuber
 			workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "deployment"},
 		),
-		now:      time.Now,
-		mode:     opts.Mode,
-		takeover: opts.Takeover,
+		now:  time.Now,
+		mode: opts.Mode,
 	}
 	dc.rsExpectations = newReplicaSetExpectations(func() time.Time { return dc.now() })
 	dc.deploymentWrites = newSupersededVersions(func() time.Time { return dc.now() })
 	dc.client = recordingClient{Interface: client, versions: dc.deploymentWrites}
-	if dc.takeover == "" {
-		dc.takeover = grayapi.TakeoverAdmission
-	}
 	if dc.eventRecorder == nil {
 		dc.eventBroadcaster = record.NewBroadcaster(record.WithContext(ctx))
 		dc.eventRecorder = dc.eventBroadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: DefaultFieldManager})
@@ -186,8 +181,12 @@ func NewDeploymentController(ctx context.Context, caches Informers, client kuber
 	dc.secrets = measure.NewSecretCache(func(ctx context.Context, name string) (*corev1.Secret, error) {
 		return client.CoreV1().Secrets(gates.namespace).Get(ctx, name, metav1.GetOptions{})
 	}, func() time.Time { return dc.now() })
+	takeover := opts.Takeover
+	if takeover == "" {
+		takeover = grayapi.TakeoverAdmission
+	}
 	dc.alongside = alongside.New(alongside.Config{
-		Client: dc.client, FieldManager: dc.fieldManager, Recorder: dc.eventRecorder, Takeover: dc.takeover, Host: alongsideHost{dc},
+		Client: dc.client, FieldManager: dc.fieldManager, Recorder: dc.eventRecorder, Takeover: takeover, Host: alongsideHost{dc},
 	})
 	dc.syncHandler = dc.syncDeployment
 	return dc, nil

@@ -31,7 +31,7 @@ type grayMode interface {
 	// begin sets the mode's view on d before the sync reads it.
 	begin(d *appsv1.Deployment)
 	// stamp records the mode in the status about to be written.
-	stamp(st *grayapi.Status, takeover grayapi.Takeover)
+	stamp(st *grayapi.Status)
 	// writeHold writes the hold (paused or not) with this sync's status and a consumed resume
 	// request, in one write.
 	writeHold(ctx context.Context, g *graySync, paused bool) error
@@ -65,7 +65,7 @@ type grayMode interface {
 // insteadMode is grayMode with no other deployment controller: every write is upstream's.
 type insteadMode struct{}
 
-func (insteadMode) stamp(st *grayapi.Status, _ grayapi.Takeover) {
+func (insteadMode) stamp(st *grayapi.Status) {
 	st.Mode = grayapi.ModeInstead
 }
 

@@ -152,7 +152,7 @@ func setResumedCondition(d *appsv1.Deployment, now metav1.Time) {
 
 // setStatusAnnotation writes st into d's annotations.
 func (g *graySync) setStatusAnnotation(d *appsv1.Deployment) error {
-	g.mode.stamp(&g.st, g.dc.takeover)
+	g.mode.stamp(&g.st)
 	g.st.ObservedGeneration = d.Generation
 	value, err := grayapi.FormatStatus(g.st)
 	if err != nil {
