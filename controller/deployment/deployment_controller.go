@@ -211,8 +211,8 @@ func (dc *DeploymentController) getReplicaSetsForDeployment(ctx context.Context,
 // syncDeployment reconciles the Deployment with the given key, in upstream's exact order:
 // empty selector, claim ReplicaSets, deleting, paused conditions, paused, rollback, scaling
 // event, then the strategy; after the deleting check a Deployment taken over for alongside
-// mode is released (alongside.Controller.ReleaseTakenOver) and gray Deployments branch off to syncGray.
-// It must not run concurrently for the same key.
+// mode is released (alongside.Controller.ReleaseTakenOver) and gray Deployments branch off to
+// syncGray. It must not run concurrently for the same key.
 func (dc *DeploymentController) syncDeployment(ctx context.Context, key string) error {
 	logger := klog.FromContext(ctx)
 	namespace, name, err := cache.SplitMetaNamespaceKey(key)

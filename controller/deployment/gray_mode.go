@@ -9,9 +9,9 @@ package deployment
 //
 // Every other choice that differs between the modes is a method of grayMode too, so that the
 // sync reads the same in both: the user's own pause, the Progressing condition, the deprecated
-// rollback annotation, the labels of a created ReplicaSet, conflicts with the other writer, the pause a
-// rollback leaves and the Complete status the release patch carries. insteadMode is here,
-// alongsideMode in alongside_mode.go.
+// rollback annotation, the labels of a created ReplicaSet, conflicts with the other writer, the
+// pause a rollback leaves and the Complete status the release patch carries. insteadMode is
+// here, alongsideMode in alongside_mode.go.
 
 import (
 	"context"

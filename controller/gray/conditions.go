@@ -11,11 +11,11 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
-// SetConditions keeps GrayHeld True while the rollout is Held and False otherwise, with
-// the phase as reason (the failure's reason, ProgressDeadlineExceeded or StableReplicaSetGone,
-// while Degraded), and Stalled True while it is Degraded, Invalid or Aborted (absent otherwise). steps
-// is the number of hold points, for the Held message ("held at 20% (step 1/2): ...") that the
-// Argo CD health check shows.
+// SetConditions keeps GrayHeld True while the rollout is Held and False otherwise, with the
+// phase as reason (the failure's reason, ProgressDeadlineExceeded or StableReplicaSetGone, while
+// Degraded), and Stalled True while it is Degraded, Invalid or Aborted (absent otherwise).
+// steps is the number of hold points, for the Held message ("held at 20% (step 1/2): ...")
+// that the Argo CD health check shows.
 func SetConditions(status *appsv1.DeploymentStatus, st grayapi.Status, replicas int32, steps int, now metav1.Time) {
 	held := fmt.Sprintf("held at %d%% (step %d/%d): %d of %d replicas on revision %d", st.Percent, st.Step+1, steps, st.Target, replicas, st.Revision)
 	switch unsure := CannotTell(st.Gates); {
