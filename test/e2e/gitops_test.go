@@ -321,6 +321,14 @@ func (g *gitopsRun) record(phase string) {
 			held.Status == corev1.ConditionTrue && d.Status.UpdatedReplicas == 0 {
 			return false, "held, but no updated replica counted yet"
 		}
+		// Likewise a Complete one has its old pods counted gone: gray-controller's status can
+		// say Complete from the ReplicaSets before the built-in controller's write that counts
+		// them (a record taken between the two saw Argo CD "2 old replicas are pending
+		// termination" in alongside-eager mode).
+		if st, err := grayapi.ParseStatus(d.Annotations[grayapi.StatusAnnotation]); err == nil && st.Phase == grayapi.PhaseComplete &&
+			d.Status.Replicas != d.Status.UpdatedReplicas {
+			return false, fmt.Sprintf("complete, but %d old replicas still counted", d.Status.Replicas-d.Status.UpdatedReplicas)
+		}
 		return conditionsReportPhase(d)
 	})
 	g.recordObject(phase, d)
