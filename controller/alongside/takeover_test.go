@@ -30,19 +30,15 @@ func TestSavedStrategyRestored(t *testing.T) {
 		{"Recreate is left as it is", appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}, "Recreate"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			saved := tc.saved.DeepCopy()
+			before := describeStrategy(tc.saved)
 			if got := describeStrategy(withStrategyDefaults(tc.saved)); got != tc.want {
 				t.Errorf("restored %s, want %s", got, tc.want)
 			}
-			if !equalStrategy(*saved, tc.saved) {
-				t.Errorf("the saved strategy was changed in place: %+v", tc.saved)
+			if after := describeStrategy(tc.saved); after != before {
+				t.Errorf("the saved strategy was changed in place: %s, was %s", after, before)
 			}
 		})
 	}
-}
-
-func equalStrategy(a, b appsv1.DeploymentStrategy) bool {
-	return describeStrategy(a) == describeStrategy(b)
 }
 
 // A strategy that cannot be written in the annotation's format is still named in messages.
