@@ -316,7 +316,9 @@ RELEASE_CHECKS := goreleaser-check krew-check
 CLUSTER_STEPS  := test-e2e conformance test-e2e-side test-e2e-k8s135 conformance-k8s135
 SIDE_NICE      ?=
 # Once the lanes pass, each of their top-level tests is held to its budget (testtime check),
-# after the background checks have ended, so that one run reports every verdict.
+# after the background checks have ended, so that one run reports every verdict. When a lane
+# fails, the failed tests and their last lines are printed last (testtime failures), where the
+# tail of the log that CI keeps shows them.
 
 .PHONY: test-steps
 test-steps: build
@@ -329,7 +331,7 @@ test-steps: build
 		E2E_LANES=2 $(CLUSTER_STEPS) || lanes=$$?; \
 	echo "waiting for $(STATIC_CHECKS) $(RELEASE_CHECKS)"; status=0; wait $$checks || status=$$?; \
 	cat $$log; if ((status != 0)); then echo "$(STATIC_CHECKS) $(RELEASE_CHECKS) failed (exit $$status)" >&2; fi; \
-	if ((lanes != 0)); then echo "$(CLUSTER_STEPS) failed (exit $$lanes)" >&2; exit 1; fi; \
+	if ((lanes != 0)); then $(TESTTIME) failures $(TEST_JSON)/*.json >&2; echo "$(CLUSTER_STEPS) failed (exit $$lanes)" >&2; exit 1; fi; \
 	$(TESTTIME) check -budgets $(TEST_BUDGETS) $(CLUSTER_STEPS:%=$(TEST_JSON)/%.json); \
 	if ((status != 0)); then exit 1; fi
 

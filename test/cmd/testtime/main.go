@@ -3,10 +3,12 @@
 //
 //	go test -json ... | testtime record -o FILE [-v]
 //	testtime check -budgets BUDGETS FILE...
+//	testtime failures FILE...
 //
 // record keeps go test's JSON events in FILE and prints what go test prints without -json (with
 // -v, every line, as go test -v prints them). check fails when a top-level test took longer than
-// its budget, or when a FILE holds no test result at all.
+// its budget, or when a FILE holds no test result at all. failures names the tests that failed
+// and shows their last lines, for the tail of a long log.
 package main
 
 import (
@@ -30,7 +32,9 @@ func run(args []string, in io.Reader, out io.Writer) error {
 			return runRecord(args[1:], in, out)
 		case "check":
 			return runCheck(args[1:], out)
+		case "failures":
+			return runFailures(args[1:], out)
 		}
 	}
-	return errors.New("usage: testtime record -o FILE [-v] < go-test-json, or testtime check -budgets BUDGETS FILE [FILE...]")
+	return errors.New("usage: testtime record -o FILE [-v] < go-test-json, or testtime check -budgets BUDGETS FILE [FILE...], or testtime failures FILE [FILE...]")
 }
