@@ -80,6 +80,13 @@ type Options struct {
 	Now func() time.Time
 	// Identity is this replica's name in the leader-election Lease.
 	Identity string
+	// PodName is the pod this replica runs in ($POD_NAME), in ControllerNamespace: in instead
+	// mode a leader of its own Deployment's stable revision hands the lease to a canary its
+	// gates judge (controller/gray/handover.go). Empty: never.
+	PodName string
+	// ExitOnceElected, for tests only, makes this replica exit as soon as it leads: a version
+	// that passes its readiness and fails only once it leads.
+	ExitOnceElected bool
 }
 
 // NewOptions returns Options with the documented defaults.
@@ -96,6 +103,7 @@ func NewOptions() *Options {
 		KubeAPIBurst: 30,
 
 		ControllerNamespace: namespace,
+		PodName:             os.Getenv("POD_NAME"),
 
 		LeaderElect:              true,
 		LeaderElectLeaseName:     "gray-controller",
@@ -136,6 +144,11 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 		"In instead mode, start even if the built-in deployment controller seems to be running. Two controllers on the same Deployments fight over their ReplicaSets.")
 	fs.DurationVar(&o.BuiltinCheckWindow, "builtin-check-window", o.BuiltinCheckWindow,
 		"In instead mode, how far back a write by kube-controller-manager's deployment controller counts as a sign that it is still running.")
+	fs.StringVar(&o.PodName, "pod-name", o.PodName,
+		"The pod this replica runs in, in --controller-namespace; defaults to $POD_NAME (the manifests pass it through the downward API). It names the replica in the Lease, and in instead mode a leader of gray-controller's own Deployment's stable revision hands the lease to a canary that its gates judge while it leads (docs/operations.md). Empty: never.")
+	fs.BoolVar(&o.ExitOnceElected, "test-exit-once-elected", o.ExitOnceElected,
+		"For tests only: exit with status 3 as soon as this replica leads.")
+	_ = fs.MarkHidden("test-exit-once-elected")
 
 	fs = fss.FlagSet("leader election")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect,
@@ -181,13 +194,17 @@ func (o *Options) Complete() error {
 		o.Now = time.Now
 	}
 	if o.Identity == "" && o.LeaderElect {
-		hostname, err := os.Hostname()
-		if err != nil {
-			return fmt.Errorf("leader-election identity: reading the hostname: %w", err)
+		name := o.PodName
+		if name == "" {
+			hostname, err := os.Hostname()
+			if err != nil {
+				return fmt.Errorf("leader-election identity: reading the hostname: %w", err)
+			}
+			name = hostname
 		}
 		// The suffix keeps two processes on one host (or a restarted pod
 		// racing its predecessor's lease) from sharing an identity.
-		o.Identity = hostname + "_" + string(uuid.NewUUID())
+		o.Identity = name + "_" + string(uuid.NewUUID())
 	}
 	return nil
 }

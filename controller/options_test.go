@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -46,6 +47,7 @@ func TestFlagsBindToOptions(t *testing.T) {
 		"--metrics-bind-address=127.0.0.1:9090", "--health-probe-bind-address=0", "--pprof-bind-address=127.0.0.1:6060",
 		"--metrics-secure=false", "--metrics-cert-dir=/etc/gray-controller/tls",
 		"--memory-limit=268435456", "--skip-builtin-controller-check", "--builtin-check-window=1h",
+		"--pod-name=gray-controller-7d9f8c5b4-x2x9q", "--test-exit-once-elected",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -58,6 +60,7 @@ func TestFlagsBindToOptions(t *testing.T) {
 		MetricsBindAddress: "127.0.0.1:9090", HealthProbeBindAddress: "0", PprofBindAddress: "127.0.0.1:6060",
 		MetricsSecure: false, MetricsCertDir: "/etc/gray-controller/tls",
 		MemoryLimit: "268435456", SkipBuiltinControllerCheck: true, BuiltinCheckWindow: time.Hour,
+		PodName: "gray-controller-7d9f8c5b4-x2x9q", ExitOnceElected: true,
 	}
 	if !reflect.DeepEqual(*o, want) {
 		t.Errorf("options after parsing:\n got %+v\nwant %+v", *o, want)
@@ -69,13 +72,14 @@ func TestFlagsBindToOptions(t *testing.T) {
 
 func TestDefaultsAreUpstreamLike(t *testing.T) {
 	t.Setenv("POD_NAMESPACE", "")
+	t.Setenv("POD_NAME", "gray-controller-7d9f8c5b4-x2x9q")
 	o := NewOptions()
 	want := Options{
 		Mode: "alongside", Takeover: "admission", Workers: 5, KubeAPIQPS: 20, KubeAPIBurst: 30, ControllerNamespace: "kube-system",
 		LeaderElect: true, LeaderElectLeaseName: "gray-controller", LeaderElectNamespace: "kube-system",
 		LeaderElectLeaseDuration: 15 * time.Second, LeaderElectRenewDeadline: 10 * time.Second, LeaderElectRetryPeriod: 2 * time.Second,
 		HealthProbeBindAddress: ":8081", PprofBindAddress: "0", MetricsSecure: true,
-		BuiltinCheckWindow: 10 * time.Minute,
+		BuiltinCheckWindow: 10 * time.Minute, PodName: "gray-controller-7d9f8c5b4-x2x9q",
 	}
 	if !reflect.DeepEqual(*o, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", *o, want)
@@ -268,13 +272,23 @@ func TestValidate(t *testing.T) {
 }
 
 func TestCompleteIdentity(t *testing.T) {
+	t.Setenv("POD_NAME", "")
 	o := NewOptions()
 	if err := o.Complete(); err != nil {
 		t.Fatal(err)
 	}
 	hostname, _, found := strings.Cut(o.Identity, "_")
-	if !found || hostname == "" || len(o.Identity) <= len(hostname)+1 {
-		t.Errorf("Identity = %q, want <hostname>_<random suffix>", o.Identity)
+	if want, _ := os.Hostname(); !found || hostname != want || len(o.Identity) <= len(hostname)+1 {
+		t.Errorf("Identity = %q, want %s_<random suffix>", o.Identity, want)
+	}
+	// In a pod the identity names the pod (--pod-name): who leads is read from the Lease.
+	inPod := NewOptions()
+	inPod.PodName = "gray-controller-7d9f8c5b4-x2x9q"
+	if err := inPod.Complete(); err != nil {
+		t.Fatal(err)
+	}
+	if pod, _, _ := strings.Cut(inPod.Identity, "_"); pod != inPod.PodName || len(inPod.Identity) <= len(pod)+1 {
+		t.Errorf("Identity = %q, want %s_<random suffix>", inPod.Identity, inPod.PodName)
 	}
 	other := NewOptions()
 	if err := other.Complete(); err != nil {

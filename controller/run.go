@@ -9,10 +9,12 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"os"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -111,8 +113,19 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 	lead := func(ctx context.Context) error {
 		stopStandby()
+		if o.ExitOnceElected {
+			logger.Error(nil, "Exiting once elected (--test-exit-once-elected): a version that fails only when it leads")
+			klog.Flush()
+			os.Exit(3)
+		}
 		ready.startedLeading()
-		return o.runController(ctx, client, recorder, ready)
+		ctx, stepDown := context.WithCancelCause(ctx)
+		defer stepDown(nil)
+		err := o.runController(ctx, client, recorder, ready, o.handOver(stepDown))
+		if cause := context.Cause(ctx); errors.Is(cause, errHandedOver) {
+			return cause
+		}
+		return err
 	}
 	if o.LeaderElect {
 		election := &leaderElection{
@@ -126,7 +139,11 @@ func (o *Options) Run(ctx context.Context) error {
 			recorder:      recorder,
 			watchdog:      watchdog,
 		}
-		err = election.run(ctx, lead)
+		if err = election.run(ctx, lead); errors.Is(err, errHandedOver) {
+			// The Lease is released: this process exits, and its pod restarts it as a standby.
+			logger.Info("Handed the lease over; exiting", "reason", err.Error())
+			err = nil
+		}
 	} else if err = lead(ctx); err == nil && ctx.Err() == nil {
 		err = errors.New("the controller stopped on its own")
 	}
@@ -143,9 +160,23 @@ func (o *Options) Run(ctx context.Context) error {
 	return nil
 }
 
+// errHandedOver is why a leader stops that handed its lease to its own Deployment's canary.
+var errHandedOver = errors.New("handed the leader-election lease to the canary of gray-controller's own Deployment")
+
+// handOver is the deployment controller's Options.HandOver: in instead mode, for a replica that
+// knows its pod and elects a leader, it stops leading with errHandedOver (stepDown cancels the
+// leading context); nil otherwise, and no Deployment is ever handed over.
+func (o *Options) handOver(stepDown context.CancelCauseFunc) func(reason string) {
+	if o.Mode != grayapi.ModeInstead || !o.LeaderElect || o.PodName == "" {
+		return nil
+	}
+	return func(reason string) { stepDown(fmt.Errorf("%w: %s", errHandedOver, reason)) }
+}
+
 // runController runs the Deployment controller until ctx is cancelled and
 // its workers have stopped.
-func (o *Options) runController(ctx context.Context, client kubernetes.Interface, recorder record.EventRecorder, ready *readiness) error {
+func (o *Options) runController(ctx context.Context, client kubernetes.Interface, recorder record.EventRecorder, ready *readiness,
+	handOver func(reason string)) error {
 	resync := minResyncPeriod + rand.N(minResyncPeriod)
 	caches := deployment.AllNamespaces(informers.NewSharedInformerFactory(client, resync))
 	if len(o.Namespaces) > 0 {
@@ -162,6 +193,8 @@ func (o *Options) runController(ctx context.Context, client kubernetes.Interface
 		Takeover:     o.Takeover,
 		Namespace:    o.ControllerNamespace,
 		Providers:    providers,
+		Self:         types.NamespacedName{Namespace: o.ControllerNamespace, Name: o.PodName},
+		HandOver:     handOver,
 	})
 	if err != nil {
 		return fmt.Errorf("creating the deployment controller: %w", err)

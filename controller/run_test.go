@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -212,5 +213,45 @@ func pollUntil(t *testing.T, ctx context.Context, what string, condition func() 
 	})
 	if err != nil {
 		t.Fatalf("waiting for %s: %v", what, err)
+	}
+}
+
+// TestHandOverOnlyInInsteadMode: only a replica of instead mode that elects a leader and knows
+// its pod may hand its lease to its own Deployment's canary; handing over stops leading with
+// errHandedOver and the reason, which Run takes as a clean exit.
+func TestHandOverOnlyInInsteadMode(t *testing.T) {
+	for _, tt := range []struct {
+		name        string
+		edit        func(*Options)
+		handsOver   bool
+		wantMessage string
+	}{
+		{"instead mode, a pod, leader election", nil, true,
+			"handed the leader-election lease to the canary of gray-controller's own Deployment: canary ready"},
+		{"alongside mode", func(o *Options) { o.Mode = grayapi.ModeAlongside }, false, ""},
+		{"no pod name", func(o *Options) { o.PodName = "" }, false, ""},
+		{"no leader election", func(o *Options) { o.LeaderElect = false }, false, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			o := runOptions(fake.NewClientset())
+			o.PodName = "gray-controller-7d9f8c5b4-x2x9q"
+			if tt.edit != nil {
+				tt.edit(o)
+			}
+			ctx, stepDown := context.WithCancelCause(context.Background())
+			defer stepDown(nil)
+			handOver := o.handOver(stepDown)
+			if (handOver != nil) != tt.handsOver {
+				t.Fatalf("handOver set: %t, want %t", handOver != nil, tt.handsOver)
+			}
+			if handOver == nil {
+				return
+			}
+			handOver("canary ready")
+			cause := context.Cause(ctx)
+			if !errors.Is(cause, errHandedOver) || cause.Error() != tt.wantMessage {
+				t.Errorf("stepped down with %v, want errHandedOver saying %q", cause, tt.wantMessage)
+			}
+		})
 	}
 }

@@ -22,6 +22,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	appslisters "k8s.io/client-go/listers/apps/v1"
@@ -73,6 +74,11 @@ type Options struct {
 	Namespace string
 	// Providers are the metric gates' providers given by flags (--prometheus-url).
 	Providers []*gates.Provider
+	// Self is the pod this process runs in (empty outside a pod), and HandOver, when set, steps
+	// this leader down: a leader of its own Deployment's stable revision calls it to hand the
+	// lease to a canary its gates judge (gray_handover.go). Instead mode only.
+	Self     types.NamespacedName
+	HandOver func(reason string)
 }
 
 // DeploymentController reconciles Deployments into ReplicaSets exactly like the upstream
@@ -122,6 +128,9 @@ type DeploymentController struct {
 	// alongside is alongside mode, and in instead mode the release of a Deployment left taken
 	// over for it.
 	alongside *alongside.Controller
+	// self and handOver are Options'.
+	self     types.NamespacedName
+	handOver func(reason string)
 }
 
 // NewDeploymentController registers informers on the caches' factories (Deployments,
@@ -145,8 +154,10 @@ func NewDeploymentController(ctx context.Context, caches Informers, client kuber
 			workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "deployment"},
 		),
-		now:  time.Now,
-		mode: opts.Mode,
+		now:      time.Now,
+		mode:     opts.Mode,
+		self:     opts.Self,
+		handOver: opts.HandOver,
 	}
 	dc.rsExpectations = newReplicaSetExpectations(func() time.Time { return dc.now() })
 	dc.deploymentWrites = newSupersededVersions(func() time.Time { return dc.now() })

@@ -183,7 +183,11 @@ func (g *graySync) run(ctx context.Context) error {
 	if err := dc.mirrorRecord(ctx, g.cur.d, deployutil.WithNewRS(g.cur.oldRSs, g.cur.newRS)); err != nil {
 		return err
 	}
-	return g.report(ctx)
+	if err := g.report(ctx); err != nil {
+		return err
+	}
+	g.handOverLease(ctx, dec.HandOver)
+	return nil
 }
 
 // syncFacts is what this sync decides from (gray.DecideSync), read once the rollout in flight is
@@ -197,7 +201,7 @@ func (g *graySync) syncFacts(id gray.Identity, recordedHold, scaling bool) gray.
 	return gray.SyncFacts{Status: g.st, Prev: g.in.prev, HasPrev: g.in.hasPrev, Request: req, Points: g.in.points, Policy: g.in.policy,
 		Deployment: d, NewRS: g.cur.newRS, OldRSs: g.cur.oldRSs, HeldByUs: id.HeldByUs(g.in.prev, g.in.hasPrev),
 		PausedByUs: d.Spec.Paused && (recordedHold || id.RederivedHold), NewRollout: id.NewRollout, Scaling: scaling,
-		ModePaused: g.mode.pausedByItsUser(), Gates: g.gateEvidence(), Now: g.in.now}
+		ModePaused: g.mode.pausedByItsUser(), Gates: g.gateEvidence(), LeaderInStable: g.dc.leaderInStable(d, g.cur.oldRSs), Now: g.in.now}
 }
 
 // metaNow is the sync's clock as an API timestamp.

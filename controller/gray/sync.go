@@ -30,7 +30,10 @@ type SyncFacts struct {
 	// Gates is the hold's gates and their evidence: GateFacts but for the status and the clock,
 	// which DecideSync fills in.
 	Gates GateFacts
-	Now   time.Time
+	// LeaderInStable: this process is a pod of one of the Deployment's old ReplicaSets (its own
+	// Deployment, in instead mode: handover.go).
+	LeaderInStable bool
+	Now            time.Time
 }
 
 // SyncDecision is one gray sync's decision, from its facts to the writes before its report.
@@ -40,12 +43,16 @@ type SyncDecision struct {
 	// CourseRetry from the first hold point again); zero when the course ends the sync.
 	Gates GateDecision
 	Move  Move
+	// HandOver, when not empty, says why this leader hands the lease to the canary once the
+	// sync's writes have landed (handover.go).
+	HandOver string
 }
 
 // DecideSync decides a gray sync: its course (decideCourse), then, when the course goes on, the
 // hold's gates (decideGates) and the move they feed (decideMove), both judged on the rollout as
-// the course leaves it. Revision 3 aborted at 20% and asked "3:retry" is retried: its gates and
-// its move are those of step 0 with no hold, no clocks and no failure (Retried).
+// the course leaves it, and whether this leader then hands its lease to the canary
+// (decideHandOver). Revision 3 aborted at 20% and asked "3:retry" is retried: its gates and its
+// move are those of step 0 with no hold, no clocks and no failure (Retried).
 func DecideSync(ctx context.Context, f SyncFacts) SyncDecision {
 	dec := SyncDecision{Course: decideCourse(courseFacts{Status: f.Status, Prev: f.Prev, HasPrev: f.HasPrev, Request: f.Request,
 		Policy: f.Policy, NewRS: f.NewRS, OldRSs: f.OldRSs})}
@@ -61,6 +68,8 @@ func DecideSync(ctx context.Context, f SyncFacts) SyncDecision {
 	g.Status, g.Prev, g.HasPrev, g.Now = st, f.Prev, f.HasPrev, f.Now
 	dec.Gates = decideGates(g)
 	dec.Move = decideMove(ctx, f.forMove(st, dec.Gates))
+	dec.HandOver = decideHandOver(handOverFacts{LeaderInStable: f.LeaderInStable, Gates: dec.Gates, Move: dec.Move,
+		Canary: f.Gates.Canary, Revision: dec.Move.Status.Revision})
 	return dec
 }
 

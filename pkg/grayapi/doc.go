@@ -164,6 +164,9 @@ const (
 	// kubegray.io/status disagrees with the ReplicaSets' record and is
 	// re-derived; it names who wrote it.
 	ReasonGrayStatusDistrusted = "GrayStatusDistrusted"
+	// ReasonGrayLeaseHandedOver is emitted on gray-controller's own Deployment when its leader,
+	// of the stable revision, hands the leader-election lease to the canary its gates judge.
+	ReasonGrayLeaseHandedOver = "GrayLeaseHandedOver"
 )
 
 // ReasonHoldPointReached is the reason of a True GrayHeld condition. While
