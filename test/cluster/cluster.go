@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -69,9 +70,37 @@ type Cluster struct {
 	Config     *rest.Config
 	Client     kubernetes.Interface
 
-	ownsDir bool
-	procs   []*Process
-	stopped []*Process // stopped early by StopComponent; kept for their logs
+	ownsDir  bool
+	procs    []*Process
+	stopped  []*Process // stopped early by StopComponent; kept for their logs
+	kubelets []*Kubelet // stand-in kubelets (kubelet.go), stopped before the processes
+	// controllerManager starts kube-controller-manager as process name with --controllers
+	// controllers (RestartControllerManager); nil for a cluster adopted from a state file.
+	controllerManager func(ctx context.Context, name, controllers string) error
+}
+
+// RestartControllerManager stops kube-controller-manager and starts it again with --controllers
+// controllers, as an operator does to turn the built-in deployment controller off for instead
+// mode. Each run is a process of its own name (kube-controller-manager, then -2, -3, ...), so
+// that every run keeps its log.
+func (c *Cluster) RestartControllerManager(ctx context.Context, controllers string) error {
+	if c.controllerManager == nil {
+		return errors.New("restart kube-controller-manager: not started by this process")
+	}
+	runs := 1
+	for _, p := range c.stopped {
+		if p.name == "kube-controller-manager" || strings.HasPrefix(p.name, "kube-controller-manager-") {
+			runs++
+		}
+	}
+	running := "kube-controller-manager"
+	if runs > 1 {
+		running += "-" + strconv.Itoa(runs)
+	}
+	if err := c.StopComponent(running, 10*time.Second); err != nil {
+		return err
+	}
+	return c.controllerManager(ctx, "kube-controller-manager-"+strconv.Itoa(runs+1), controllers)
 }
 
 // Start builds (or reuses) the binaries, starts every component in order,
@@ -181,18 +210,21 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if opts.ClientQPS > 0 {
 		qps = ClientRateFlags(opts.ClientQPS)
 	}
-	if err := c.start(ctx, "kube-controller-manager", bin("kube-controller-manager"),
-		"https://"+local(kcmPort)+"/healthz", nil, append(qps,
-			"--kubeconfig="+c.Kubeconfig,
-			"--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(kcmPort),
-			"--leader-elect=false",
-			"--controllers="+opts.Controllers,
-			"--use-service-account-credentials=false",
-			"--service-account-private-key-file="+p.saPrivateKey,
-			"--root-ca-file="+p.caCert,
-			"--cluster-signing-cert-file="+p.caCert, "--cluster-signing-key-file="+p.caKey,
-			"--cert-dir="+filepath.Join(c.Dir, "kcm-certs"),
-		)...); err != nil {
+	c.controllerManager = func(ctx context.Context, name, controllers string) error {
+		return c.start(ctx, name, bin("kube-controller-manager"),
+			"https://"+local(kcmPort)+"/healthz", nil, append(slices.Clone(qps),
+				"--kubeconfig="+c.Kubeconfig,
+				"--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(kcmPort),
+				"--leader-elect=false",
+				"--controllers="+controllers,
+				"--use-service-account-credentials=false",
+				"--service-account-private-key-file="+p.saPrivateKey,
+				"--root-ca-file="+p.caCert,
+				"--cluster-signing-cert-file="+p.caCert, "--cluster-signing-key-file="+p.caKey,
+				"--cert-dir="+filepath.Join(c.Dir, "kcm-certs"),
+			)...)
+	}
+	if err := c.controllerManager(ctx, "kube-controller-manager", opts.Controllers); err != nil {
 		return nil, err
 	}
 
@@ -355,6 +387,9 @@ func (c *Cluster) createNodes(ctx context.Context, n, pods int) error {
 // Stop stops every process the cluster started, newest first, by pid, and
 // removes the cluster folder if Start created it.
 func (c *Cluster) Stop() error {
+	for _, k := range c.kubelets {
+		k.Stop()
+	}
 	var errs []error
 	for i := len(c.procs) - 1; i >= 0; i-- {
 		if err := c.procs[i].Stop(5 * time.Second); err != nil {
@@ -373,6 +408,9 @@ func (c *Cluster) LogTails(n int) string {
 	var b strings.Builder
 	for _, p := range append(append([]*Process{}, c.stopped...), c.procs...) {
 		fmt.Fprintf(&b, "----- %s (last %d lines of %s) -----\n%s\n", p.name, n, p.logPath, p.Tail(n))
+	}
+	for _, k := range c.kubelets {
+		b.WriteString(k.logTails(n))
 	}
 	return b.String()
 }

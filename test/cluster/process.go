@@ -117,8 +117,11 @@ func (p *Process) kill() error {
 }
 
 // Tail returns the last n lines of the process log.
-func (p *Process) Tail(n int) string {
-	data, err := os.ReadFile(p.logPath)
+func (p *Process) Tail(n int) string { return tailFile(p.logPath, n) }
+
+// tailFile returns the last n lines of the file at path.
+func tailFile(path string, n int) string {
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Sprintf("(no log: %v)", err)
 	}
