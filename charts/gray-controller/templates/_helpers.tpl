@@ -79,3 +79,10 @@ eager
 {{- end -}}
 {{- end -}}
 {{- end -}}
+
+{{/* "true" when gray-controller rolls its own Deployment out as a gray rollout: instead mode with grayUpgrade. */}}
+{{- define "gray-controller.grayUpgrade" -}}
+{{- if and .Values.grayUpgrade (eq (include "gray-controller.mode" .) "instead") -}}
+true
+{{- end -}}
+{{- end -}}
