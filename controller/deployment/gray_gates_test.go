@@ -45,12 +45,7 @@ func TestGatePassedSaidWhenTheReportConflicts(t *testing.T) {
 	w.setImage("v2")
 	w.settle()
 	wantPhase(t, w, grayapi.PhaseHeld)
-	canary := ""
-	for _, rs := range w.replicaSets() {
-		if rs.Name != "web-v1" {
-			canary = rs.Name
-		}
-	}
+	canary := w.canaryName()
 	w.putPods(canary, 2)
 	w.putPods("web-v1", 8)
 	// The built-in pods gate: the baseline now, then a pass every 30 s.

@@ -25,12 +25,7 @@ func TestHandOverLease(t *testing.T) {
 	w.setImage("v2")
 	w.settle()
 	wantPhase(t, w, grayapi.PhaseHeld)
-	canary := ""
-	for _, rs := range w.replicaSets() {
-		if rs.Name != "web-v1" {
-			canary = rs.Name
-		}
-	}
+	canary := w.canaryName()
 	if got := w.sizes(); got["v2"] != 1 || got["v1"] != 1 {
 		t.Fatalf("sizes %v, want the canary and the stable revision at 1 each", got)
 	}

@@ -272,6 +272,19 @@ func (w *grayWorld) replicaSet(name string) *appsv1.ReplicaSet {
 	return obj.(*appsv1.ReplicaSet)
 }
 
+// canaryName is the name of the one ReplicaSet that is not web-v1: the canary of a world rolled
+// once past its first revision.
+func (w *grayWorld) canaryName() string {
+	w.t.Helper()
+	for _, rs := range w.replicaSets() {
+		if rs.Name != "web-v1" {
+			return rs.Name
+		}
+	}
+	w.t.Fatal("no ReplicaSet but web-v1")
+	return ""
+}
+
 func (w *grayWorld) replicaSets() []*appsv1.ReplicaSet {
 	w.t.Helper()
 	list, err := w.f.client.Tracker().List(replicaSetsResource, appsv1.SchemeGroupVersion.WithKind("ReplicaSet"), "default")

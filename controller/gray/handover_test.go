@@ -70,8 +70,7 @@ func TestDecideSyncHandsOver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	heldAt, settledAt := metav1.NewTime(testNow.Add(-3*time.Minute)), metav1.NewTime(testNow.Add(-2*time.Minute))
-	held := grayapi.Status{Revision: 2, StableRevision: 1, Step: 0, Percent: 20, Target: 2, Phase: grayapi.PhaseHeld, HeldAt: &heldAt, SettledAt: &settledAt}
+	held := heldAt20()
 	d := testutil.GrayWeb(10, "20")
 	d.Spec.Paused = true
 	f := SyncFacts{Status: held, Prev: held, HasPrev: true, Points: []int32{20}, Deployment: d, NewRS: planRS(2, 2, 2, 10),

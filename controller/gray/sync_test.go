@@ -9,7 +9,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/gates"
@@ -26,8 +25,7 @@ func TestDecideSync(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	heldAt, settledAt := metav1.NewTime(testNow.Add(-3*time.Minute)), metav1.NewTime(testNow.Add(-2*time.Minute))
-	held := grayapi.Status{Revision: 2, StableRevision: 1, Step: 0, Percent: 20, Target: 2, Phase: grayapi.PhaseHeld, HeldAt: &heldAt, SettledAt: &settledAt}
+	held := heldAt20()
 	aborted := grayapi.Status{Revision: 2, StableRevision: 1, Step: 0, Percent: 20, Phase: grayapi.PhaseAborted,
 		Failure: &grayapi.Failure{Reason: grayapi.ReasonAborted, Message: "aborted by hand"}}
 	stable := planRS(1, 8, 8, 10)

@@ -33,6 +33,7 @@ const (
 	nextImage         = "ghcr.io/kubegray/gray-controller:v0.2.0"
 	exitsLeadingImg   = "ghcr.io/kubegray/gray-controller:v0.3.0-exits-once-elected"
 	crashesAtStartImg = "ghcr.io/kubegray/gray-controller:v0.3.1-crashes-at-start"
+	fixedImage        = "ghcr.io/kubegray/gray-controller:v0.3.2"
 )
 
 // TestInsteadSelfUpgrade runs instead mode as a user does: manifests/instead applied while the
@@ -50,7 +51,8 @@ const (
 //     upgrade: the old version at two pods, leading, the Deployment's template still the new one
 //     (what Git and Helm asked for);
 //   - to one that crashes at start (a flag it does not know): its pod never becomes ready, the
-//     old version leads throughout, and the progress deadline aborts the upgrade.
+//     old version leads throughout, and the progress deadline aborts the upgrade;
+//   - then to a fixed version, the recovery docs/operations.md gives: it completes as the first.
 //
 // For speed the test shortens what an operator would leave alone: the built-in-controller check's
 // window (15 s), the upgrades' progress deadline (30 s), the gate's interval (5 s, count 3) and
@@ -63,7 +65,7 @@ func TestInsteadSelfUpgrade(t *testing.T) {
 	bin := ourBinary(t, "gray-controller")
 	// The stand-in kubelet's log and its pods' are in the component logs of a failed test.
 	if _, err := c.StartKubelet(ctx, cluster.KubeletOptions{Node: selfNode, Images: map[string]string{
-		releasedImage: bin, nextImage: bin, exitsLeadingImg: bin, crashesAtStartImg: bin}}); err != nil {
+		releasedImage: bin, nextImage: bin, exitsLeadingImg: bin, crashesAtStartImg: bin, fixedImage: bin}}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -139,6 +141,13 @@ func TestInsteadSelfUpgrade(t *testing.T) {
 		}
 		t.Logf("aborted (%s); %s leads", st.Failure.Reason, leader)
 		rollWeb(t, c, "v4")
+	})
+
+	t.Run("then to a fixed version", func(t *testing.T) {
+		applyManifests(t, c, selfHostedManifests(t, fixedImage))
+		leader := waitSelfSettled(t, c, fixedImage, grayapi.PhaseComplete, 2*time.Minute)
+		t.Logf("recovered: %s leads", leader)
+		rollWeb(t, c, "v5")
 	})
 }
 
