@@ -299,9 +299,12 @@ func hostArgs(t *testing.T, container corev1.Container, namespace string) []stri
 	return args
 }
 
+// hostPodName is the pod name $(POD_NAME) stands for in the args of a controller run as a process.
+const hostPodName = "gray-controller-on-host"
+
 // expandContainerArgs does what the kubelet does to a container's args: $(NAME) becomes the
 // value of the container's env var NAME. It knows the env sources the chart uses (a value, the
-// pod's namespace, the container's memory limit) and fails on any other.
+// pod's name and namespace, the container's memory limit) and fails on any other.
 func expandContainerArgs(t *testing.T, container corev1.Container, namespace string) []string {
 	t.Helper()
 	var pairs []string
@@ -311,6 +314,9 @@ func expandContainerArgs(t *testing.T, container corev1.Container, namespace str
 		case from == nil:
 		case from.FieldRef != nil && from.FieldRef.FieldPath == "metadata.namespace":
 			value = namespace
+		case from.FieldRef != nil && from.FieldRef.FieldPath == "metadata.name":
+			// The process the tests run stands for a pod of this name.
+			value = hostPodName
 		case from.ResourceFieldRef != nil && from.ResourceFieldRef.Resource == "limits.memory":
 			value = strconv.FormatInt(container.Resources.Limits.Memory().Value(), 10)
 		default:

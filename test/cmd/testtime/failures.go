@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -43,6 +44,8 @@ func runFailures(args []string, out io.Writer) error {
 type failure struct {
 	pkg, test string
 	lines     []string
+	// crashed: the test never ended; its lines end with the panic that explains why.
+	crashed bool
 }
 
 // readFailures returns the failed tests that have no failed subtest, in the order they ended;
@@ -74,7 +77,7 @@ func readFailures(r io.Reader) ([]failure, error) {
 			n := len(failed)
 			for _, t := range sortedKeys(running) {
 				if t.pkg == ev.Package && !hasRunningSubtest(running, t) {
-					failed = append(failed, failure{pkg: t.pkg, test: t.test + " (never ended)", lines: beforeDump(output[t])})
+					failed = append(failed, failure{pkg: t.pkg, test: t.test + " (never ended)", lines: beforeDump(output[t]), crashed: true})
 				}
 			}
 			if len(failed) == n && !anyFailedIn(failed, ev.Package) {
@@ -131,7 +134,8 @@ func anyFailedIn(fs []failure, pkg string) bool {
 	return false
 }
 
-// writeFailures names every failure of a step and shows the last lines of the first few.
+// writeFailures names every failure of a step and shows the last lines of the first few: the last
+// lines the test logged itself when it logged any, else its last lines.
 func writeFailures(out io.Writer, step string, fs []failure) {
 	for i, f := range fs {
 		name := f.test
@@ -143,6 +147,9 @@ func writeFailures(out io.Writer, step string, fs []failure) {
 			continue
 		}
 		lines := nonBlank(f.lines)
+		if own := logged(f.lines); len(own) > 0 && !f.crashed {
+			lines = own
+		}
 		if len(lines) > linesPerFailure {
 			lines = lines[len(lines)-linesPerFailure:]
 		}
@@ -150,6 +157,22 @@ func writeFailures(out io.Writer, step string, fs []failure) {
 			fmt.Fprintf(out, "    | %s\n", strings.TrimSpace(l))
 		}
 	}
+}
+
+// testLogLine matches the first line of a t.Log or t.Error: "    name_test.go:42: message" (or
+// the helper's file the test's t.Helper chain stops at).
+var testLogLine = regexp.MustCompile(`^\s*[\w.-]+\.go:\d+: `)
+
+// logged keeps the lines a test logged itself (t.Log, t.Error, t.Fatal), first lines only: a failed
+// e2e test prints its components' logs after its own, and the failure is in its own.
+func logged(lines []string) []string {
+	var kept []string
+	for _, l := range lines {
+		if testLogLine.MatchString(l) {
+			kept = append(kept, l)
+		}
+	}
+	return kept
 }
 
 func nonBlank(lines []string) []string {

@@ -87,3 +87,31 @@ func TestFailuresShowsTheLastLines(t *testing.T) {
 		t.Errorf("%d lines shown, want 4 failures x 6 lines", n)
 	}
 }
+
+// TestFailuresShowsTheTestsOwnLines: a failed e2e test prints its components' logs after its own
+// lines; the summary shows the lines the test logged (the t.Error among them), not that noise.
+func TestFailuresShowsTheTestsOwnLines(t *testing.T) {
+	events := strings.Join([]string{
+		`{"Action":"output","Package":"p","Test":"TestInstall","Output":"    helm_test.go:161: control plane ready\n"}`,
+		`{"Action":"output","Package":"p","Test":"TestInstall","Output":"    helm_test.go:182: env POD_NAME: a source this test does not resolve\n"}`,
+		`{"Action":"output","Package":"p","Test":"TestInstall","Output":"    testing.go:20: component logs:\n"}`,
+		`{"Action":"output","Package":"p","Test":"TestInstall","Output":"        ----- kwok (last 40 lines) -----\n"}`,
+		`{"Action":"output","Package":"p","Test":"TestInstall","Output":"        {\"msg\":\"Patch node\"}\n"}`,
+		`{"Action":"fail","Package":"p","Test":"TestInstall"}`,
+	}, "\n")
+	file := filepath.Join(t.TempDir(), "e2e.json")
+	if err := os.WriteFile(file, []byte(events), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := runFailures([]string{file}, &out); err != nil {
+		t.Fatal(err)
+	}
+	want := "e2e: FAIL TestInstall (p)\n" +
+		"    | helm_test.go:161: control plane ready\n" +
+		"    | helm_test.go:182: env POD_NAME: a source this test does not resolve\n" +
+		"    | testing.go:20: component logs:\n"
+	if out.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
+	}
+}
