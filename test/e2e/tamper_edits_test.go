@@ -323,25 +323,27 @@ func tamperAnnotation(e *tamperEnv, progressing bool, op string) {
 		e.final(map[string]int32{tpImg1: 0, tpImg2: 10}, false, surge, unavailable)
 
 	case "percent garbage":
-		e.annotate(grayapi.PercentAnnotation + "=abc")
-		var frozen int32
-		eventually(e.t, 30*time.Second, "phase Invalid", func() (bool, string) {
-			s, _, msg := e.observed("web")
-			frozen = s.newSpec
-			return s.phase == grayapi.PhaseInvalid, msg
+		e.tc.steady(func() {
+			e.annotate(grayapi.PercentAnnotation + "=abc")
+			var frozen int32
+			eventually(e.t, 30*time.Second, "phase Invalid", func() (bool, string) {
+				s, _, msg := e.observed("web")
+				frozen = s.newSpec
+				return s.phase == grayapi.PhaseInvalid, msg
+			})
+			invalidAt := time.Now()
+			if progressing {
+				time.Sleep(5 * time.Second) // pods already created become available
+			} else {
+				e.still("while Invalid", 5*time.Second)
+			}
+			if p := e.peak(tpImg2, invalidAt, time.Time{}); p > frozen {
+				e.t.Errorf("while Invalid the new ReplicaSet grew from %d to %d", frozen, p)
+			}
+			if ok, msg := e.hasEvent("Warning", grayapi.ReasonGrayInvalid); !ok {
+				e.t.Errorf("no Warning %s event: %s", grayapi.ReasonGrayInvalid, msg)
+			}
 		})
-		invalidAt := time.Now()
-		if progressing {
-			time.Sleep(5 * time.Second) // pods already created become available
-		} else {
-			e.still("while Invalid", 5*time.Second)
-		}
-		if p := e.peak(tpImg2, invalidAt, time.Time{}); p > frozen {
-			e.t.Errorf("while Invalid the new ReplicaSet grew from %d to %d", frozen, p)
-		}
-		if ok, msg := e.hasEvent("Warning", grayapi.ReasonGrayInvalid); !ok {
-			e.t.Errorf("no Warning %s event: %s", grayapi.ReasonGrayInvalid, msg)
-		}
 		e.restartController("while Invalid")
 		if s, _, msg := e.look(); s.phase != grayapi.PhaseInvalid {
 			e.t.Errorf("after the restart web is no longer Invalid: %s", msg)
@@ -351,9 +353,11 @@ func tamperAnnotation(e *tamperEnv, progressing bool, op string) {
 		finish()
 
 	case "resume garbage":
-		e.annotate(grayapi.ResumeAnnotation + "=garbage")
-		eventually(e.t, 30*time.Second, "Warning "+grayapi.ReasonGrayResumeIgnored, func() (bool, string) {
-			return e.hasEvent("Warning", grayapi.ReasonGrayResumeIgnored)
+		e.tc.steady(func() {
+			e.annotate(grayapi.ResumeAnnotation + "=garbage")
+			eventually(e.t, 30*time.Second, "Warning "+grayapi.ReasonGrayResumeIgnored, func() (bool, string) {
+				return e.hasEvent("Warning", grayapi.ReasonGrayResumeIgnored)
+			})
 		})
 		atHold("held after the ignored resume")
 		eventually(e.t, 15*time.Second, "the garbage resume request removed", func() (bool, string) {

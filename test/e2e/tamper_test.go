@@ -55,7 +55,19 @@ type tamperCluster struct {
 	c         *cluster.Cluster
 	alongside bool
 	args      []string
-	mu        sync.Mutex
+	// mu is taken by a restart, and held for reading by a scenario waiting for an
+	// event of the controller (steady): an event emitted just before a graceful
+	// stop can die with the process (client-go's broadcaster has no flush; the
+	// status it reported stays), and another scenario's restart must not be what
+	// that scenario sees.
+	mu sync.RWMutex
+}
+
+// steady runs check while no scenario restarts the controller.
+func (tc *tamperCluster) steady(check func()) {
+	tc.mu.RLock()
+	defer tc.mu.RUnlock()
+	check()
 }
 
 func (tc *tamperCluster) restart(t *testing.T) {
