@@ -23,7 +23,6 @@ type handOverFacts struct {
 	Gates          GateDecision
 	Move           Move
 	Canary         []gates.Pod
-	Revision       int64
 }
 
 // decideHandOver returns why this leader steps down, or "" when it stays: gray-controller's own
@@ -45,7 +44,7 @@ func decideHandOver(f handOverFacts) string {
 		}
 	}
 	return fmt.Sprintf("handing the leader-election lease to the canary of revision %d, ready and not restarted since the hold settled: its gates judge it while it leads",
-		f.Revision)
+		f.Move.Status.Revision)
 }
 
 // canaryRestartBaseline is the canary's restarts when a pods gate's window opened, and whether a

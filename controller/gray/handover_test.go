@@ -50,7 +50,7 @@ func TestDecideHandOver(t *testing.T) {
 		{"not held", func(f *handOverFacts) { f.Move.Status.HeldAt = nil }, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			f := handOverFacts{LeaderInStable: true, Gates: pending, Move: held, Canary: []gates.Pod{ready}, Revision: 2}
+			f := handOverFacts{LeaderInStable: true, Gates: pending, Move: held, Canary: []gates.Pod{ready}}
 			f.Gates.Records = slices.Clone(pending.Records)
 			if tt.edit != nil {
 				tt.edit(&f)

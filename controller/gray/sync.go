@@ -68,8 +68,7 @@ func DecideSync(ctx context.Context, f SyncFacts) SyncDecision {
 	g.Status, g.Prev, g.HasPrev, g.Now = st, f.Prev, f.HasPrev, f.Now
 	dec.Gates = decideGates(g)
 	dec.Move = decideMove(ctx, f.forMove(st, dec.Gates))
-	dec.HandOver = decideHandOver(handOverFacts{LeaderInStable: f.LeaderInStable, Gates: dec.Gates, Move: dec.Move,
-		Canary: f.Gates.Canary, Revision: dec.Move.Status.Revision})
+	dec.HandOver = decideHandOver(handOverFacts{LeaderInStable: f.LeaderInStable, Gates: dec.Gates, Move: dec.Move, Canary: f.Gates.Canary})
 	return dec
 }
 

@@ -96,7 +96,7 @@ func TestInsteadSelfUpgrade(t *testing.T) {
 		applyManifests(t, c, selfHostedManifests(t, nextImage))
 		eventually(t, time.Minute, "a pod of the new version to lead while the upgrade is held", func() (bool, string) {
 			st := selfStatus(t, c)
-			leader := selfLeaderImage(t, c)
+			_, leader := selfLeader(t, c)
 			return st.HeldAt != nil && leader == nextImage, fmt.Sprintf("phase %s, leader runs %s", st.Phase, leader)
 		})
 		logHandOver(t, c)
@@ -125,7 +125,7 @@ func TestInsteadSelfUpgrade(t *testing.T) {
 		applyManifests(t, c, selfHostedManifests(t, crashesAtStartImg, "--no-such-flag"))
 		var ledBy []string
 		eventually(t, 2*time.Minute, "the upgrade aborted, the old version leading throughout", func() (bool, string) {
-			if img := selfLeaderImage(t, c); img != "" && img != nextImage {
+			if _, img := selfLeader(t, c); img != "" && img != nextImage {
 				ledBy = append(ledBy, img)
 			}
 			st := selfStatus(t, c)
@@ -238,20 +238,21 @@ func selfStatus(t *testing.T, c *cluster.Cluster) grayapi.Status {
 	return st
 }
 
-// selfLeaderImage is the image of the pod whose identity holds the Lease ("" when none does, or
-// its pod is gone): an identity is the pod's name and a suffix (--pod-name).
-func selfLeaderImage(t *testing.T, c *cluster.Cluster) string {
+// selfLeader is the identity that holds the Lease and the image of its pod ("" when none holds
+// it, or its pod is gone): an identity is the pod's name and a suffix (--pod-name).
+func selfLeader(t *testing.T, c *cluster.Cluster) (identity, image string) {
 	t.Helper()
 	lease, err := c.Client.CoordinationV1().Leases(selfNS).Get(context.Background(), selfName, metav1.GetOptions{})
 	if err != nil || lease.Spec.HolderIdentity == nil {
-		return ""
+		return "", ""
 	}
-	pod, _, _ := strings.Cut(*lease.Spec.HolderIdentity, "_")
+	identity = *lease.Spec.HolderIdentity
+	pod, _, _ := strings.Cut(identity, "_")
 	p, err := c.Client.CoreV1().Pods(selfNS).Get(context.Background(), pod, metav1.GetOptions{})
 	if err != nil {
-		return ""
+		return identity, ""
 	}
-	return p.Spec.Containers[0].Image
+	return identity, p.Spec.Containers[0].Image
 }
 
 // waitSelfSettled waits until gray-controller's Deployment is in phase with every pod of image
@@ -271,11 +272,8 @@ func waitSelfSettled(t *testing.T, c *cluster.Cluster, image string, phase graya
 				ready++
 			}
 		}
-		leaderImage := selfLeaderImage(t, c)
-		lease, err := c.Client.CoordinationV1().Leases(selfNS).Get(context.Background(), selfName, metav1.GetOptions{})
-		if err == nil && lease.Spec.HolderIdentity != nil {
-			leader = *lease.Spec.HolderIdentity
-		}
+		var leaderImage string
+		leader, leaderImage = selfLeader(t, c)
 		return st.Phase == phase && ready == 2 && len(pods) == 2 && leaderImage == image,
 			fmt.Sprintf("phase %s (%s), pods %v (%d ready of %s), leader %q runs %q", st.Phase, st.Message, images, ready, image, leader, leaderImage)
 	})
