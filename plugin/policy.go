@@ -37,10 +37,10 @@ type PolicyView struct {
 	UserPaused bool `json:"userPaused,omitempty"`
 }
 
-// policyView reads the policy annotations. settledAt is when the current
-// hold settled, nil unless the rollout is Held. Each annotation is parsed on
-// its own, so a bad value of one still shows the other.
-func policyView(annotations map[string]string, settledAt *metav1.Time, takenOver bool) *PolicyView {
+// policyView reads the policy annotations. st is the controller's status of
+// the rollout shown (nil when it has none for it). Each annotation is parsed
+// on its own, so a bad value of one still shows the other.
+func policyView(annotations map[string]string, st *grayapi.Status, takenOver bool) *PolicyView {
 	p := &PolicyView{}
 	if takenOver {
 		_, p.UserPaused = annotations[grayapi.PausedAnnotation]
@@ -58,9 +58,12 @@ func policyView(annotations map[string]string, settledAt *metav1.Time, takenOver
 			return p
 		}
 		p.HoldFor = holdFor.String()
-		if settledAt != nil && !p.UserPaused {
-			at := metav1.NewTime(settledAt.Add(holdFor))
-			p.ResumesAt = &at
+		if st == nil {
+			return p
+		}
+		if at, timed := grayapi.TimedResumeAt(*st, holdFor, p.UserPaused); timed {
+			resumesAt := metav1.NewTime(at)
+			p.ResumesAt = &resumesAt
 		}
 	}
 	return p

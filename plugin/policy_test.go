@@ -13,9 +13,11 @@ func TestPolicyView(t *testing.T) {
 		name        string
 		annotations map[string]string
 		settledAt   bool
-		takenOver   bool
-		want        PolicyView
-		wantResume  time.Duration // from now; 0 for none
+		// phase is the recorded phase when settledAt; Held if empty.
+		phase      grayapi.Phase
+		takenOver  bool
+		want       PolicyView
+		wantResume time.Duration // from now; 0 for none
 	}{
 		{name: "defaults", want: PolicyView{OnFailure: "hold"}},
 		{name: "abort, timed, not held",
@@ -26,6 +28,9 @@ func TestPolicyView(t *testing.T) {
 			want:        PolicyView{OnFailure: "abort"}},
 		{name: "timed and held", annotations: map[string]string{grayapi.HoldForAnnotation: "10m"}, settledAt: true,
 			want: PolicyView{OnFailure: "hold", HoldFor: "10m0s"}, wantResume: 4 * time.Minute},
+		{name: "timed, settled once, Progressing again: no resume is due",
+			annotations: map[string]string{grayapi.HoldForAnnotation: "10m"}, settledAt: true, phase: grayapi.PhaseProgressing,
+			want: PolicyView{OnFailure: "hold", HoldFor: "10m0s"}},
 		{name: "timed, held, paused by its user while taken over",
 			annotations: map[string]string{grayapi.HoldForAnnotation: "10m", grayapi.PausedAnnotation: "true"}, settledAt: true, takenOver: true,
 			want: PolicyView{OnFailure: "hold", HoldFor: "10m0s", UserPaused: true}},
@@ -41,11 +46,14 @@ func TestPolicyView(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			at := settled
-			if !tt.settledAt {
-				at = nil
+			var st *grayapi.Status
+			if tt.settledAt {
+				st = &grayapi.Status{Phase: grayapi.PhaseHeld, SettledAt: settled}
+				if tt.phase != "" {
+					st.Phase = tt.phase
+				}
 			}
-			got := policyView(tt.annotations, at, tt.takenOver)
+			got := policyView(tt.annotations, st, tt.takenOver)
 			resumesAt := got.ResumesAt
 			got.ResumesAt = nil
 			if *got != tt.want {

@@ -261,7 +261,7 @@ func newStatusView(d *appsv1.Deployment, rel *related) StatusView {
 		v.Revision = rev
 	}
 
-	var settledAt *metav1.Time
+	var recorded *grayapi.Status
 	if raw, ok := annotations[grayapi.StatusAnnotation]; ok {
 		if st, err := grayapi.ParseStatus(raw); err != nil {
 			v.Warnings = append(v.Warnings, err.Error())
@@ -278,13 +278,11 @@ func newStatusView(d *appsv1.Deployment, rel *related) StatusView {
 			v.Failure = failureView(st.Failure)
 			v.Gates = st.Gates
 			v.StaleReasons = staleReasons(d, st, v.HoldPoints, percentErr)
-			if st.Phase == grayapi.PhaseHeld {
-				settledAt = st.SettledAt
-			}
+			recorded = &st
 		}
 	}
 	if v.Gray {
-		v.Policy = policyView(annotations, settledAt, v.TakenOver)
+		v.Policy = policyView(annotations, recorded, v.TakenOver)
 	}
 	// The controller's message usually is this very error; say it once.
 	if percentErr != nil && percentErr.Error() != v.Message {

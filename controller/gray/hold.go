@@ -2,6 +2,8 @@ package gray
 
 import (
 	appsv1 "k8s.io/api/apps/v1"
+
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
 // HoldChange is what becomes of our pause before any ReplicaSet is written.
@@ -59,4 +61,12 @@ func pauseAfter(m Move, canary *appsv1.ReplicaSet, steps int) bool {
 		size = m.Sizes.NewSize
 	}
 	return size >= m.Status.Target
+}
+
+// pausedByItsUser reports a pause the Deployment's user made, not our hold: spec.paused on a
+// rollout we have not held (st.HeldAt nil), or the mode's own sign of it (modePaused: alongside
+// mode's kubegray.io/paused). It stops the step's deadline clock and a timed hold, as upstream's
+// pause stops the progress deadline.
+func pausedByItsUser(d *appsv1.Deployment, st grayapi.Status, modePaused bool) bool {
+	return (d.Spec.Paused && st.HeldAt == nil) || modePaused
 }

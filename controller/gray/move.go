@@ -120,14 +120,10 @@ func retarget(st grayapi.Status, replicas int32, points []int32) grayapi.Status 
 // (settled) and still stands: counted from the first time this step was Held, so that scaling
 // events under the hold do not postpone it. A hold the user paused is not resumed.
 func timedHoldDue(f moveFacts, st grayapi.Status, inPlace bool) bool {
-	pausedByUser := (f.Deployment.Spec.Paused && st.HeldAt == nil) || f.ModePaused
-	if f.Policy.HoldFor <= 0 || pausedByUser || !f.Deployment.Spec.Paused {
-		return false
-	}
 	p := f.Prev
-	if p.Phase != grayapi.PhaseHeld || p.SettledAt == nil || p.Revision != st.Revision || p.Step != st.Step ||
-		int(st.Step) >= len(f.Points) || !inPlace {
+	if !f.Deployment.Spec.Paused || p.Revision != st.Revision || p.Step != st.Step || int(st.Step) >= len(f.Points) || !inPlace {
 		return false
 	}
-	return !f.Now.Before(p.SettledAt.Add(f.Policy.HoldFor))
+	at, timed := grayapi.TimedResumeAt(p, f.Policy.HoldFor, pausedByItsUser(f.Deployment, st, f.ModePaused))
+	return timed && !f.Now.Before(at)
 }

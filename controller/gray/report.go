@@ -87,7 +87,7 @@ func DecideReport(f ReportFacts) Report {
 	r := Report{}
 
 	// The deadline's clock stops while the user pauses the rollout, as upstream's does.
-	pausedByUser := (d.Spec.Paused && st.HeldAt == nil) || f.ModePaused
+	pausedByUser := pausedByItsUser(d, st, f.ModePaused)
 	df := DeadlineFacts{Status: st, Prev: p, HasPrev: f.HasPrev, Now: f.Now, ClockStopped: pausedByUser || !deployutil.HasProgressDeadline(d)}
 	if !df.ClockStopped {
 		df.Deadline = time.Duration(*d.Spec.ProgressDeadlineSeconds) * time.Second
@@ -113,9 +113,9 @@ func DecideReport(f ReportFacts) Report {
 			grayapi.OnFailureAnnotation, grayapi.OnFailureAbort, st.Revision, st.StableRevision)
 	}
 	r.Progressing = mirroredProgressing(f, st)
-	if st.Phase == grayapi.PhaseHeld && f.Policy.HoldFor > 0 && st.SettledAt != nil && !pausedByUser {
+	if at, timed := grayapi.TimedResumeAt(st, f.Policy.HoldFor, pausedByUser); timed {
 		// One second late rather than early: the stored time has whole seconds.
-		r.LookAgain = max(st.SettledAt.Add(f.Policy.HoldFor).Sub(f.Now), 0) + time.Second
+		r.LookAgain = max(at.Sub(f.Now), 0) + time.Second
 	}
 	// A gate's next measurement may come before the hold-for or the deadline check.
 	if next := f.Gates.NextIn; next > 0 && (r.LookAgain == 0 || next < r.LookAgain) {

@@ -75,6 +75,22 @@ func ParseHoldFor(value string) (time.Duration, error) {
 	return d, nil
 }
 
+// TimedResumeAt is when a hold leaves by itself under kubegray.io/hold-for: holdFor after its
+// hold point first settled (st.SettledAt), so that scaling events under the hold do not
+// postpone it. timed is false when nothing times the hold: no hold-for, st not Held or never
+// settled, or its user keeps it paused. The controller resumes at this time and the plugin
+// shows it; both ask here.
+//
+//	Held, settled 10:00:00, hold-for 10m → 10:10:00, true
+//	Held, settled 10:00:00, hold-for 0   → false
+//	Progressing, or paused by its user   → false
+func TimedResumeAt(st Status, holdFor time.Duration, userPaused bool) (at time.Time, timed bool) {
+	if holdFor <= 0 || st.Phase != PhaseHeld || st.SettledAt == nil || userPaused {
+		return time.Time{}, false
+	}
+	return st.SettledAt.Add(holdFor), true
+}
+
 // Policy is the opt-in automation of a gray Deployment: what a failure
 // does, and how long a hold lasts on its own.
 type Policy struct {

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func TestParseOnFailure(t *testing.T) {
@@ -87,5 +89,33 @@ func TestParseGates(t *testing.T) {
 			!strings.Contains(err.Error(), GatesAnnotation) {
 			t.Errorf("ParseGates(%q) error %v, want one naming the annotation and %q", value, err, want)
 		}
+	}
+}
+
+func TestTimedResumeAt(t *testing.T) {
+	settled := metav1.NewTime(time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC))
+	held := Status{Phase: PhaseHeld, SettledAt: &settled}
+	tests := []struct {
+		name       string
+		st         Status
+		holdFor    time.Duration
+		userPaused bool
+		wantAt     time.Time
+		wantTimed  bool
+	}{
+		{name: "held, settled at 10:00, hold-for 10m", st: held, holdFor: 10 * time.Minute,
+			wantAt: time.Date(2026, 12, 5, 10, 10, 0, 0, time.UTC), wantTimed: true},
+		{name: "no hold-for", st: held},
+		{name: "paused by its user", st: held, holdFor: 10 * time.Minute, userPaused: true},
+		{name: "settled once, Progressing again", st: Status{Phase: PhaseProgressing, SettledAt: &settled}, holdFor: 10 * time.Minute},
+		{name: "held but never settled", st: Status{Phase: PhaseHeld}, holdFor: 10 * time.Minute},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			at, timed := TimedResumeAt(tt.st, tt.holdFor, tt.userPaused)
+			if timed != tt.wantTimed || !at.Equal(tt.wantAt) {
+				t.Errorf("TimedResumeAt() = %v, %t; want %v, %t", at, timed, tt.wantAt, tt.wantTimed)
+			}
+		})
 	}
 }
