@@ -196,7 +196,7 @@ func (c *Controller) trackNotTakenOver(ctx context.Context, d *appsv1.Deployment
 	updated := d.DeepCopy()
 	updated.Annotations[grayapi.StatusAnnotation] = value
 	gray.SetConditions(&updated.Status, st, replicas, int(step), metav1.NewTime(c.host.Now()))
-	if statusUnchanged(d, updated) {
+	if grayPartUnchanged(d, updated) {
 		return nil
 	}
 	if _, err := c.patchGrayStatus(ctx, updated); err != nil {

@@ -86,7 +86,7 @@ func (v *View) WriteHold(ctx context.Context, d, updated *appsv1.Deployment, pau
 // annotation, the mirrored revision and the GrayHeld condition (the rest of the status is the
 // built-in controller's). It writes nothing and returns nil when nothing differs.
 func (v *View) PersistStatus(ctx context.Context, server, updated *appsv1.Deployment) (*appsv1.Deployment, error) {
-	if statusUnchanged(server, updated) {
+	if grayPartUnchanged(server, updated) {
 		return nil, nil
 	}
 	return v.c.patchGrayStatus(ctx, updated)

@@ -72,10 +72,11 @@ func (c *Controller) patchGrayStatus(ctx context.Context, updated *appsv1.Deploy
 	return patch(live.ResourceVersion)
 }
 
-// statusUnchanged reports whether patchGrayStatus(updated) would change nothing on
-// server. Condition timestamps are not compared: only a change of the condition itself is
-// worth a write.
-func statusUnchanged(server, updated *appsv1.Deployment) bool {
+// grayPartUnchanged reports whether patchGrayStatus(updated) would change nothing of the part
+// of the status alongside mode owns (our annotation, the mirrored revision, our conditions) on
+// server; the rest is the built-in controller's. Condition timestamps are not compared: only a
+// change of the condition itself is worth a write.
+func grayPartUnchanged(server, updated *appsv1.Deployment) bool {
 	if server.Annotations[grayapi.StatusAnnotation] != updated.Annotations[grayapi.StatusAnnotation] ||
 		server.Annotations[deployutil.RevisionAnnotation] != updated.Annotations[deployutil.RevisionAnnotation] {
 		return false

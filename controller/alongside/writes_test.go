@@ -15,7 +15,7 @@ import (
 // Only our part of the status is compared (kubegray.io/status, the mirrored revision, our
 // conditions), and a condition only by status, reason and message: a new timestamp alone is not
 // worth a patch, the built-in controller's fields are not ours to write.
-func TestStatusUnchanged(t *testing.T) {
+func TestGrayPartUnchanged(t *testing.T) {
 	at := func(minute int) metav1.Time { return metav1.Date(2026, 12, 5, 8, minute, 0, 0, time.UTC) }
 	held := func(reason, message string, when metav1.Time) appsv1.DeploymentCondition {
 		return *deployutil.NewDeploymentCondition(grayapi.ConditionGrayHeld, corev1.ConditionTrue, reason, message, when)
@@ -50,8 +50,8 @@ func TestStatusUnchanged(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			updated := server.DeepCopy()
 			tc.edit(updated)
-			if got := statusUnchanged(server, updated); got != tc.equal {
-				t.Errorf("statusUnchanged = %t, want %t", got, tc.equal)
+			if got := grayPartUnchanged(server, updated); got != tc.equal {
+				t.Errorf("grayPartUnchanged = %t, want %t", got, tc.equal)
 			}
 		})
 	}

@@ -57,10 +57,8 @@ func (g *graySync) reportInvalid(ctx context.Context, perr error) error {
 	if d.Spec.Paused {
 		setPausedCondition(&newStatus, d, g.in.metaNow())
 	}
-	gray.SetConditions(&newStatus, g.st, *d.Spec.Replicas, 0, g.in.metaNow())
-	updated := d.DeepCopy()
-	updated.Status = newStatus
-	if err := g.setStatusAnnotation(updated); err != nil {
+	updated, err := g.withStatus(newStatus, 0)
+	if err != nil {
 		return err
 	}
 	if _, err := g.mode.persistStatus(ctx, g.dc, g.cur.server, updated); err != nil {

@@ -90,7 +90,7 @@ func (insteadMode) writeHold(ctx context.Context, g *graySync, paused bool) erro
 
 // persistStatus writes all of the status, through UpdateStatus.
 func (insteadMode) persistStatus(ctx context.Context, dc *DeploymentController, server, updated *appsv1.Deployment) (*appsv1.Deployment, error) {
-	if statusUnchanged(server, updated) {
+	if wholeStatusUnchanged(server, updated) {
 		return nil, nil
 	}
 	return dc.client.AppsV1().Deployments(updated.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: dc.fieldManager})

@@ -53,7 +53,6 @@ func (g *graySync) report(ctx context.Context) error {
 	if dec.LookAgain > 0 {
 		g.dc.enqueueAfter(d, dec.LookAgain)
 	}
-	gray.SetConditions(&newStatus, g.st, *d.Spec.Replicas, len(g.in.points), g.in.metaNow())
 	// The stable mark moves before the status says Complete: a controller stopped in between
 	// leaves a mark no older than the status, and the mark is what wins (gray_record.go).
 	if dec.MarkStable {
@@ -61,9 +60,8 @@ func (g *graySync) report(ctx context.Context) error {
 			return err
 		}
 	}
-	updated := d.DeepCopy()
-	updated.Status = newStatus
-	if err := g.setStatusAnnotation(updated); err != nil {
+	updated, err := g.withStatus(newStatus, len(g.in.points))
+	if err != nil {
 		return err
 	}
 	if err := g.mode.writeReport(ctx, g, updated); err != nil {
@@ -114,9 +112,11 @@ func (g *graySync) writeStatus(ctx context.Context, updated *appsv1.Deployment) 
 	return nil
 }
 
-// statusUnchanged reports whether writing updated would change nothing a status write owns
-// (status, our annotation, the mirrored revision) compared with what the server has.
-func statusUnchanged(server, updated *appsv1.Deployment) bool {
+// wholeStatusUnchanged reports whether writing updated would change nothing a status write owns
+// in instead mode (all of the status, timestamps included, as upstream compares it; our
+// annotation; the mirrored revision) compared with what the server has. Alongside mode owns
+// only its part: grayPartUnchanged in controller/alongside.
+func wholeStatusUnchanged(server, updated *appsv1.Deployment) bool {
 	return reflect.DeepEqual(server.Status, updated.Status) &&
 		server.Annotations[grayapi.StatusAnnotation] == updated.Annotations[grayapi.StatusAnnotation] &&
 		server.Annotations[deployutil.RevisionAnnotation] == updated.Annotations[deployutil.RevisionAnnotation]
@@ -148,6 +148,15 @@ func setResumedCondition(d *appsv1.Deployment, now metav1.Time) {
 	}
 	deployutil.SetDeploymentCondition(&d.Status, *deployutil.NewDeploymentCondition(appsv1.DeploymentProgressing, corev1.ConditionUnknown,
 		deployutil.ResumedDeployReason, "Deployment is resumed", now))
+}
+
+// withStatus is the Deployment to write at the end of a sync: upstream's status (newStatus)
+// with the gray conditions of g.st over steps hold points, and g.st in kubegray.io/status.
+func (g *graySync) withStatus(newStatus appsv1.DeploymentStatus, steps int) (*appsv1.Deployment, error) {
+	gray.SetConditions(&newStatus, g.st, *g.cur.d.Spec.Replicas, steps, g.in.metaNow())
+	updated := g.cur.d.DeepCopy()
+	updated.Status = newStatus
+	return updated, g.setStatusAnnotation(updated)
 }
 
 // setStatusAnnotation writes st into d's annotations.
