@@ -3,6 +3,7 @@ package gitops
 import (
 	"encoding/json"
 	"flag"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -73,9 +74,44 @@ func TestArgoCDConfigMapSnippet(t *testing.T) {
 	}
 }
 
-// TestArgoCDComponentMerges builds a kustomization of Argo CD's argocd-cm with manifests/argocd
-// as a component, as a user adds it, and wants both scripts merged in and the user's keys kept.
+// TestArgoCDComponentMerges builds kustomizations with manifests/argocd as a component, as users
+// add it, and wants both scripts merged into argocd-cm and the keys already there kept: Argo CD's
+// own install manifest (whose argocd-cm has no namespace) under a kustomization that sets
+// `namespace: argocd`, as Argo CD's docs install it, and an argocd-cm that carries its namespace.
 func TestArgoCDComponentMerges(t *testing.T) {
+	install, err := os.ReadFile(filepath.Join(argoCDModuleDir(t), "manifests", "install.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, resource, kustomization string
+		// keep is a key of argocd-cm before the merge that must stay.
+		keep string
+	}{
+		{name: "Argo CD's install.yaml, namespace set by the kustomization", resource: string(install),
+			kustomization: "namespace: argocd\n", keep: "resource.exclusions"},
+		{name: "an argocd-cm with its namespace",
+			resource: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: argocd-cm\n  namespace: argocd\ndata:\n  url: https://argocd.example.com\n",
+			keep:     "url"},
+	}
+	health, _ := os.ReadFile(filepath.Join(argoDir, "health.lua"))
+	actions, _ := os.ReadFile(filepath.Join(argoDir, "actions.yaml"))
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cm := buildWithComponent(t, tt.resource, tt.kustomization)
+			if cm.Namespace != "argocd" || cm.Data[tt.keep] == "" || cm.Data["resource.customizations.health.apps_Deployment"] != string(health) ||
+				cm.Data["resource.customizations.actions.apps_Deployment"] != string(actions) {
+				t.Fatalf("merged argocd-cm in namespace %q, keys %v; want namespace argocd, %s kept and both scripts", cm.Namespace, slices.Sorted(maps.Keys(cm.Data)), tt.keep)
+			}
+		})
+	}
+}
+
+// buildWithComponent runs kubectl kustomize on a kustomization of resource (YAML documents) with
+// manifests/argocd as a component and the extra fields in kustomization, and returns the argocd-cm
+// it builds.
+func buildWithComponent(t *testing.T, resource, kustomization string) corev1.ConfigMap {
+	t.Helper()
 	dir := t.TempDir()
 	component, err := filepath.Abs(argoDir)
 	if err != nil {
@@ -86,8 +122,8 @@ func TestArgoCDComponentMerges(t *testing.T) {
 		t.Fatal(err)
 	}
 	files := map[string]string{
-		"argocd-cm.yaml":     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: argocd-cm\n  namespace: argocd\ndata:\n  url: https://argocd.example.com\n",
-		"kustomization.yaml": "resources: [argocd-cm.yaml]\ncomponents: [" + rel + "]\n",
+		"resources.yaml":     resource,
+		"kustomization.yaml": kustomization + "resources: [resources.yaml]\ncomponents: [" + rel + "]\n",
 	}
 	for name, content := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
@@ -98,26 +134,24 @@ func TestArgoCDComponentMerges(t *testing.T) {
 	if err != nil {
 		t.Fatalf("kubectl kustomize: %v\n%s", err, out)
 	}
-	var cm corev1.ConfigMap
-	if err := yaml.UnmarshalStrict(out, &cm); err != nil {
-		t.Fatal(err)
+	for _, doc := range strings.Split(string(out), "\n---\n") {
+		var cm corev1.ConfigMap
+		if err := yaml.Unmarshal([]byte(doc), &cm); err == nil && cm.Kind == "ConfigMap" && cm.Name == "argocd-cm" {
+			return cm
+		}
 	}
-	health, _ := os.ReadFile(filepath.Join(argoDir, "health.lua"))
-	actions, _ := os.ReadFile(filepath.Join(argoDir, "actions.yaml"))
-	if cm.Data["url"] != "https://argocd.example.com" || cm.Data["resource.customizations.health.apps_Deployment"] != string(health) ||
-		cm.Data["resource.customizations.actions.apps_Deployment"] != string(actions) {
-		t.Fatalf("merged argocd-cm:\n%s", out)
-	}
+	t.Fatalf("no argocd-cm in the build:\n%.2000s", out)
+	return corev1.ConfigMap{}
 }
 
 // argoCDModule is the Argo CD release whose built-in Deployment actions the snippet is tested
 // next to: the newest whose module this repository's Go can download (v3.6 asks for Go 1.27).
 const argoCDModule = "github.com/argoproj/argo-cd/v3@v3.5.7"
 
-// argoCDBuiltinActions downloads argoCDModule into the module cache (a module zip carries the
-// Lua scripts too) and returns the folder of its built-in Deployment actions. Argo CD's scripts
-// are read where Go keeps them, never copied into this repository.
-func argoCDBuiltinActions(t *testing.T) string {
+// argoCDModuleDir downloads argoCDModule into the module cache (a module zip carries the Lua
+// scripts and the install manifests too) and returns its folder. Argo CD's files are read where
+// Go keeps them, never copied into this repository.
+func argoCDModuleDir(t *testing.T) string {
 	t.Helper()
 	cmd := exec.Command("go", "mod", "download", "-json", argoCDModule)
 	cmd.Dir = t.TempDir() // outside this module, whose go.mod and go.sum it must not touch
@@ -127,7 +161,12 @@ func argoCDBuiltinActions(t *testing.T) string {
 	if jerr := json.Unmarshal(out, &m); jerr != nil || m.Error != "" || m.Dir == "" {
 		t.Fatalf("go mod download %s: %v %s %s", argoCDModule, err, m.Error, out)
 	}
-	return filepath.Join(m.Dir, "resource_customizations", "apps", "Deployment", "actions")
+	return m.Dir
+}
+
+// argoCDBuiltinActions is the folder of argoCDModule's built-in Deployment actions.
+func argoCDBuiltinActions(t *testing.T) string {
+	return filepath.Join(argoCDModuleDir(t), "resource_customizations", "apps", "Deployment", "actions")
 }
 
 // TestArgoCDKeepsBuiltinActions loads Argo CD's built-in Deployment actions next to the
