@@ -3,10 +3,16 @@ package gates
 import (
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 
 	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common"
+	"github.com/google/cel-go/common/operators"
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/common/types/traits"
 	"github.com/google/cel-go/ext"
 
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
@@ -66,7 +72,23 @@ func (e conditionEnv) compile(expr string) (cel.Program, error) {
 	if ast.OutputType() != cel.BoolType {
 		return nil, fmt.Errorf("is a %s, not a bool", ast.OutputType())
 	}
-	return e.env.Program(ast, cel.CostLimit(ConditionCost))
+	return e.env.Program(ast, cel.CostLimit(ConditionCost), cel.CostTracking(sizeCharged{}))
+}
+
+// sizeCharged charges an addition by the size of what it built, whatever overload ran. CEL
+// charges a string's concatenation by its size only when it knew the overload when it compiled;
+// over a webhook's untyped answer it picks the overload at run time and charges 1, so a condition
+// of a thousand characters could build hundreds of MiB under the cost limit.
+type sizeCharged struct{}
+
+func (sizeCharged) CallCost(function, _ string, _ []ref.Val, result ref.Val) *uint64 {
+	sized, ok := result.(traits.Sizer)
+	if function != operators.Add || !ok {
+		return nil
+	}
+	size, _ := sized.Size().(types.Int)
+	cost := 1 + uint64(math.Ceil(float64(size)*common.StringTraversalCostFactor))
+	return &cost
 }
 
 // holds evaluates a compiled condition over what was measured.

@@ -3,6 +3,7 @@ package gates
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/cel-go/cel"
@@ -36,6 +37,9 @@ type Definition struct {
 	Count, FailureLimit, InconclusiveLimit int32
 
 	success, failure cel.Program
+	// queries are a metric gate's query compiled for each scope label asked (Definition.compiled).
+	queriesMu sync.Mutex
+	queries   map[string]compiledOrRefused
 }
 
 // Kind is what a gate measures.
@@ -115,7 +119,7 @@ func Parse(name, source, text string) (*Definition, error) {
 		if s.Compare {
 			env = compareEnv
 		}
-		if err := checkQuery(s.Query, s.Compare); err != nil {
+		if err := d.CheckScope(""); err != nil {
 			return fail("query %q: %v", s.Query, err)
 		}
 	}

@@ -63,7 +63,7 @@ func TestParseReadsEveryField(t *testing.T) {
 	}
 	if d.Interval != 2*time.Second || d.Count != 4 || d.FailureLimit != 1 || d.InconclusiveLimit != 0 ||
 		d.Success != "canary.restarts <= 2" || d.Failure != "canary.restarts > 5" {
-		t.Errorf("parsed %+v", *d)
+		t.Errorf("parsed %+v", d)
 	}
 }
 

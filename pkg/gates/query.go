@@ -1,16 +1,14 @@
 package gates
 
 import (
+	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
 
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
@@ -58,85 +56,63 @@ func podNames(deployment, hash string) string {
 	return strings.ReplaceAll(prefix, ".", "[.]") + "[a-z0-9]{5}"
 }
 
-// substitute replaces the query's variables by values; an unknown one is an error naming the
-// known ones.
-func substitute(query string, values map[string]string) (string, error) {
-	var unknown []string
-	out := variable.ReplaceAllStringFunc(query, func(name string) string {
-		v, ok := values[name]
-		if !ok {
-			unknown = append(unknown, name)
-		}
-		return v
-	})
-	if len(unknown) > 0 {
-		return "", fmt.Errorf("unknown variable %s: the variables are %s", unknown[0], strings.Join(slices.Sorted(maps.Keys(values)), " "))
-	}
-	return out, nil
-}
-
 // promQL parses with Prometheus' own parser and its default functions.
 var promQL = parser.NewParser(parser.Options{})
 
-// placeholders stand for a Deployment when a query is checked at load.
+// placeholders stand for a Deployment when the variables a query may use are listed.
 var placeholders = QueryVars{Namespace: "namespace", Deployment: "deployment", CanaryHash: "canary", StableHash: "stable", Window: time.Minute}
 
-// checkQuery parses query as it will run, with placeholders for the variables.
-func checkQuery(query string, compare bool) error {
-	_, err := render(query, placeholders.values(compare, "canary"), "")
-	return err
+// knownVariables are the variables a query of a gate compared or not may use.
+func knownVariables(compare bool) map[string]bool {
+	known := map[string]bool{}
+	for name := range placeholders.values(compare, "canary") {
+		known[name] = true
+	}
+	return known
 }
 
 // Render is the query of d for one run (hash: the revision a compared gate's run is for),
 // scoped to the Deployment's namespace: every series selector gets scopeLabel="<namespace>",
 // as prom-label-proxy does, so that a tenant's query reads only its own namespace's series. A
-// selector that names scopeLabel itself is refused.
+// selector that names scopeLabel itself is refused. The query is parsed once per scope label
+// (compileQuery); a run writes its values into the parsed tree. A run for a revision that does
+// not exist is ErrNoRevision.
 func (d *Definition) Render(v QueryVars, hash, scopeLabel string) (string, error) {
-	return render(d.Query, v.values(d.Compare, hash), scopeLabel)
+	q, err := d.compiled(scopeLabel)
+	if err != nil {
+		return "", err
+	}
+	return q.render(v.values(d.Compare, hash), time.Duration(max(int64(v.Window/time.Second), 1))*time.Second)
 }
 
 // CheckScope refuses, at load, a query that selects on scopeLabel (a provider's namespace
 // label): gray-controller sets it.
 func (d *Definition) CheckScope(scopeLabel string) error {
-	_, err := render(d.Query, placeholders.values(d.Compare, "canary"), scopeLabel)
+	_, err := d.compiled(scopeLabel)
 	return err
 }
 
-func render(query string, values map[string]string, scopeLabel string) (string, error) {
-	text, err := substitute(query, values)
-	if err != nil {
-		return "", err
-	}
-	expr, err := promQL.ParseExpr(text)
-	if err != nil {
-		return "", err
-	}
-	if scopeLabel == "" {
-		return expr.String(), nil
-	}
-	scope, err := labels.NewMatcher(labels.MatchEqual, scopeLabel, values["$namespace"])
-	if err != nil {
-		return "", err
-	}
-	var refused error
-	parser.Inspect(expr, func(node parser.Node, _ []parser.Node) error {
-		sel, ok := node.(*parser.VectorSelector)
-		if !ok {
-			return nil
+// compiled is d's query compiled for scopeLabel, compiled on first use and kept with d: the
+// gates of a Deployment are resolved on every one of its syncs, and a definition serves every
+// Deployment that names it. Scope labels are the admin's providers', so the map stays small.
+func (d *Definition) compiled(scopeLabel string) (*compiledQuery, error) {
+	d.queriesMu.Lock()
+	defer d.queriesMu.Unlock()
+	c, ok := d.queries[scopeLabel]
+	if !ok {
+		c.query, c.err = compileQuery(d.Query, knownVariables(d.Compare), scopeLabel)
+		if d.queries == nil {
+			d.queries = map[string]compiledOrRefused{}
 		}
-		for _, m := range sel.LabelMatchers {
-			if m.Name == scopeLabel && refused == nil {
-				refused = fmt.Errorf("selector %s names the label %s: leave it out, gray-controller adds it to every selector, set to the Deployment's namespace",
-					sel, scopeLabel)
-			}
-		}
-		sel.LabelMatchers = append(sel.LabelMatchers, scope)
-		return nil
-	})
-	if refused != nil {
-		return "", refused
+		d.queries[scopeLabel] = c
 	}
-	return expr.String(), nil
+	return c.query, c.err
+}
+
+// compiledOrRefused is the outcome of compiling a query for one scope label.
+type compiledOrRefused struct {
+	query *compiledQuery
+	err   error
 }
 
 // Reading is what one run of a query returned.
@@ -149,8 +125,8 @@ type Reading struct {
 
 // JudgeMetric gives the outcome of one measurement of a metric gate from its readings (one, or
 // canary's then stable's for a compared gate), what they were as people read them, and why. A
-// query that returned nothing, NaN or an infinity is NoData, never a Fail: a canary without
-// traffic yet is not a failing canary.
+// query that returned nothing, NaN or an infinity, or a run for a revision that does not exist
+// (ErrNoRevision), is NoData, never a Fail: a canary without traffic yet is not a failing canary.
 func (d *Definition) JudgeMetric(readings ...Reading) (outcome grayapi.GateOutcome, value, why string) {
 	names := []string{"result"}
 	if d.Compare {
@@ -164,6 +140,8 @@ func (d *Definition) JudgeMetric(readings ...Reading) (outcome grayapi.GateOutco
 	for i, r := range readings {
 		name := names[i]
 		switch {
+		case errors.Is(r.Err, ErrNoRevision):
+			return grayapi.GateNoData, strings.Join(shown, ", "), fmt.Sprintf("query (%s): %v", name, r.Err)
 		case r.Err != nil:
 			return grayapi.GateError, strings.Join(shown, ", "), fmt.Sprintf("query (%s): %v", name, r.Err)
 		case len(r.Values) == 0:

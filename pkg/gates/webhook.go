@@ -45,8 +45,13 @@ func Sign(key, body []byte) string {
 // maxShownAnswer bounds how much of an answer's body a status shows.
 const maxShownAnswer = 200
 
+// MaxWebhookAnswer bounds the answer a webhook gate's conditions read: with the condition's own
+// length (MaxCondition) and cost (ConditionCost, additions charged by size), it bounds what an
+// evaluation can build.
+const MaxWebhookAnswer = 64 << 10
+
 // JudgeWebhook gives the outcome of one webhook call from its answer (err: no answer): a 2xx
-// passes, or is judged by the conditions over its JSON body; 409, 423 and 425 mean "not yet"
+// passes, or is judged by the conditions over its JSON body (at most MaxWebhookAnswer); 409, 423 and 425 mean "not yet"
 // (Inconclusive); another 4xx fails; a 5xx, a timeout or no answer is an Error.
 func (d *Definition) JudgeWebhook(status int, body []byte, err error) (outcome grayapi.GateOutcome, value, why string) {
 	if err != nil {
@@ -69,6 +74,9 @@ func (d *Definition) JudgeWebhook(status int, body []byte, err error) (outcome g
 		return grayapi.GateError, value, fmt.Sprintf("the webhook answered %d", status)
 	case d.success == nil && d.failure == nil:
 		return grayapi.GatePass, value, fmt.Sprintf("the webhook answered %d", status)
+	}
+	if len(body) > MaxWebhookAnswer {
+		return grayapi.GateError, value, fmt.Sprintf("the answer is %d bytes, at most %d read for the condition", len(body), MaxWebhookAnswer)
 	}
 	var result any
 	if err := json.Unmarshal(body, &result); err != nil {
