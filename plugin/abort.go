@@ -91,12 +91,15 @@ func (o *AbortOptions) Validate() error {
 
 // Run writes the abort request.
 func (o *AbortOptions) Run(ctx context.Context) error {
-	return writeRequest(ctx, &o.TargetOptions, &o.WriteOptions, o.Out, func(d *appsv1.Deployment, templateRevision func() (int64, bool, error)) (requestOutcome, error) {
-		req, stable, err := abortRequest(d, templateRevision)
-		return requestOutcome{req: req,
-			done:  fmt.Sprintf("gray abort requested (revision %d back to stable revision %d, template kept)", req.Revision, stable),
-			again: fmt.Sprintf("gray abort already requested (revision %d)", req.Revision)}, err
-	})
+	return writeRequest(ctx, &o.TargetOptions, &o.WriteOptions, o.Out, decideAbort)
+}
+
+// decideAbort decides an abort request.
+func decideAbort(d *appsv1.Deployment, templateRevision func() (int64, bool, error)) (requestOutcome, error) {
+	req, stable, err := abortRequest(d, templateRevision)
+	return requestOutcome{req: req,
+		done:  fmt.Sprintf("gray abort requested (revision %d back to stable revision %d, template kept)", req.Revision, stable),
+		again: fmt.Sprintf("gray abort already requested (revision %d)", req.Revision)}, err
 }
 
 // abortRequest is the request that aborts d's rollout in flight, and the

@@ -6,6 +6,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
@@ -21,12 +23,23 @@ type requestOutcome struct {
 // ReplicaSet running d's template, if any, read only when needed.
 type decideRequest func(d *appsv1.Deployment, templateRevision func() (int64, bool, error)) (requestOutcome, error)
 
-// writeRequest writes the request decide returns for the target Deployment, in one
-// conflict-checked write, and prints the outcome.
+// writeRequest writes the request decide returns for the target Deployment and prints the
+// outcome.
 func writeRequest(ctx context.Context, t *TargetOptions, w *WriteOptions, out io.Writer, decide decideRequest) error {
+	operation, after, err := sendRequest(ctx, t.Client, t.Namespace, t.Name, w.DryRunStrategy, decide)
+	if err != nil {
+		return err
+	}
+	return w.printResult(operation, after, out)
+}
+
+// sendRequest writes the request decide returns for Deployment namespace/name in one
+// conflict-checked write, and says what it did. The verbs and the dashboard's actions both
+// write through it, so a page's button refuses and writes exactly as the command does.
+func sendRequest(ctx context.Context, client kubernetes.Interface, namespace, name string, dryRun cmdutil.DryRunStrategy, decide decideRequest) (string, *appsv1.Deployment, error) {
 	var outcome requestOutcome
-	res, err := writeDeployment(ctx, t.Client, t.Namespace, t.Name, w.DryRunStrategy, strategicPatch, func(d *appsv1.Deployment) error {
-		templateRevision := func() (int64, bool, error) { return newReplicaSetRevision(ctx, t.Client, d) }
+	res, err := writeDeployment(ctx, client, namespace, name, dryRun, strategicPatch, func(d *appsv1.Deployment) error {
+		templateRevision := func() (int64, bool, error) { return newReplicaSetRevision(ctx, client, d) }
 		var err error
 		if outcome, err = decide(d, templateRevision); err != nil {
 			return err
@@ -35,11 +48,10 @@ func writeRequest(ctx context.Context, t *TargetOptions, w *WriteOptions, out io
 		return nil
 	})
 	if err != nil {
-		return err
+		return "", nil, err
 	}
-	operation := outcome.done
 	if !res.Changed {
-		operation = outcome.again
+		return outcome.again, res.After, nil
 	}
-	return w.printResult(operation, res.After, out)
+	return outcome.done, res.After, nil
 }

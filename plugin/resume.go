@@ -89,12 +89,17 @@ func (o *ResumeOptions) Validate() error {
 
 // Run writes the resume request.
 func (o *ResumeOptions) Run(ctx context.Context) error {
-	return writeRequest(ctx, &o.TargetOptions, &o.WriteOptions, o.Out, func(d *appsv1.Deployment, templateRevision func() (int64, bool, error)) (requestOutcome, error) {
-		req, next, err := resumeRequest(d, templateRevision, o.Full)
+	return writeRequest(ctx, &o.TargetOptions, &o.WriteOptions, o.Out, resumeDecision(o.Full))
+}
+
+// resumeDecision decides a resume request, to the next hold point or with full to the end.
+func resumeDecision(full bool) decideRequest {
+	return func(d *appsv1.Deployment, templateRevision func() (int64, bool, error)) (requestOutcome, error) {
+		req, next, err := resumeRequest(d, templateRevision, full)
 		return requestOutcome{req: req,
 			done:  fmt.Sprintf("gray resumed to %d%% (revision %d)", next, req.Revision),
 			again: fmt.Sprintf("gray resume to %d%% already requested (revision %d)", next, req.Revision)}, err
-	})
+	}
 }
 
 // resumeRequest is the request that lets d's held rollout go on, and the

@@ -85,12 +85,15 @@ func (o *RetryOptions) Validate() error {
 
 // Run writes the retry request.
 func (o *RetryOptions) Run(ctx context.Context) error {
-	return writeRequest(ctx, &o.TargetOptions, &o.WriteOptions, o.Out, func(d *appsv1.Deployment, templateRevision func() (int64, bool, error)) (requestOutcome, error) {
-		req, first, err := retryRequest(d, templateRevision)
-		return requestOutcome{req: req,
-			done:  fmt.Sprintf("gray retry requested (revision %d starts again at %d%%)", req.Revision, first),
-			again: fmt.Sprintf("gray retry already requested (revision %d)", req.Revision)}, err
-	})
+	return writeRequest(ctx, &o.TargetOptions, &o.WriteOptions, o.Out, decideRetry)
+}
+
+// decideRetry decides a retry request.
+func decideRetry(d *appsv1.Deployment, templateRevision func() (int64, bool, error)) (requestOutcome, error) {
+	req, first, err := retryRequest(d, templateRevision)
+	return requestOutcome{req: req,
+		done:  fmt.Sprintf("gray retry requested (revision %d starts again at %d%%)", req.Revision, first),
+		again: fmt.Sprintf("gray retry already requested (revision %d)", req.Revision)}, err
 }
 
 // retryRequest is the request that starts d's aborted rollout again, and the

@@ -83,9 +83,18 @@ func podView(p *corev1.Pod) PodView {
 }
 
 // eventViews keeps the gray events about d, the latest maxEvents, oldest
-// first. Events are matched by UID (or name, for events without one) because
-// a field selector is only a hint to some API servers.
+// first.
 func eventViews(d *appsv1.Deployment, events []corev1.Event) []EventView {
+	views := grayEventViews(d, events)
+	if len(views) > maxEvents {
+		views = views[len(views)-maxEvents:]
+	}
+	return views
+}
+
+// grayEventViews keeps every gray event about d, oldest first. Events are matched by UID (or
+// name, for events without one) because a field selector is only a hint to some API servers.
+func grayEventViews(d *appsv1.Deployment, events []corev1.Event) []EventView {
 	var views []EventView
 	for _, e := range events {
 		ref := e.InvolvedObject
@@ -104,9 +113,6 @@ func eventViews(d *appsv1.Deployment, events []corev1.Event) []EventView {
 	sort.SliceStable(views, func(i, j int) bool {
 		return views[i].LastSeen.Before(views[j].LastSeen)
 	})
-	if len(views) > maxEvents {
-		views = views[len(views)-maxEvents:]
-	}
 	return views
 }
 

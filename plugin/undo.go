@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/kubernetes"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 	"k8s.io/kubectl/pkg/util/templates"
 
@@ -97,16 +98,43 @@ func (o *UndoOptions) Validate() error {
 
 // Run rolls the template back in one patch.
 func (o *UndoOptions) Run(ctx context.Context) error {
+	res, err := rollBack(ctx, o.Client, o.Namespace, o.Name, o.DryRunStrategy, o.ToRevision)
+	if err != nil {
+		return err
+	}
+	if res.applyManaged {
+		fmt.Fprintf(o.ErrOut, "Warning: %s is managed with 'kubectl apply'; the rollback does not change its %s annotation, so apply the configuration of revision %d next, or the next apply undoes the rollback.\n",
+			deploymentRef(o.Name), corev1.LastAppliedConfigAnnotation, res.target)
+	}
+	return o.printResult(res.operation, res.after, o.Out)
+}
+
+// rollbackResult is what a rollback did.
+type rollbackResult struct {
+	// operation says it, e.g. "rolled back to revision 3 (web: v2 -> v1)".
+	operation string
+	after     *appsv1.Deployment
+	// target is the revision rolled back to.
+	target int64
+	// applyManaged is true when the Deployment carries kubectl apply's last-applied
+	// configuration, which the rollback leaves as it was.
+	applyManaged bool
+}
+
+// rollBack writes the template of revision toRevision (0: the stable revision) into
+// Deployment namespace/name in one patch. `kubectl gray undo` and the dashboard's undo both
+// roll back through it.
+func rollBack(ctx context.Context, client kubernetes.Interface, namespace, name string, dryRun cmdutil.DryRunStrategy, toRevision int64) (rollbackResult, error) {
 	var target int64
-	res, err := writeDeployment(ctx, o.Client, o.Namespace, o.Name, o.DryRunStrategy, templatePatch, func(d *appsv1.Deployment) error {
-		rss, _, err := ownedReplicaSets(ctx, o.Client, d)
+	res, err := writeDeployment(ctx, client, namespace, name, dryRun, templatePatch, func(d *appsv1.Deployment) error {
+		rss, _, err := ownedReplicaSets(ctx, client, d)
 		if err != nil {
 			return err
 		}
-		if target, err = undoTarget(d, o.ToRevision); err != nil {
+		if target, err = undoTarget(d, toRevision); err != nil {
 			return err
 		}
-		rs, err := replicaSetOfRevision(d, rss, target, o.ToRevision == 0)
+		rs, err := replicaSetOfRevision(d, rss, target, toRevision == 0)
 		if err != nil {
 			return err
 		}
@@ -116,22 +144,19 @@ func (o *UndoOptions) Run(ctx context.Context) error {
 		return nil
 	})
 	if err != nil {
-		return err
+		return rollbackResult{}, err
 	}
 	if !res.Changed {
-		return o.printResult(fmt.Sprintf("skipped rollback (current template already matches revision %d)", target), res.After, o.Out)
+		return rollbackResult{operation: fmt.Sprintf("skipped rollback (current template already matches revision %d)", target), after: res.After, target: target}, nil
 	}
-	if _, ok := res.Before.Annotations[corev1.LastAppliedConfigAnnotation]; ok {
-		fmt.Fprintf(o.ErrOut, "Warning: %s is managed with 'kubectl apply'; the rollback does not change its %s annotation, so apply the configuration of revision %d next, or the next apply undoes the rollback.\n",
-			deploymentRef(o.Name), corev1.LastAppliedConfigAnnotation, target)
-	}
+	_, applyManaged := res.Before.Annotations[corev1.LastAppliedConfigAnnotation]
 	operation := fmt.Sprintf("rolled back to revision %d", target)
 	if changes := imageChanges(templateImages(&res.Before.Spec.Template.Spec), templateImages(&res.After.Spec.Template.Spec)); changes != "" {
 		operation += " (" + changes + ")"
 	} else {
 		operation += " (images unchanged)"
 	}
-	return o.printResult(operation, res.After, o.Out)
+	return rollbackResult{operation: operation, after: res.After, target: target, applyManaged: applyManaged}, nil
 }
 
 // undoTarget is the revision to roll back to: toRevision if given, else the
