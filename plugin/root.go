@@ -1,6 +1,6 @@
 // Package plugin implements kubectl gray, the kubectl plugin of kubectl-gray:
 // one file per verb (set, status, resume, undo, abort, retry, restart, release,
-// history, gate, version, completion), the status view model and its rendering.
+// history, gate, dashboard, version, completion), the status view model and its rendering.
 package plugin
 
 import (
@@ -74,6 +74,7 @@ func NewCmdGray(streams genericiooptions.IOStreams) *cobra.Command {
 		NewCmdHistory(f, streams),
 		NewCmdRestart(f, streams),
 		NewCmdGate(f, streams),
+		NewCmdDashboard(f, streams),
 		NewCmdVersion(streams),
 		NewCmdCompletion(streams),
 	)

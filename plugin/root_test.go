@@ -21,6 +21,7 @@ func TestHelp(t *testing.T) {
 		{name: "status", args: []string{"status", "--help"}},
 		{name: "abort", args: []string{"abort", "--help"}},
 		{name: "retry", args: []string{"retry", "--help"}},
+		{name: "dashboard", args: []string{"dashboard", "--help"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			out, _, err := runRoot(tt.args...)

@@ -58,9 +58,7 @@ func (o *StatusOptions) loadList(ctx context.Context) ([]StatusView, []watchSpec
 	views := []StatusView{}
 	for i := range list.Items {
 		d := &list.Items[i]
-		_, percent := d.Annotations[grayapi.PercentAnnotation]
-		_, status := d.Annotations[grayapi.StatusAnnotation]
-		if !percent && !status {
+		if !isGray(d) {
 			continue
 		}
 		var rel *related
@@ -76,6 +74,14 @@ func (o *StatusOptions) loadList(ctx context.Context) ([]StatusView, []watchSpec
 		return views[i].Name < views[j].Name
 	})
 	return views, watches, nil
+}
+
+// isGray reports whether d belongs in the list of gray Deployments: it carries
+// kubegray.io/percent, or a status gray-controller wrote while it did.
+func isGray(d *appsv1.Deployment) bool {
+	_, percent := d.Annotations[grayapi.PercentAnnotation]
+	_, status := d.Annotations[grayapi.StatusAnnotation]
+	return percent || status
 }
 
 // runList shows the table, once or on every change of a Deployment.

@@ -1,0 +1,90 @@
+// The list page: every gray Deployment of the dashboard's scope, failures first, filtered by
+// namespace, phase and text, kept up to date by the server's stream.
+"use strict";
+
+const rows = new Map(); // "namespace/name" -> row
+const body = document.querySelector("#rollouts tbody");
+const filters = {
+  namespace: document.getElementById("filter-namespace"),
+  phase: document.getElementById("filter-phase"),
+  text: document.getElementById("filter-text"),
+};
+
+// rank orders the rows: failed rollouts first, then the ones in flight, then the finished.
+function rank(phase) {
+  switch (phase) {
+    case "Degraded": case "Invalid": return 0;
+    case "Aborted": case "RolledBack": return 1;
+    case "Progressing": return 2;
+    case "Held": return 3;
+    case "": case undefined: return 4;
+    default: return 5; // Complete
+  }
+}
+
+function matches(r) {
+  if (filters.namespace.value && r.namespace !== filters.namespace.value) return false;
+  if (filters.phase.value && (r.phase || "Unreported") !== filters.phase.value) return false;
+  const text = filters.text.value.trim().toLowerCase();
+  if (!text) return true;
+  const hay = [r.namespace, r.name, r.phase, r.message, r.failure && r.failure.reason, r.failure && r.failure.message]
+    .filter(Boolean).join(" ").toLowerCase();
+  return hay.includes(text);
+}
+
+function row(r) {
+  const link = gray.el("a", {href: `/rollouts/${encodeURIComponent(r.namespace)}/${encodeURIComponent(r.name)}`}, r.name);
+  const failure = r.failure
+    ? gray.el("span", {class: "failure-reason", title: r.failure.message}, r.failure.reason)
+    : gray.el("span", {class: "muted"}, "–");
+  const tr = gray.el("tr", {"data-key": `${r.namespace}/${r.name}`, "data-phase": r.phase || "Unreported"},
+    gray.el("td", {}, r.namespace),
+    gray.el("td", {class: "name"}, link),
+    gray.el("td", {}, gray.phase(r)),
+    gray.el("td", {}, gray.steps(r)),
+    gray.el("td", {}, gray.share(r)),
+    gray.el("td", {}, gray.gates(r)),
+    gray.el("td", {class: "age", "data-since": r.phase === "Held" ? r.heldAt || "" : ""}, r.phase === "Held" ? gray.age(r.heldAt) : ""),
+    gray.el("td", {}, failure));
+  if (r.message) tr.title = r.message;
+  return tr;
+}
+
+function options(select, values) {
+  const current = select.value;
+  select.replaceChildren(gray.el("option", {value: ""}, "all"),
+    ...[...values].sort().map((v) => gray.el("option", {value: v}, v)));
+  select.value = values.has(current) ? current : "";
+}
+
+function draw() {
+  const all = [...rows.values()];
+  options(filters.namespace, new Set(all.map((r) => r.namespace)));
+  options(filters.phase, new Set(all.map((r) => r.phase || "Unreported")));
+  const shown = all.filter(matches).sort((a, b) =>
+    rank(a.phase) - rank(b.phase) || a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name));
+  body.replaceChildren(...shown.map(row));
+  document.getElementById("count").textContent = `${shown.length} of ${all.length}`;
+  document.getElementById("empty").hidden = all.length > 0;
+}
+
+// Redraws come at most once a frame, however many updates arrive.
+let pending = false;
+function redraw() {
+  if (pending) return;
+  pending = true;
+  requestAnimationFrame(() => { pending = false; draw(); });
+}
+
+gray.follow("/api/stream", ["rows"], (_, u) => {
+  if (u.reset) rows.clear();
+  for (const r of u.upsert) rows.set(`${r.namespace}/${r.name}`, r);
+  for (const k of u.remove) rows.delete(k);
+  redraw();
+});
+
+document.getElementById("filters").addEventListener("submit", (e) => e.preventDefault());
+for (const f of Object.values(filters)) f.addEventListener("input", redraw);
+setInterval(() => {
+  for (const td of body.querySelectorAll("td.age[data-since]")) td.textContent = gray.age(td.dataset.since);
+}, 1000);

@@ -1,0 +1,205 @@
+package plugin
+
+// The dashboard's view of the cluster: one shared informer per resource for the whole server,
+// however many pages are open, and a broadcast of "something changed" to the pages' streams.
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	appslisters "k8s.io/client-go/listers/apps/v1"
+	"k8s.io/client-go/tools/cache"
+)
+
+// ownerIndex indexes ReplicaSets and pods by the UID of their controller, eventIndex events
+// by the UID of the object they are about.
+const (
+	ownerIndex = "owner"
+	eventIndex = "involvedObject"
+)
+
+// syncTimeout bounds the first list of every resource: a user who may not list one of them
+// gets an error naming it instead of a page that never fills.
+const syncTimeout = 30 * time.Second
+
+// clusterCache holds the Deployments, ReplicaSets, pods and events of the dashboard's scope.
+type clusterCache struct {
+	factory     informers.SharedInformerFactory
+	deployments appslisters.DeploymentLister
+	replicaSets cache.Indexer
+	pods        cache.Indexer
+	events      cache.Indexer
+	changes     *broadcaster
+	synced      []namedSynced
+}
+
+type namedSynced struct {
+	resource string
+	synced   cache.InformerSynced
+}
+
+// newClusterCache sets up the informers of namespace ("" for all namespaces).
+func newClusterCache(client kubernetes.Interface, namespace string) (*clusterCache, error) {
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(namespace))
+	c := &clusterCache{factory: factory, changes: newBroadcaster()}
+	deployments := factory.Apps().V1().Deployments()
+	replicaSets := factory.Apps().V1().ReplicaSets().Informer()
+	pods := factory.Core().V1().Pods().Informer()
+	events := factory.Core().V1().Events().Informer()
+	if err := replicaSets.AddIndexers(cache.Indexers{ownerIndex: byController}); err != nil {
+		return nil, err
+	}
+	if err := pods.AddIndexers(cache.Indexers{ownerIndex: byController}); err != nil {
+		return nil, err
+	}
+	if err := events.AddIndexers(cache.Indexers{eventIndex: byInvolvedObject}); err != nil {
+		return nil, err
+	}
+	c.deployments = deployments.Lister()
+	c.replicaSets, c.pods, c.events = replicaSets.GetIndexer(), pods.GetIndexer(), events.GetIndexer()
+	for _, r := range []struct {
+		name     string
+		informer cache.SharedIndexInformer
+	}{{"deployments", deployments.Informer()}, {"replicasets", replicaSets}, {"pods", pods}, {"events", events}} {
+		// The page never shows managedFields; dropping them roughly halves what the cache holds.
+		if err := r.informer.SetTransform(dropManagedFields); err != nil {
+			return nil, err
+		}
+		notify := func(any) { c.changes.notify() }
+		if _, err := r.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc: notify, DeleteFunc: notify, UpdateFunc: func(_, obj any) { notify(obj) },
+		}); err != nil {
+			return nil, err
+		}
+		c.synced = append(c.synced, namedSynced{r.name, r.informer.HasSynced})
+	}
+	return c, nil
+}
+
+// start runs the informers until ctx ends and waits for their first list.
+func (c *clusterCache) start(ctx context.Context) error {
+	c.factory.Start(ctx.Done())
+	syncCtx, cancel := context.WithTimeout(ctx, syncTimeout)
+	defer cancel()
+	for _, s := range c.synced {
+		if !cache.WaitForCacheSync(syncCtx.Done(), s.synced) {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("could not list %s within %s: check that you may list and watch them ('kubectl auth can-i watch %s')", s.resource, syncTimeout, s.resource)
+		}
+	}
+	return nil
+}
+
+// grayDeployments are the Deployments carrying kubegray.io/percent, not to be modified.
+func (c *clusterCache) grayDeployments() ([]*appsv1.Deployment, error) {
+	all, err := c.deployments.List(labels.Everything())
+	if err != nil {
+		return nil, err
+	}
+	gray := all[:0:0]
+	for _, d := range all {
+		if isGray(d) {
+			gray = append(gray, d)
+		}
+	}
+	return gray, nil
+}
+
+// ownedReplicaSets are the ReplicaSets d controls.
+func (c *clusterCache) ownedReplicaSets(d *appsv1.Deployment) []*appsv1.ReplicaSet {
+	objs, _ := c.replicaSets.ByIndex(ownerIndex, string(d.UID))
+	rss := make([]*appsv1.ReplicaSet, 0, len(objs))
+	for _, o := range objs {
+		rss = append(rss, o.(*appsv1.ReplicaSet))
+	}
+	return rss
+}
+
+// related are the ReplicaSets of d, their pods and the events about d.
+func (c *clusterCache) related(d *appsv1.Deployment) *related {
+	rel := &related{replicaSets: c.ownedReplicaSets(d)}
+	for _, rs := range rel.replicaSets {
+		objs, _ := c.pods.ByIndex(ownerIndex, string(rs.UID))
+		for _, o := range objs {
+			rel.pods = append(rel.pods, o.(*corev1.Pod))
+		}
+	}
+	objs, _ := c.events.ByIndex(eventIndex, string(d.UID))
+	for _, o := range objs {
+		rel.events = append(rel.events, *o.(*corev1.Event))
+	}
+	return rel
+}
+
+func byController(obj any) ([]string, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, err
+	}
+	if ref := metav1.GetControllerOf(m); ref != nil {
+		return []string{string(ref.UID)}, nil
+	}
+	return nil, nil
+}
+
+func byInvolvedObject(obj any) ([]string, error) {
+	e, ok := obj.(*corev1.Event)
+	if !ok || e.InvolvedObject.UID == "" {
+		return nil, nil
+	}
+	return []string{string(e.InvolvedObject.UID)}, nil
+}
+
+func dropManagedFields(obj any) (any, error) {
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetManagedFields(nil)
+	}
+	return obj, nil
+}
+
+// broadcaster wakes every subscriber when anything changed. A subscriber's channel holds one
+// signal, so a burst of changes while it is busy makes one wake-up.
+type broadcaster struct {
+	mu   sync.Mutex
+	subs map[chan struct{}]struct{}
+}
+
+func newBroadcaster() *broadcaster {
+	return &broadcaster{subs: map[chan struct{}]struct{}{}}
+}
+
+func (b *broadcaster) subscribe() chan struct{} {
+	ch := make(chan struct{}, 1)
+	b.mu.Lock()
+	b.subs[ch] = struct{}{}
+	b.mu.Unlock()
+	return ch
+}
+
+func (b *broadcaster) unsubscribe(ch chan struct{}) {
+	b.mu.Lock()
+	delete(b.subs, ch)
+	b.mu.Unlock()
+}
+
+func (b *broadcaster) notify() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for ch := range b.subs {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
