@@ -100,6 +100,10 @@ no-binaries: ## Fail on any tracked file over 1 MB that is not text (a committed
 controlplane: ## Build (or reuse) etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok.
 	test/hack/build-controlplane.sh
 
+.PHONY: chromium
+chromium: ## Install (or find) Debian's Chromium, the headless browser of the dashboard's e2e (TestDashboard).
+	test/hack/install-chromium.sh
+
 .PHONY: prometheus
 prometheus: ## Unpack (or reuse) prometheus and promtool from Debian's package, which the e2e suites run (test/prom).
 	test/hack/install-prometheus.sh
@@ -282,7 +286,9 @@ TIMINGS := $(BIN)/timings.tsv
 # the lanes need them, each timed as a step of its own. The 1.37 control plane is what every
 # lane waits for on a fresh machine, so it builds at the other steps' priority; 1.35, needed
 # minutes later, builds niced, yet ahead of the release checks (nice 19).
-CONTROLPLANE_BUILDS = test/hack/timed.sh prometheus -- test/hack/install-prometheus.sh && \
+# Chromium (a Debian package, for the dashboard's e2e) installs beside them.
+CONTROLPLANE_BUILDS = { test/hack/timed.sh chromium -- test/hack/install-chromium.sh & } && \
+	test/hack/timed.sh prometheus -- test/hack/install-prometheus.sh && \
 	test/hack/timed.sh controlplane -- test/hack/build-controlplane.sh && \
 	KUBEGRAY_K8S=$(K8S_PREVIOUS) nice -n 10 test/hack/timed.sh controlplane-k8s135 -- test/hack/build-controlplane.sh
 
