@@ -2,10 +2,12 @@ package measure
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubegray/kubectl-gray/controller/metrics"
 	"github.com/kubegray/kubectl-gray/pkg/gates"
@@ -41,13 +43,13 @@ type Pool struct {
 	mu      sync.Mutex
 	latest  map[Key]gates.Measurement
 	running map[Key]time.Time
-	slots   map[string]chan struct{}
+	slots   map[string]*slots
 }
 
 // NewPool returns a Pool whose measurements stop with ctx; done is called with the Job's Name
 // of every measurement taken, to queue the Deployment's sync.
 func NewPool(ctx context.Context, now func() time.Time, done func(name string)) *Pool {
-	return &Pool{ctx: ctx, now: now, done: done, latest: map[Key]gates.Measurement{}, running: map[Key]time.Time{}, slots: map[string]chan struct{}{}}
+	return &Pool{ctx: ctx, now: now, done: done, latest: map[Key]gates.Measurement{}, running: map[Key]time.Time{}, slots: map[string]*slots{}}
 }
 
 // Submit starts j unless the same measurement is running or taken and not yet recorded. It
@@ -66,33 +68,40 @@ func (p *Pool) Submit(j Job) {
 	go p.run(j, slot)
 }
 
-// slot is the semaphore of provider pr, sized by its concurrency (made anew when that changes;
-// jobs holding the old one release into it).
-func (p *Pool) slot(pr *gates.Provider) chan struct{} {
+// slot is the slots of provider pr, sized by its concurrency.
+func (p *Pool) slot(pr *gates.Provider) *slots {
 	s, ok := p.slots[pr.Name]
-	if !ok || cap(s) != pr.Concurrency {
-		s = make(chan struct{}, pr.Concurrency)
+	if !ok {
+		s = newSlots(pr.Concurrency)
 		p.slots[pr.Name] = s
 	}
+	s.resize(pr.Concurrency)
 	return s
 }
 
-func (p *Pool) run(j Job, slot chan struct{}) {
+// run takes j's measurement once its namespace is given a slot of the provider. The provider's
+// timeout covers the wait: a measurement that got no slot within it is Inconclusive ("provider
+// busy"), recorded like any other, so a busy provider makes a gate late by one timeout at most.
+func (p *Pool) run(j Job, slot *slots) {
+	ctx, cancel := context.WithTimeout(p.ctx, j.Provider.Timeout)
+	defer cancel()
+	namespace, _, _ := cache.SplitMetaNamespaceKey(j.Name)
 	tracked := metrics.WaitForProvider(j.Provider.Name, j.Provider.Type)
-	select {
-	case slot <- struct{}{}:
-	case <-p.ctx.Done():
+	if err := slot.acquire(ctx, namespace); err != nil {
 		tracked.Cancelled()
-		p.finish(j, nil)
+		if p.ctx.Err() != nil {
+			p.finish(j, nil)
+			return
+		}
+		p.finish(j, &gates.Measurement{Revision: j.Revision, Step: j.Step, Due: j.Due, At: p.now(), Outcome: grayapi.GateInconclusive,
+			Why: fmt.Sprintf("provider busy: %s gave namespace %s no slot within its timeout %s", j.Provider.Name, namespace, j.Provider.Timeout)})
 		return
 	}
-	ctx, cancel := context.WithTimeout(p.ctx, j.Provider.Timeout)
 	at := p.now()
 	tracked.Started(at)
 	outcome, value, why := j.Measure(ctx, at)
-	cancel()
 	tracked.Done(p.now(), outcome)
-	<-slot
+	slot.release(namespace)
 	p.finish(j, &gates.Measurement{Revision: j.Revision, Step: j.Step, Due: j.Due, At: at, Outcome: outcome, Value: value, Why: why})
 }
 
