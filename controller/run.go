@@ -50,6 +50,7 @@ func (o *Options) Run(ctx context.Context) error {
 	logger.Info("Starting gray-controller", "version", version.Get().String(), "mode", o.Mode,
 		"workers", o.Workers, "leaderElect", o.LeaderElect)
 
+	metrics.RecordBuildInfo(string(o.Mode))
 	if err := applyMemoryLimit(logger, o.MemoryLimit); err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package metrics
 import (
 	"strconv"
 	"sync"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -25,39 +24,40 @@ type Rollout struct {
 type rolloutCollector struct {
 	mode string
 	list func() []Rollout
-	now  func() time.Time
 
-	info, step, percent, target, available, held, gate, gateCounts *prometheus.Desc
+	info, step, percent, target, available, heldSince, gate, gateCounts *prometheus.Desc
 }
 
-func newRolloutCollector(mode string, list func() []Rollout, now func() time.Time) *rolloutCollector {
+func newRolloutCollector(mode string, list func() []Rollout) *rolloutCollector {
 	rollout := []string{"namespace", "deployment"}
 	desc := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc(prometheus.BuildFQName(namespace, "rollout", name), help, append(rollout, labels...), nil)
 	}
-	return &rolloutCollector{mode: mode, list: list, now: now,
+	return &rolloutCollector{mode: mode, list: list,
 		info: desc("info", "1 for each gray Deployment: its mode, phase and reason (a failure's, or GateInconclusive while a hold waits on a gate that could not tell).",
 			"mode", "phase", "reason"),
 		step:      desc("step", "The hold point the rollout is at or going to, 1 for the first."),
 		percent:   desc("percent", "The percent of that hold point (100 when going to the end)."),
 		target:    desc("target_replicas", "The new revision's replicas that percent means for the current replica count."),
 		available: desc("canary_available_replicas", "Available replicas of the ReplicaSet of the reported revision."),
-		held:      desc("held_seconds", "How long the rollout has been held at its hold point; only while Held."),
-		gate: desc("gate_info", "1 for each gate of the current hold: its last outcome and its verdict (empty while it measures).",
-			"gate", "last", "verdict", "dry_run"),
+		// A time, not a duration, as Prometheus' guidance asks: read from the recorded status, it is
+		// the same whichever replica leads, and time() - it is the time held.
+		heldSince: desc("held_since_seconds", "When the rollout reached its current hold point, in Unix seconds; only while Held."),
+		// No label for the last outcome: it would make a new series at each measurement.
+		gate: desc("gate_info", "1 for each gate of the current hold, with its verdict (empty while it measures).",
+			"gate", "verdict", "dry_run"),
 		gateCounts: desc("gate_outcomes", "Outcomes of a gate of the current hold so far, by kind: pass, fail, unsure (Inconclusive, NoData and Error).",
 			"gate", "kind"),
 	}
 }
 
 func (c *rolloutCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.info, c.step, c.percent, c.target, c.available, c.held, c.gate, c.gateCounts} {
+	for _, d := range []*prometheus.Desc{c.info, c.step, c.percent, c.target, c.available, c.heldSince, c.gate, c.gateCounts} {
 		ch <- d
 	}
 }
 
 func (c *rolloutCollector) Collect(ch chan<- prometheus.Metric) {
-	now := c.now()
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
@@ -69,10 +69,10 @@ func (c *rolloutCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(c.target, float64(st.Target), r.Namespace, r.Name)
 		gauge(c.available, float64(r.CanaryAvailable), r.Namespace, r.Name)
 		if st.Phase == grayapi.PhaseHeld && st.HeldAt != nil {
-			gauge(c.held, max(now.Sub(st.HeldAt.Time).Seconds(), 0), r.Namespace, r.Name)
+			gauge(c.heldSince, float64(st.HeldAt.Unix()), r.Namespace, r.Name)
 		}
 		for _, g := range st.Gates {
-			gauge(c.gate, 1, r.Namespace, r.Name, g.Name, string(g.Last), string(g.Verdict), strconv.FormatBool(g.DryRun))
+			gauge(c.gate, 1, r.Namespace, r.Name, g.Name, string(g.Verdict), strconv.FormatBool(g.DryRun))
 			gauge(c.gateCounts, float64(g.Passes), r.Namespace, r.Name, g.Name, "pass")
 			gauge(c.gateCounts, float64(g.Fails), r.Namespace, r.Name, g.Name, "fail")
 			gauge(c.gateCounts, float64(g.Unsure), r.Namespace, r.Name, g.Name, "unsure")
@@ -110,7 +110,7 @@ func RegisterRollouts(mode string, list func() []Rollout) error {
 	if registeredRollouts != nil {
 		global.registry.Unregister(registeredRollouts)
 	}
-	c := newRolloutCollector(mode, list, time.Now)
+	c := newRolloutCollector(mode, list)
 	if err := global.registry.Register(c); err != nil {
 		return err
 	}

@@ -15,8 +15,8 @@ import (
 // TestRolloutSeries: one series set per gray Deployment, from its status, at each scrape; a
 // Deployment gone from the list takes its series with it. The exposition is written by hand.
 func TestRolloutSeries(t *testing.T) {
-	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
-	heldAt := metav1.NewTime(now.Add(-90 * time.Second))
+	// Unix second 1,796,385,510.
+	heldAt := metav1.NewTime(time.Date(2026, 12, 4, 11, 58, 30, 0, time.UTC))
 	rollouts := []Rollout{
 		{Namespace: "shop", Name: "web", CanaryAvailable: 2, Status: grayapi.Status{Revision: 2, Step: 0, Percent: 20, Target: 2,
 			Phase: grayapi.PhaseHeld, HeldAt: &heldAt, Gates: []grayapi.GateStatus{
@@ -26,16 +26,16 @@ func TestRolloutSeries(t *testing.T) {
 			Phase: grayapi.PhaseDegraded, Failure: &grayapi.Failure{Reason: grayapi.ReasonProgressDeadlineExceeded}}},
 	}
 	r := prometheus.NewRegistry()
-	r.MustRegister(newRolloutCollector("instead", func() []Rollout { return rollouts }, func() time.Time { return now }))
+	r.MustRegister(newRolloutCollector("instead", func() []Rollout { return rollouts }))
 	want := `
 # HELP gray_controller_rollout_canary_available_replicas Available replicas of the ReplicaSet of the reported revision.
 # TYPE gray_controller_rollout_canary_available_replicas gauge
 gray_controller_rollout_canary_available_replicas{deployment="api",namespace="shop"} 0
 gray_controller_rollout_canary_available_replicas{deployment="web",namespace="shop"} 2
-# HELP gray_controller_rollout_gate_info 1 for each gate of the current hold: its last outcome and its verdict (empty while it measures).
+# HELP gray_controller_rollout_gate_info 1 for each gate of the current hold, with its verdict (empty while it measures).
 # TYPE gray_controller_rollout_gate_info gauge
-gray_controller_rollout_gate_info{deployment="web",dry_run="false",gate="error-rate",last="NoData",namespace="shop",verdict="Inconclusive"} 1
-gray_controller_rollout_gate_info{deployment="web",dry_run="true",gate="latency",last="Pass",namespace="shop",verdict=""} 1
+gray_controller_rollout_gate_info{deployment="web",dry_run="false",gate="error-rate",namespace="shop",verdict="Inconclusive"} 1
+gray_controller_rollout_gate_info{deployment="web",dry_run="true",gate="latency",namespace="shop",verdict=""} 1
 # HELP gray_controller_rollout_gate_outcomes Outcomes of a gate of the current hold so far, by kind: pass, fail, unsure (Inconclusive, NoData and Error).
 # TYPE gray_controller_rollout_gate_outcomes gauge
 gray_controller_rollout_gate_outcomes{deployment="web",gate="error-rate",kind="fail",namespace="shop"} 0
@@ -44,9 +44,9 @@ gray_controller_rollout_gate_outcomes{deployment="web",gate="error-rate",kind="u
 gray_controller_rollout_gate_outcomes{deployment="web",gate="latency",kind="fail",namespace="shop"} 0
 gray_controller_rollout_gate_outcomes{deployment="web",gate="latency",kind="pass",namespace="shop"} 2
 gray_controller_rollout_gate_outcomes{deployment="web",gate="latency",kind="unsure",namespace="shop"} 0
-# HELP gray_controller_rollout_held_seconds How long the rollout has been held at its hold point; only while Held.
-# TYPE gray_controller_rollout_held_seconds gauge
-gray_controller_rollout_held_seconds{deployment="web",namespace="shop"} 90
+# HELP gray_controller_rollout_held_since_seconds When the rollout reached its current hold point, in Unix seconds; only while Held.
+# TYPE gray_controller_rollout_held_since_seconds gauge
+gray_controller_rollout_held_since_seconds{deployment="web",namespace="shop"} 1.79638551e+09
 # HELP gray_controller_rollout_info 1 for each gray Deployment: its mode, phase and reason (a failure's, or GateInconclusive while a hold waits on a gate that could not tell).
 # TYPE gray_controller_rollout_info gauge
 gray_controller_rollout_info{deployment="api",mode="instead",namespace="shop",phase="Degraded",reason="ProgressDeadlineExceeded"} 1
@@ -68,7 +68,7 @@ gray_controller_rollout_target_replicas{deployment="web",namespace="shop"} 2
 		t.Error(err)
 	}
 	rollouts = rollouts[1:]
-	if n, err := testutil.GatherAndCount(r, "gray_controller_rollout_info", "gray_controller_rollout_gate_info", "gray_controller_rollout_held_seconds"); err != nil || n != 1 {
-		t.Errorf("after web left: %d series of info, gate_info and held_seconds (%v), want api's info only", n, err)
+	if n, err := testutil.GatherAndCount(r, "gray_controller_rollout_info", "gray_controller_rollout_gate_info", "gray_controller_rollout_held_since_seconds"); err != nil || n != 1 {
+		t.Errorf("after web left: %d series of info, gate_info and held_since_seconds (%v), want api's info only", n, err)
 	}
 }
