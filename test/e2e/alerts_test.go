@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubegray/kubectl-gray/test/prom"
@@ -71,6 +73,60 @@ func TestAlertRules(t *testing.T) {
 	}
 }
 
+// operationsDoc is where each alert's runbook_url points, to a section of its own.
+const operationsDoc = "../../docs/operations.md"
+
+// runbookURLPrefix is the address of operationsDoc the runbook links name.
+const runbookURLPrefix = "https://github.com/kubegray/kubectl-gray/blob/main/docs/operations.md#"
+
+// TestAlertRunbooks: every shipped alert links a section of docs/operations.md named after it (the
+// anchor GitHub gives a "### <alert>" heading), and every such section belongs to an alert.
+func TestAlertRunbooks(t *testing.T) {
+	var spec struct {
+		Groups []struct {
+			Rules []struct {
+				Alert       string            `json:"alert"`
+				Annotations map[string]string `json:"annotations"`
+			} `json:"rules"`
+		} `json:"groups"`
+	}
+	if err := yaml.Unmarshal(alertRules(t), &spec); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile(operationsDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sections := map[string]bool{}
+	for _, line := range strings.Split(string(doc), "\n") {
+		if name, ok := strings.CutPrefix(line, "### "); ok && strings.HasPrefix(name, "Gray") {
+			sections[name] = true
+		}
+	}
+	alerts := 0
+	for _, g := range spec.Groups {
+		for _, r := range g.Rules {
+			if r.Alert == "" {
+				continue
+			}
+			alerts++
+			if want := runbookURLPrefix + strings.ToLower(r.Alert); r.Annotations["runbook_url"] != want {
+				t.Errorf("alert %s: runbook_url %q, want %q", r.Alert, r.Annotations["runbook_url"], want)
+			}
+			if !sections[r.Alert] {
+				t.Errorf("alert %s: %s has no section \"### %s\"", r.Alert, operationsDoc, r.Alert)
+			}
+			delete(sections, r.Alert)
+		}
+	}
+	if alerts == 0 {
+		t.Fatalf("%s has no alert", prometheusRulePath)
+	}
+	for name := range sections {
+		t.Errorf("%s: section %q is the runbook of no alert", operationsDoc, name)
+	}
+}
+
 // dashboardPath is the Grafana dashboard as shipped (manifests/monitoring, and the chart through a
 // link).
 const dashboardPath = "../../manifests/monitoring/dashboard.json"
@@ -118,6 +174,33 @@ func wantDashboardData(t *testing.T, p *prom.Server) {
 			}
 		}
 	}
+}
+
+// operatorTarget is gray-controller's metrics endpoint at address, pod pod, labelled as a
+// Prometheus Operator's ServiceMonitor for the chart's Service labels it: the job is the
+// Service's name, the namespace gray-controller's own.
+func operatorTarget(address, pod string) prom.Target {
+	return prom.Target{Address: address, Labels: map[string]string{"job": "gray-controller-metrics", "namespace": "gray-system",
+		"service": "gray-controller-metrics", "endpoint": "metrics", "pod": pod, "container": "gray-controller"}}
+}
+
+// decoyTarget is decoy (decoyExposition), labelled as kube-controller-manager's target would be.
+func decoyTarget(decoy *httptest.Server) prom.Target {
+	return prom.Target{Address: strings.TrimPrefix(decoy.URL, "https://"),
+		Labels: map[string]string{"job": "kube-controller-manager", "namespace": "kube-system", "pod": "kube-controller-manager-0"}}
+}
+
+// serviceMonitorHonorsLabels is the honorLabels of the chart's ServiceMonitor endpoint.
+func serviceMonitorHonorsLabels(t *testing.T) bool {
+	t.Helper()
+	objs := objects(t, helmCmd(t, "template", releaseName, chartPath, "--namespace", releaseNS, "--set", "metrics.serviceMonitor.enabled=true",
+		"--set", "metrics.serviceMonitor.tlsConfig.insecureSkipVerify=true"))
+	endpoints, _, _ := unstructured.NestedSlice(objs["ServiceMonitor/"+releaseNS+"/gray-controller"], "spec", "endpoints")
+	if len(endpoints) != 1 {
+		t.Fatalf("the chart's ServiceMonitor has endpoints %v, want one", endpoints)
+	}
+	honor, _, _ := unstructured.NestedBool(endpoints[0].(map[string]any), "honorLabels")
+	return honor
 }
 
 // decoyExposition is what another client-go program scraped by the same Prometheus exposes

@@ -2,8 +2,10 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"reflect"
@@ -403,6 +405,7 @@ func TestHelmPrometheusRule(t *testing.T) {
 	if !reflect.DeepEqual(rule["spec"], want) {
 		t.Errorf("the chart's rules differ from %s:\n%v\nwant\n%v", prometheusRulePath, rule["spec"], want)
 	}
+	wantRuleValues(t)
 	objs = objects(t, helmCmd(t, "template", releaseName, chartPath, "--namespace", releaseNS, "--set", "metrics.grafanaDashboard.enabled=true"))
 	cm, ok := objs["ConfigMap/"+releaseNS+"/gray-controller-dashboard"]
 	if !ok {
@@ -417,6 +420,61 @@ func TestHelmPrometheusRule(t *testing.T) {
 	got, _, _ := unstructured.NestedString(cm, "data", "gray-controller.json")
 	if strings.TrimSuffix(got, "\n") != strings.TrimSuffix(string(dashboard), "\n") || u.GetLabels()["grafana_dashboard"] != "1" {
 		t.Errorf("the chart's dashboard ConfigMap (labels %v) does not carry %s as it is", u.GetLabels(), dashboardPath)
+	}
+}
+
+// wantRuleValues: metrics.prometheusRule.alertLabels labels every alert, and alerts.<alert> sets
+// that alert's severity and for, the others keeping the rule file's; the schema names exactly
+// the rule file's alerts.
+func wantRuleValues(t *testing.T) {
+	t.Helper()
+	objs := objects(t, helmCmd(t, "template", releaseName, chartPath, "--namespace", releaseNS, "--set", "metrics.prometheusRule.enabled=true",
+		"--set", "metrics.prometheusRule.alertLabels.team=platform",
+		"--set", "metrics.prometheusRule.alerts.GrayControllerNoLeader.severity=warning",
+		"--set", "metrics.prometheusRule.alerts.GrayControllerNoLeader.for=10m"))
+	rules := map[string]map[string]any{}
+	groups, _, _ := unstructured.NestedSlice(objs["PrometheusRule/"+releaseNS+"/gray-controller"], "spec", "groups")
+	for _, g := range groups {
+		rs, _, _ := unstructured.NestedSlice(g.(map[string]any), "rules")
+		for _, r := range rs {
+			rule := r.(map[string]any)
+			rules[rule["alert"].(string)] = rule
+		}
+	}
+	want := map[string]string{"GrayControllerNoLeader": "warning 10m team=platform", "GrayRolloutFailed": "warning 1m team=platform",
+		"GrayRolloutHeldTooLong": "info 5m team=platform"}
+	for alert, w := range want {
+		r := rules[alert]
+		labels, _, _ := unstructured.NestedStringMap(r, "labels")
+		if got := fmt.Sprintf("%s %v team=%s", labels["severity"], r["for"], labels["team"]); got != w {
+			t.Errorf("alert %s rendered with severity, for and team %q, want %q", alert, got, w)
+		}
+	}
+	data, err := os.ReadFile(chartPath + "/values.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema struct {
+		Properties struct {
+			Metrics struct {
+				Properties struct {
+					PrometheusRule struct {
+						Properties struct {
+							Alerts struct {
+								Properties map[string]any `json:"properties"`
+							} `json:"alerts"`
+						} `json:"properties"`
+					} `json:"prometheusRule"`
+				} `json:"properties"`
+			} `json:"metrics"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(data, &schema); err != nil {
+		t.Fatal(err)
+	}
+	inSchema := slices.Sorted(maps.Keys(schema.Properties.Metrics.Properties.PrometheusRule.Properties.Alerts.Properties))
+	if shipped := slices.Sorted(maps.Keys(rules)); !slices.Equal(inSchema, shipped) {
+		t.Errorf("values.schema.json names alerts %v, the rules are %v", inSchema, shipped)
 	}
 }
 
@@ -444,11 +502,57 @@ func TestHelmValuesSchema(t *testing.T) {
 		{"replica=3", "additional properties 'replica' not allowed"},
 		{"namespaces={shop,Web}", "at '/namespaces/1': 'Web' does not match pattern"},
 		{"namespaces={shop,shop}", "at '/namespaces': items at 0 and 1 are equal"},
+		{"metrics.prometheusRule.alerts.GrayNope.for=1m", "at '/metrics/prometheusRule/alerts': additional properties 'GrayNope' not allowed"},
+		{"metrics.prometheusRule.alerts.GrayRolloutFailed.for=soon", "at '/metrics/prometheusRule/alerts/GrayRolloutFailed/for': 'soon' does not match pattern"},
 		{"mode=instead,namespaces={shop}", "namespaces [shop] needs mode alongside: in instead mode gray-controller is the cluster's only Deployment controller"},
 	} {
 		out, err := exec.Command(helmBinary(t), "template", releaseName, chartPath, "--set", tc.set).CombinedOutput()
 		if err == nil || !strings.Contains(string(out), tc.want) {
 			t.Errorf("--set %s: %v, output lacks %q:\n%s", tc.set, err, tc.want, out)
 		}
+	}
+}
+
+// TestHelmServiceMonitor: the chart's ServiceMonitor honours the series' labels (the rollouts'
+// namespace) and verifies gray-controller's certificate: with metrics.certSecret it mounts that
+// Secret for --metrics-cert-dir and verifies with its ca.crt for the Service's name; with neither
+// that nor a tlsConfig it is refused. metrics.prometheusServiceAccount binds the metrics reader.
+func TestHelmServiceMonitor(t *testing.T) {
+	objs := objects(t, helmCmd(t, "template", releaseName, chartPath, "--namespace", releaseNS,
+		"--set", "metrics.serviceMonitor.enabled=true", "--set", "metrics.certSecret=metrics-tls",
+		"--set", "metrics.serviceMonitor.scrapeTimeout=5s", "--set", "metrics.serviceMonitor.relabelings[0].targetLabel=cluster",
+		"--set", "metrics.serviceMonitor.relabelings[0].replacement=prod",
+		"--set", "metrics.prometheusServiceAccount.name=prometheus-k8s", "--set", "metrics.prometheusServiceAccount.namespace=monitoring"))
+	endpoints, _, _ := unstructured.NestedSlice(objs["ServiceMonitor/"+releaseNS+"/gray-controller"], "spec", "endpoints")
+	if len(endpoints) != 1 {
+		t.Fatalf("ServiceMonitor endpoints %v, want one", endpoints)
+	}
+	want := map[string]any{"port": "metrics", "path": "/metrics", "scheme": "https", "bearerTokenFile": "/var/run/secrets/kubernetes.io/serviceaccount/token",
+		"honorLabels": true, "interval": "30s", "scrapeTimeout": "5s",
+		"tlsConfig":   map[string]any{"ca": map[string]any{"secret": map[string]any{"name": "metrics-tls", "key": "ca.crt"}}, "serverName": "gray-controller-metrics.gray-system.svc"},
+		"relabelings": []any{map[string]any{"targetLabel": "cluster", "replacement": "prod"}}}
+	if diff := cmp.Diff(want, endpoints[0]); diff != "" {
+		t.Errorf("ServiceMonitor endpoint (-want +got):\n%s", diff)
+	}
+	d := objs["Deployment/"+releaseNS+"/gray-controller"]
+	containers, _, _ := unstructured.NestedSlice(d, "spec", "template", "spec", "containers")
+	args, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
+	mounts, _, _ := unstructured.NestedSlice(containers[0].(map[string]any), "volumeMounts")
+	volumes, _, _ := unstructured.NestedSlice(d, "spec", "template", "spec", "volumes")
+	if !slices.Contains(args, "--metrics-cert-dir=/etc/gray-controller/metrics-tls") || len(mounts) != 1 || len(volumes) != 1 ||
+		fmt.Sprint(mounts[0]) != "map[mountPath:/etc/gray-controller/metrics-tls name:metrics-tls readOnly:true]" ||
+		fmt.Sprint(volumes[0]) != "map[name:metrics-tls secret:map[secretName:metrics-tls]]" {
+		t.Errorf("the Deployment does not serve Secret metrics-tls: args %v, mounts %v, volumes %v", args, mounts, volumes)
+	}
+	binding := objs["ClusterRoleBinding//gray-controller-metrics-reader"]
+	subjects, _, _ := unstructured.NestedSlice(binding, "subjects")
+	role, _, _ := unstructured.NestedString(binding, "roleRef", "name")
+	if role != "gray-controller-metrics-reader" || fmt.Sprint(subjects) != "[map[kind:ServiceAccount name:prometheus-k8s namespace:monitoring]]" {
+		t.Errorf("ClusterRoleBinding gray-controller-metrics-reader binds %s to %v, want the metrics reader to monitoring/prometheus-k8s", role, subjects)
+	}
+
+	out, err := exec.Command(helmBinary(t), "template", releaseName, chartPath, "--set", "metrics.serviceMonitor.enabled=true").CombinedOutput()
+	if want := "metrics.serviceMonitor needs metrics.certSecret"; err == nil || !strings.Contains(string(out), want) {
+		t.Errorf("a ServiceMonitor with no way to verify the certificate: %v, output lacks %q:\n%s", err, want, out)
 	}
 }

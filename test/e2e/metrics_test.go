@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -28,7 +27,9 @@ import (
 // TestMetricsInPrometheus scrapes gray-controller with a real Prometheus while a gray rollout
 // is held and then completed, and reads the series back with PromQL, as a dashboard or an
 // alert would: the exposition parses, the target is up, the phase gauges and the hold
-// counter follow the rollout, and the deferral counter is there. The scrape is HTTPS with a
+// counter follow the rollout, and the deferral counter is there. Prometheus labels its target as
+// the Prometheus Operator does (operatorTarget), and honours the series' labels as the chart's
+// ServiceMonitor says: the rollout series keep the rollout's namespace. The scrape is HTTPS with a
 // ServiceAccount's token, as the ServiceMonitor's; no token, or one whose user lacks the
 // metrics-reader role, is refused.
 func TestMetricsInPrometheus(t *testing.T) {
@@ -56,7 +57,8 @@ func TestMetricsInPrometheus(t *testing.T) {
 	}))
 	t.Cleanup(decoy.Close)
 	// The shipped alerts, evaluated every second.
-	p := prom.StartWith(t, prom.Config{Targets: []string{target, strings.TrimPrefix(decoy.URL, "https://")}, Rules: alertRules(t), BearerToken: reader})
+	p := prom.StartWith(t, prom.Config{Labelled: []prom.Target{operatorTarget(target, "gray-controller-0"), decoyTarget(decoy)},
+		HonorLabels: serviceMonitorHonorsLabels(t), Rules: alertRules(t), BearerToken: reader})
 	e := newGrayEnv(t, c, "metrics")
 
 	e.startStable(testutil.GrayDeployment("web", 10, "20"))
@@ -72,7 +74,8 @@ func TestMetricsInPrometheus(t *testing.T) {
 	// Every outcome has its series from the start, dry runs apart; the hold's two passes count.
 	wantQuery(t, p, `count(gray_controller_gray_gate_measurements_total)`, 10)
 	wantQuery(t, p, `gray_controller_gray_gate_measurements_total{outcome="Pass",dry_run="false"}`, 2)
-	wantQuery(t, p, `up{job="test",instance="`+target+`"}`, 1)
+	wantQuery(t, p, `up{job="gray-controller-metrics",namespace="gray-system",instance="`+target+`"}`, 1)
+	wantQuery(t, p, `gray_controller_build_info{mode="instead",namespace="gray-system",pod="gray-controller-0"}`, 1)
 	wantQuery(t, p, `gray_controller_gray_deployments{phase="Held"}`, 1)
 	wantQuery(t, p, `gray_controller_gray_deployments{phase="Complete"}`, 0)
 	wantQuery(t, p, `sum(gray_controller_gray_holds_total)`, 1)
@@ -87,20 +90,21 @@ func TestMetricsInPrometheus(t *testing.T) {
 	wantQuery(t, p, `gray_controller_rollout_target_replicas{`+web+`}`, 2)
 	wantQuery(t, p, `gray_controller_rollout_canary_available_replicas{`+web+`}`, 2)
 	wantQuery(t, p, `gray_controller_rollout_gate_outcomes{`+web+`,gate="pods",kind="pass"}`, 2)
-	wantQuery(t, p, `gray_controller_rollout_held_seconds{`+web+`} > bool 0`, 1)
+	wantQuery(t, p, `gray_controller_rollout_held_since_seconds{`+web+`}`, float64(heldSince(t, c, e.ns, "web").Unix()))
 
 	e.finish("web", 10)
 	wantQuery(t, p, `gray_controller_gray_deployments{phase="Held"}`, 0)
 	wantQuery(t, p, `gray_controller_gray_deployments{phase="Complete"}`, 1)
 	wantQuery(t, p, `gray_controller_rollout_info{`+web+`,phase="Complete"}`, 1)
-	wantQuery(t, p, `absent(gray_controller_rollout_held_seconds{`+web+`})`, 1)
+	wantQuery(t, p, `absent(gray_controller_rollout_held_since_seconds{`+web+`})`, 1)
 
 	// A canary that never becomes ready misses its deadline: the GrayRolloutFailed alert goes
-	// pending at once and fires a minute later (its for), labelled with the rollout.
+	// pending at once and fires a minute later (its for), labelled with the rollout and its
+	// namespace, not gray-controller's.
 	e.startStable(testutil.GrayDeployment("bad", 4, "50", testutil.WithProgressDeadline(5), testutil.WithTemplateAnnotation(cluster.CrashLoopAnnotation, crashImage)))
 	e.do(setImage("bad", crashImage))
 	want := map[string]string{"alertname": "GrayRolloutFailed", "severity": "warning", "namespace": e.ns, "deployment": "bad",
-		"phase": string(grayapi.PhaseDegraded), "reason": grayapi.ReasonProgressDeadlineExceeded}
+		"reason": grayapi.ReasonProgressDeadlineExceeded}
 	eventually(t, 2*time.Minute, "GrayRolloutFailed firing for bad, and no other alert", func() (bool, string) {
 		alerts, err := p.Alerts(context.Background())
 		if err != nil {
@@ -119,6 +123,20 @@ func TestMetricsInPrometheus(t *testing.T) {
 	}
 	wantQuery(t, p, `absent(gray_controller_rollout_info{`+web+`})`, 1)
 	wantQuery(t, p, `count(gray_controller_rollout_info{namespace="`+e.ns+`"})`, 1)
+}
+
+// heldSince is when the status of Deployment namespace/name says its hold was reached.
+func heldSince(t *testing.T, c *cluster.Cluster, namespace, name string) time.Time {
+	t.Helper()
+	d, err := c.Client.AppsV1().Deployments(namespace).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := grayapi.ParseStatus(d.Annotations[grayapi.StatusAnnotation])
+	if err != nil || st.HeldAt == nil {
+		t.Fatalf("deployment %s/%s: no hold in its status (%v)", namespace, name, err)
+	}
+	return st.HeldAt.Time
 }
 
 // wantQuery waits until expr's result is one series of value want, which Prometheus has

@@ -13,9 +13,10 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
+
+	"sigs.k8s.io/yaml"
 
 	"github.com/kubegray/kubectl-gray/test/cluster"
 )
@@ -51,11 +52,42 @@ func Start(t testing.TB, targets ...string) *Server {
 type Config struct {
 	// Targets are "host:port" endpoints serving /metrics, scraped as job "test".
 	Targets []string
+	// Labelled are more targets, each with the target labels service discovery would give it
+	// (a Prometheus Operator's job, namespace, service and pod), in the same scrape job.
+	Labelled []Target
+	// HonorLabels keeps a scraped series' own labels where they clash with its target's, as a
+	// ServiceMonitor with honorLabels does; otherwise the target's win and the series' move to
+	// exported_<name>.
+	HonorLabels bool
 	// Rules is a rule file loaded (the spec of a PrometheusRule), evaluated every ScrapeInterval.
 	Rules []byte
 	// BearerToken, when set, scrapes the targets over HTTPS with it, the certificate unchecked
 	// (self-signed), as a ServiceMonitor with a ServiceAccount's token does.
 	BearerToken string
+}
+
+// Target is one scrape target and its target labels.
+type Target struct {
+	Address string
+	Labels  map[string]string
+}
+
+// scrapeConfig is the one scrape job of c, in Prometheus' configuration format.
+func (c Config) scrapeConfig() map[string]any {
+	var static []map[string]any
+	if len(c.Targets) > 0 {
+		static = append(static, map[string]any{"targets": c.Targets})
+	}
+	for _, t := range c.Labelled {
+		static = append(static, map[string]any{"targets": []string{t.Address}, "labels": t.Labels})
+	}
+	job := map[string]any{"job_name": "test", "honor_labels": c.HonorLabels, "static_configs": static}
+	if c.BearerToken != "" {
+		job["scheme"] = "https"
+		job["tls_config"] = map[string]any{"insecure_skip_verify": true}
+		job["authorization"] = map[string]any{"credentials_file": "token"}
+	}
+	return job
 }
 
 // StartWith is Start for a Config.
@@ -94,21 +126,26 @@ func run(c Config) (_ *Server, err error) {
 			_ = s.Stop()
 		}
 	}()
-	config := fmt.Sprintf("global:\n  scrape_interval: %s\n  evaluation_interval: %s\nscrape_configs:\n- job_name: test\n  static_configs:\n  - targets: [%s]\n",
-		ScrapeInterval, ScrapeInterval, strings.Join(c.Targets, ", "))
+	config := map[string]any{
+		"global":         map[string]any{"scrape_interval": ScrapeInterval.String(), "evaluation_interval": ScrapeInterval.String()},
+		"scrape_configs": []any{c.scrapeConfig()},
+	}
 	if c.BearerToken != "" {
 		if err := os.WriteFile(filepath.Join(dir, "token"), []byte(c.BearerToken), 0o600); err != nil {
 			return nil, err
 		}
-		config += "  scheme: https\n  tls_config:\n    insecure_skip_verify: true\n  authorization:\n    credentials_file: token\n"
 	}
 	if c.Rules != nil {
 		if err := os.WriteFile(filepath.Join(dir, "rules.yml"), c.Rules, 0o600); err != nil {
 			return nil, err
 		}
-		config += "rule_files: [rules.yml]\n"
+		config["rule_files"] = []string{"rules.yml"}
 	}
-	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(config), 0o600); err != nil {
+	data, err := yaml.Marshal(config)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), data, 0o600); err != nil {
 		return nil, err
 	}
 	port, err := cluster.FreePort()
