@@ -116,6 +116,8 @@ test-unit: ## Unit tests, plus a short run of every fuzz target.
 	test/hack/timings-check.sh
 	go test -run '^$$' -fuzz '^FuzzParsePercent$$' -fuzztime $(FUZZTIME) ./pkg/grayapi
 	go test -run '^$$' -fuzz '^FuzzGrayRollout$$' -fuzztime $(FUZZTIME) ./pkg/rollout
+	go test -run '^$$' -fuzz '^FuzzScopeQuery$$' -fuzztime $(FUZZTIME) ./pkg/gates
+	go test -run '^$$' -fuzz '^FuzzJudgeWebhookAnswer$$' -fuzztime $(FUZZTIME) ./pkg/gates
 
 .PHONY: image
 image: build ## Build gray-controller's image with ko: into a local registry and bin/image, or KO_DOCKER_REPO when set.
