@@ -31,8 +31,8 @@ import (
 
 // gateBook finds gate definitions and the providers metric gates name. It watches only
 // ConfigMaps labelled kubegray.io/gates (=true: definitions; =providers: providers, read in
-// gray-controller's namespace only) and keeps each one's definitions parsed (CEL compiled)
-// until the ConfigMap changes.
+// gray-controller's namespace only), caches of each what gates.TrimConfigMap keeps, and keeps
+// each one's definitions parsed (CEL compiled) until the ConfigMap changes.
 type gateBook struct {
 	lister configMapLister
 	synced cache.InformerSynced
@@ -70,12 +70,20 @@ func newGateBook(caches Informers, namespace string, flagged []*gates.Provider, 
 	var synced []cache.InformerSynced
 	indexers := map[string]cache.Indexer{}
 	for ns, factory := range caches.factories {
+		// Providers are read in gray-controller's namespace only: a watched namespace's factory
+		// lists definitions alone (the one of every namespace lists both, and the transform keeps
+		// no other namespace's providers).
+		selector := fmt.Sprintf("%s in (%s,%s)", grayapi.GatesLabel, grayapi.GatesLabelValue, grayapi.ProvidersLabelValue)
+		if ns != metav1.NamespaceAll && ns != namespace {
+			selector = grayapi.GatesLabel + "=" + grayapi.GatesLabelValue
+		}
 		informer := factory.InformerFor(&corev1.ConfigMap{}, func(client kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
 			return coreinformers.NewFilteredConfigMapInformer(client, ns, resync, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
-				func(o *metav1.ListOptions) {
-					o.LabelSelector = fmt.Sprintf("%s in (%s,%s)", grayapi.GatesLabel, grayapi.GatesLabelValue, grayapi.ProvidersLabelValue)
-				})
+				func(o *metav1.ListOptions) { o.LabelSelector = selector })
 		})
+		if err := informer.SetTransform(gates.TrimConfigMap(namespace)); err != nil {
+			return nil, fmt.Errorf("installing the gate configmap cache transform: %w", err)
+		}
 		indexers[ns] = informer.GetIndexer()
 		synced = append(synced, informer.HasSynced)
 		if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{

@@ -49,10 +49,14 @@ func searchOrder(namespace, controllerNamespace string) []string {
 }
 
 // defining is the one ConfigMap of cms (the definitions of one namespace) that has key name;
-// nil when none has it. Two having it is an error, since neither can be said to win.
+// nil when none has it. Two having it is an error, since neither can be said to win; so is a
+// ConfigMap kept without its data (TrimConfigMap) when no other has it, since that one might.
 func defining(name, namespace string, cms []*corev1.ConfigMap) (*corev1.ConfigMap, error) {
-	var found *corev1.ConfigMap
+	var found, oversized *corev1.ConfigMap
 	for _, cm := range cms {
+		if _, ok := cm.Data[OversizedKey]; ok && (oversized == nil || cm.Name < oversized.Name) {
+			oversized = cm
+		}
 		if _, ok := cm.Data[name]; !ok {
 			continue
 		}
@@ -64,6 +68,10 @@ func defining(name, namespace string, cms []*corev1.ConfigMap) (*corev1.ConfigMa
 			return nil, fmt.Errorf("gate %q is defined twice in namespace %s: by ConfigMaps %s and %s", name, namespace, a, b)
 		}
 		found = cm
+	}
+	if found == nil && oversized != nil {
+		return nil, fmt.Errorf("gate %q: ConfigMap %s/%s has %s bytes of data, at most %d read: its definitions, %q among them perhaps, are refused (split it)",
+			name, namespace, oversized.Name, oversized.Data[OversizedKey], MaxGatesConfigMap, name)
 	}
 	return found, nil
 }
