@@ -86,13 +86,13 @@ func TestDashboard(t *testing.T) {
 		}
 		return slices.Equal(rows, want), fmt.Sprintf("rows %+v, want %+v", rows, want)
 	})
+	screenshot(t, ctx, filepath.Join(shots, "dashboard-list.png"))
 	get(t, ctx, chromedp.Evaluate[any](`(() => { const s = document.getElementById("filter-phase"); s.value = "Held";
 		s.dispatchEvent(new Event("input")); })()`))
 	do(t, ctx, chromedp.Sleep(300*time.Millisecond))
 	if shown := get(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll("#rollouts tbody tr").length`)); shown != 1 {
 		t.Errorf("filtering on phase Held shows %d rows, want 1", shown)
 	}
-	screenshot(t, ctx, filepath.Join(shots, "dashboard-list.png"))
 
 	// The held rollout's page, reached with the keyboard from the list: resume goes on to 50%
 	// and the page shows the new hold without a reload.
