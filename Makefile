@@ -369,6 +369,11 @@ bench-status: build ## Benchmark: `kubectl gray status` vs `kubectl rollout stat
 	$(CONTROLPLANE_ENV); export KUBEGRAY_BIN=$(BIN); \
 	cd test && go test -run '^$$' -bench BenchmarkStatusVsRolloutStatus -benchtime 20x -count 3 ./e2e/
 
+.PHONY: bench-dashboard
+bench-dashboard: build ## Benchmark: `kubectl gray dashboard` with 1,000 gray Deployments: the list's first paint, hold-to-page p50/p99, the server's RSS.
+	$(CONTROLPLANE_ENV); export KUBEGRAY_BIN=$(BIN); \
+	cd test && go test -run '^$$' -bench BenchmarkDashboard -benchtime 5x -timeout 20m ./e2e/
+
 .PHONY: cluster-up
 cluster-up: controlplane ## Start a local control plane in .cluster/ and print the KUBECONFIG to export.
 	cd test && go run ./cmd/cluster up $(CLUSTER_DIR)

@@ -226,9 +226,10 @@ func stream(w http.ResponseWriter, r *http.Request, ch <-chan struct{}, event st
 		return
 	}
 	send := func(reset bool) error {
+		name := event
 		msg, changed, err := update(reset)
 		if err != nil {
-			event, msg, changed = "failure", actionAnswer{Error: err.Error()}, true
+			name, msg, changed = "failure", actionAnswer{Error: err.Error()}, true
 		}
 		if !changed {
 			return nil
@@ -237,7 +238,7 @@ func stream(w http.ResponseWriter, r *http.Request, ch <-chan struct{}, event st
 		if err != nil {
 			return err
 		}
-		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b); err != nil {
+		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, b); err != nil {
 			return err
 		}
 		return rc.Flush()

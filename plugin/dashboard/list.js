@@ -50,10 +50,13 @@ function row(r) {
   return tr;
 }
 
+// options sets a filter's choices when they change, keeping its choice while it is one.
 function options(select, values) {
+  const list = [...values].sort();
+  if (select.dataset.values === list.join("\n")) return;
+  select.dataset.values = list.join("\n");
   const current = select.value;
-  select.replaceChildren(gray.el("option", {value: ""}, "all"),
-    ...[...values].sort().map((v) => gray.el("option", {value: v}, v)));
+  select.replaceChildren(gray.el("option", {value: ""}, "all"), ...list.map((v) => gray.el("option", {value: v}, v)));
   select.value = values.has(current) ? current : "";
 }
 

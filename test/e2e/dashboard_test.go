@@ -65,7 +65,7 @@ func TestDashboard(t *testing.T) {
 	e.waitPhase("degraded", grayapi.PhaseDegraded)
 	e.waitPhase("aborted", grayapi.PhaseAborted)
 
-	url := startDashboard(t, u)
+	url := startDashboard(t, u).url
 	shots := t.ArtifactDir()
 	ctx := newBrowser(t, browserPath)
 
@@ -176,7 +176,7 @@ func (e *grayEnv) waitPhase(name string, phase grayapi.Phase) {
 
 // installedChromium is the browser test/hack/install-chromium.sh installs (make test starts it
 // in the background; this waits for it).
-func installedChromium(t *testing.T) string {
+func installedChromium(t testing.TB) string {
 	t.Helper()
 	out, err := exec.Command("../hack/install-chromium.sh").Output()
 	if err != nil {
@@ -186,9 +186,16 @@ func installedChromium(t *testing.T) string {
 	return lines[len(lines)-1]
 }
 
-// startDashboard runs `kubectl gray dashboard` on a free port as u, and returns its URL once
-// it serves; the run is interrupted when the test ends.
-func startDashboard(t *testing.T, u *pluginUser, args ...string) string {
+// dashboardRun is a running `kubectl gray dashboard`: its URL and its process (kubectl execs
+// kubectl-gray in its own place, so the pid is the plugin's).
+type dashboardRun struct {
+	url string
+	pid int
+}
+
+// startDashboard runs `kubectl gray dashboard` on a free port as u, and returns it once it
+// serves; the run is interrupted when the test ends.
+func startDashboard(t testing.TB, u *pluginUser, args ...string) dashboardRun {
 	t.Helper()
 	cmd := exec.Command("kubectl", append([]string{"gray", "dashboard", "--port=0"}, args...)...)
 	cmd.Env = u.env
@@ -221,15 +228,15 @@ func startDashboard(t *testing.T, u *pluginUser, args ...string) string {
 		if m == nil {
 			t.Fatalf("kubectl gray dashboard printed %q, no URL; stderr:\n%s", l, stderr.String())
 		}
-		return m[1]
+		return dashboardRun{url: m[1], pid: cmd.Process.Pid}
 	case <-time.After(60 * time.Second):
 		t.Fatalf("kubectl gray dashboard did not print its URL within 60s; stderr:\n%s", stderr.String())
 	}
-	return ""
+	return dashboardRun{}
 }
 
 // newBrowser starts headless Chromium for the test, with a profile of its own.
-func newBrowser(t *testing.T, path string) context.Context {
+func newBrowser(t testing.TB, path string) context.Context {
 	t.Helper()
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
@@ -248,7 +255,7 @@ func newBrowser(t *testing.T, path string) context.Context {
 const browserTimeout = 30 * time.Second
 
 // do runs browser steps.
-func do(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
+func do(t testing.TB, ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, browserTimeout)
 	defer cancel()
@@ -258,7 +265,7 @@ func do(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Voi
 }
 
 // get runs a browser action and returns its value.
-func get[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
+func get[T any](t testing.TB, ctx context.Context, a chromedp.Action[T]) T {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, browserTimeout)
 	defer cancel()
