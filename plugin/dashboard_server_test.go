@@ -2,7 +2,9 @@ package plugin
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -282,5 +284,27 @@ func TestDashboardStream(t *testing.T) {
 	}
 	if u := next(); !slices.Equal(u.Remove, []string{"default/web"}) {
 		t.Errorf("update after the delete: %+v", u)
+	}
+}
+
+// A stream names each message by what it carries: after a failure, updates are named as before.
+func TestStreamNamesEachMessage(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	calls := 0
+	update := func(bool) (any, bool, error) {
+		calls++
+		if calls == 1 {
+			return nil, false, errors.New("listing failed")
+		}
+		cancel() // the page goes away after this message
+		return "ok", true, nil
+	}
+	ch := make(chan struct{}, 1)
+	ch <- struct{}{}
+	rec := httptest.NewRecorder()
+	stream(rec, httptest.NewRequest(http.MethodGet, "/api/stream", nil).WithContext(ctx), ch, "rows", update)
+	want := "retry: 1000\n\nevent: failure\ndata: {\"error\":\"listing failed\"}\n\nevent: rows\ndata: \"ok\"\n\n"
+	if got := rec.Body.String(); got != want {
+		t.Errorf("stream sent %q, want %q", got, want)
 	}
 }
