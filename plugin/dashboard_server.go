@@ -45,6 +45,8 @@ type dashboardServer struct {
 	live     *liveShares
 	list     *listHub
 	pages    *template.Template
+	// built are the rows last built, for rows (called by list alone, under its lock).
+	built map[string]builtRow
 }
 
 func newDashboardServer(c *clusterCache, client kubernetes.Interface, scope, token string, readOnly bool, now func() time.Time) (*dashboardServer, error) {
@@ -95,21 +97,40 @@ func (s *dashboardServer) page(name string) http.HandlerFunc {
 	}
 }
 
-// rows are the list page's rows by namespace/name, each as JSON.
+// rows are the list page's rows by namespace/name, each as JSON. A row is a function of its
+// Deployment and ReplicaSets alone, so one whose objects kept their resource versions is the
+// row built before: a change rebuilds its own row, not the thousand others.
 func (s *dashboardServer) rows() (map[string]string, error) {
 	ds, err := s.cache.grayDeployments()
 	if err != nil {
 		return nil, err
 	}
 	rows := make(map[string]string, len(ds))
+	built := make(map[string]builtRow, len(ds))
 	for _, d := range ds {
-		b, err := json.Marshal(newRolloutRow(d, s.cache.ownedReplicaSets(d), s.readOnly))
-		if err != nil {
-			return nil, err
+		key := d.Namespace + "/" + d.Name
+		rss := s.cache.ownedReplicaSets(d)
+		versions := d.ResourceVersion
+		for _, rs := range rss {
+			versions += "," + rs.ResourceVersion
 		}
-		rows[d.Namespace+"/"+d.Name] = string(b)
+		row, ok := s.built[key]
+		if !ok || row.versions != versions {
+			b, err := json.Marshal(newRolloutRow(d, rss, s.readOnly))
+			if err != nil {
+				return nil, err
+			}
+			row = builtRow{versions: versions, json: string(b)}
+		}
+		rows[key], built[key] = row.json, row
 	}
+	s.built = built
 	return rows, nil
+}
+
+// builtRow is a row's JSON and the resource versions of the objects it was built from.
+type builtRow struct {
+	versions, json string
 }
 
 func (s *dashboardServer) getRows(w http.ResponseWriter, _ *http.Request) {

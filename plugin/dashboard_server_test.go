@@ -271,6 +271,7 @@ func TestDashboardStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	withGray(t, "20,50", heldStatus(1, 50))(d)
+	d.ResourceVersion = "101" // as the API server would: the fake keeps the version it is given
 	if _, err := cs.AppsV1().Deployments(ns).Update(t.Context(), d, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}

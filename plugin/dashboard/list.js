@@ -60,13 +60,29 @@ function options(select, values) {
   select.value = values.has(current) ? current : "";
 }
 
+// trs are the drawn rows by key; changed are the keys whose row must be drawn again.
+const trs = new Map();
+const changed = new Set();
+
 function draw() {
   const all = [...rows.values()];
   options(filters.namespace, new Set(all.map((r) => r.namespace)));
   options(filters.phase, new Set(all.map((r) => r.phase || "Unreported")));
+  for (const k of changed) {
+    const r = rows.get(k);
+    const old = trs.get(k);
+    if (!r) { trs.delete(k); if (old) old.remove(); continue; }
+    const tr = row(r);
+    trs.set(k, tr);
+    if (old) old.replaceWith(tr);
+  }
+  changed.clear();
   const shown = all.filter(matches).sort((a, b) =>
     rank(a.phase) - rank(b.phase) || a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name));
-  body.replaceChildren(...shown.map(row));
+  // A change that keeps the order replaced its row in place above; only a new order moves rows.
+  const order = shown.map((r) => trs.get(`${r.namespace}/${r.name}`));
+  const current = body.children;
+  if (order.length !== current.length || order.some((tr, i) => current[i] !== tr)) body.replaceChildren(...order);
   document.getElementById("count").textContent = `${shown.length} of ${all.length}`;
   document.getElementById("empty").hidden = all.length > 0;
 }
@@ -80,9 +96,19 @@ function redraw() {
 }
 
 gray.follow("/api/stream", ["rows"], (_, u) => {
-  if (u.reset) rows.clear();
-  for (const r of u.upsert) rows.set(`${r.namespace}/${r.name}`, r);
-  for (const k of u.remove) rows.delete(k);
+  if (u.reset) {
+    for (const k of rows.keys()) changed.add(k);
+    rows.clear();
+  }
+  for (const r of u.upsert) {
+    const k = `${r.namespace}/${r.name}`;
+    rows.set(k, r);
+    changed.add(k);
+  }
+  for (const k of u.remove) {
+    rows.delete(k);
+    changed.add(k);
+  }
   redraw();
 });
 
