@@ -24,6 +24,11 @@
 //	    against N/interval, sync duration and workqueue wait p50/p99,
 //	    gray-controller's API requests, CPU and RSS, side by side, and the
 //	    ratio of the sync p99s against the goal of 1.1.
+//	bench configmaps -controller ../bin/gray-controller -baseline OLD
+//	    1,000 ConfigMaps labelled kubegray.io/gates=true of 256 KiB each
+//	    (-configmaps, -size) in 10 namespaces: gray-controller's RSS once
+//	    settled and at its peak, against the chart's memory limit, beside
+//	    a baseline binary's.
 package main
 
 import (
@@ -40,10 +45,12 @@ func main() {
 		err = runGray(os.Args[2:])
 	case len(os.Args) > 1 && os.Args[1] == "scale":
 		err = runScale(os.Args[2:])
+	case len(os.Args) > 1 && os.Args[1] == "configmaps":
+		err = runConfigMaps(os.Args[2:])
 	case len(os.Args) > 1 && os.Args[1] == "gates":
 		err = runGates(os.Args[2:])
 	default:
-		err = fmt.Errorf("usage: bench rollout|gray|scale|gates -controller PATH [flags]")
+		err = fmt.Errorf("usage: bench rollout|gray|scale|gates|configmaps -controller PATH [flags]")
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)

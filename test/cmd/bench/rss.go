@@ -84,7 +84,10 @@ func (s *rssSampler) close() {
 }
 
 // readRSS returns the VmRSS of pid in KiB, from /proc/<pid>/status.
-func readRSS(pid int) (int64, error) {
+func readRSS(pid int) (int64, error) { return readStatusKB(pid, "VmRSS") }
+
+// readStatusKB returns field (VmRSS, VmHWM: the peak RSS) of pid in KiB, from /proc/<pid>/status.
+func readStatusKB(pid int, field string) (int64, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
@@ -93,14 +96,14 @@ func readRSS(pid int) (int64, error) {
 	scanner := bufio.NewScanner(f)
 	for scanner.Scan() {
 		// "VmRSS:	  123456 kB"
-		if rest, ok := strings.CutPrefix(scanner.Text(), "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(scanner.Text(), field+":"); ok {
 			return strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
 		}
 	}
 	if err := scanner.Err(); err != nil {
 		return 0, err
 	}
-	return 0, fmt.Errorf("pid %d: no VmRSS (exited?)", pid)
+	return 0, fmt.Errorf("pid %d: no %s (exited?)", pid, field)
 }
 
 // mib formats KiB as MiB for the tables; "-" when there is no sample.
