@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -77,8 +78,13 @@ func runConfigMaps(args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(os.Stderr, "bench: %s: starting %s\n", r.name, r.binary)
-		if err := startInstead(ctx, c, r.binary, 5, ports[0]); err != nil {
+		// Components run in the cluster folder, so a relative path would not resolve.
+		binary, err := filepath.Abs(r.binary)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "bench: %s: starting %s\n", r.name, binary)
+		if err := startInstead(ctx, c, binary, 5, ports[0]); err != nil {
 			return err
 		}
 		pid := c.Processes()["gray-controller"]
@@ -91,6 +97,7 @@ func runConfigMaps(args []string) error {
 		if err != nil {
 			return err
 		}
+		fmt.Fprintf(os.Stderr, "bench: %s: RSS %d KiB settled, %d KiB peak\n", r.name, settled, hwm)
 		runs = append(runs, run{r.name, settled, hwm})
 		if err := c.StopComponent("gray-controller", 10*time.Second); err != nil {
 			return err
