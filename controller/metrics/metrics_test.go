@@ -148,42 +148,7 @@ type served struct {
 func TestHandlerServesClientGoMetrics(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	const name = "metrics-test"
-
-	apiServer := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet || r.URL.Path != "/api/v1/namespaces/default/pods/web" {
-			http.NotFound(w, r)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, `{"apiVersion":"v1","kind":"Pod","metadata":{"namespace":"default","name":"web"}}`)
-	}))
-	defer apiServer.Close()
-	host := strings.TrimPrefix(apiServer.URL, "http://")
-	client, err := kubernetes.NewForConfig(&rest.Config{
-		Host: apiServer.URL, QPS: 20, Burst: 30, UserAgent: "gray-controller/test",
-		ContentConfig: rest.ContentConfig{
-			ContentType:        runtime.ContentTypeProtobuf,
-			AcceptContentTypes: runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON,
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := client.CoreV1().Pods("default").Get(ctx, "web", metav1.GetOptions{}); err != nil {
-		t.Fatalf("getting pod default/web from the stand-in API server: %v", err)
-	}
-
-	q := workqueue.NewTypedRateLimitingQueueWithConfig(
-		workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Hour, time.Hour),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: name},
-	)
-	defer q.ShutDown()
-	q.Add("default/web")
-	item, _ := q.Get()
-	q.Done(item)
-	q.AddRateLimited(item)
-
-	lead(t, ctx, name)
+	host := instrumentClientGo(t, ctx, name)
 
 	rec := httptest.NewRecorder()
 	Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
@@ -264,6 +229,49 @@ func TestServedFamiliesOnce(t *testing.T) {
 	if _, err := gatherer.Gather(); err != nil {
 		t.Errorf("gathering what /metrics serves: %v", err)
 	}
+}
+
+// instrumentClientGo makes client-go's series appear, as gray-controller's own client, queue and
+// elector make them: a request through a client configured as run.go's newClient configures it
+// (to a stand-in API server, whose host it returns), a work queue named name that queues, serves
+// and retries an item, and a leader election for the Lease name.
+func instrumentClientGo(t *testing.T, ctx context.Context, name string) (host string) {
+	t.Helper()
+	apiServer := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet || r.URL.Path != "/api/v1/namespaces/default/pods/web" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"apiVersion":"v1","kind":"Pod","metadata":{"namespace":"default","name":"web"}}`)
+	}))
+	defer apiServer.Close()
+	client, err := kubernetes.NewForConfig(&rest.Config{
+		Host: apiServer.URL, QPS: 20, Burst: 30, UserAgent: "gray-controller/test",
+		ContentConfig: rest.ContentConfig{
+			ContentType:        runtime.ContentTypeProtobuf,
+			AcceptContentTypes: runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON,
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.CoreV1().Pods("default").Get(ctx, "web", metav1.GetOptions{}); err != nil {
+		t.Fatalf("getting pod default/web from the stand-in API server: %v", err)
+	}
+
+	q := workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Hour, time.Hour),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: name},
+	)
+	defer q.ShutDown()
+	q.Add("default/web")
+	item, _ := q.Get()
+	q.Done(item)
+	q.AddRateLimited(item)
+
+	lead(t, ctx, name)
+	return strings.TrimPrefix(apiServer.URL, "http://")
 }
 
 // lead runs a leader election for the Lease name on a fake API server until it leads.

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -29,16 +30,19 @@ import (
 // alert would: the exposition parses, the target is up, the phase gauges and the hold
 // counter follow the rollout, and the deferral counter is there. Prometheus labels its target as
 // the Prometheus Operator does (operatorTarget), and honours the series' labels as the chart's
-// ServiceMonitor says: the rollout series keep the rollout's namespace. The scrape is HTTPS with a
+// ServiceMonitor says: the rollout series keep the rollout's namespace (shop), and so does the
+// GrayRolloutFailed alert, which fires through a leader kill and resolves after the rollback
+// completes. The scrape is HTTPS with a
 // ServiceAccount's token, as the ServiceMonitor's; no token, or one whose user lacks the
 // metrics-reader role, is refused.
 func TestMetricsInPrometheus(t *testing.T) {
 	c := cluster.StartForTest(t, cluster.Options{Controllers: cluster.WithoutDeploymentController})
-	port, err := cluster.FreePort()
+	ports, err := cluster.FreePorts(2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	target := "127.0.0.1:" + strconv.Itoa(port)
+	// The replica that leads first, and the one that takes over when it is killed.
+	target, standby := "127.0.0.1:"+strconv.Itoa(ports[0]), "127.0.0.1:"+strconv.Itoa(ports[1])
 	startGrayController(t, c, "--mode=instead", "--metrics-bind-address="+target)
 	reader, stranger := metricsTokens(t, c)
 	for _, tc := range []struct {
@@ -57,9 +61,13 @@ func TestMetricsInPrometheus(t *testing.T) {
 	}))
 	t.Cleanup(decoy.Close)
 	// The shipped alerts, evaluated every second.
-	p := prom.StartWith(t, prom.Config{Labelled: []prom.Target{operatorTarget(target, "gray-controller-0"), decoyTarget(decoy)},
+	p := prom.StartWith(t, prom.Config{Labelled: []prom.Target{operatorTarget(target, "gray-controller-0"), operatorTarget(standby, "gray-controller-1"), decoyTarget(decoy)},
 		HonorLabels: serviceMonitorHonorsLabels(t), Rules: alertRules(t), BearerToken: reader})
-	e := newGrayEnv(t, c, "metrics")
+	// The rollouts' namespace, as the issue's operator names it.
+	if err := createNamespace(context.Background(), c.Client, "shop"); err != nil {
+		t.Fatal(err)
+	}
+	e := &grayEnv{t: t, client: c.Client, ns: "shop", rec: startRecorder(t, c.Client, "shop")}
 
 	e.startStable(testutil.GrayDeployment("web", 10, "20"))
 	// The pods gate, measured every second, two passes.
@@ -112,9 +120,19 @@ func TestMetricsInPrometheus(t *testing.T) {
 		}
 		return len(alerts) == 1 && alerts[0].State == "firing" && maps.Equal(alerts[0].Labels, want), fmt.Sprintf("%+v", alerts)
 	})
+	alertsSurviveLeaderKill(t, c, p, standby)
 
-	// Every panel of the shipped dashboard draws something of this run, and nothing of the decoy.
-	wantDashboardData(t, p)
+	// Rolled back by kubectl gray undo: once Complete, the alert resolves.
+	newPluginUser(t, c, e.ns).must("gray", "undo", "bad")
+	e.expect("bad", grayState{phase: grayapi.PhaseComplete, newSpec: 4})
+	eventually(t, 30*time.Second, "no alert once bad is rolled back", func() (bool, string) {
+		alerts, err := p.Alerts(context.Background())
+		return err == nil && len(alerts) == 0, fmt.Sprintf("%+v %v", alerts, err)
+	})
+
+	// Every panel of the shipped dashboard draws something of this run (but the gate providers',
+	// none measured here), and nothing of the decoy.
+	wantDashboardData(t, p, false)
 	wantDashboardOwnSeries(t, p)
 
 	// A deleted Deployment's series go with it.
@@ -123,6 +141,56 @@ func TestMetricsInPrometheus(t *testing.T) {
 	}
 	wantQuery(t, p, `absent(gray_controller_rollout_info{`+web+`})`, 1)
 	wantQuery(t, p, `count(gray_controller_rollout_info{namespace="`+e.ns+`"})`, 1)
+}
+
+// alertsSurviveLeaderKill starts a second gray-controller serving metrics on standby, SIGKILLs
+// the first (the leader) and wants the one alert firing to stay firing, from the same moment, at
+// every look until the new leader has served the rollout series for 10 seconds: the gap between
+// the leaders neither resolves it nor restarts its for. (GrayControllerNoLeader goes pending in
+// the gap and is not looked at.)
+func alertsSurviveLeaderKill(t *testing.T, c *cluster.Cluster, p *prom.Server, standby string) {
+	t.Helper()
+	alerts, err := p.Alerts(context.Background())
+	if err != nil || len(alerts) != 1 || alerts[0].State != "firing" {
+		t.Fatalf("before the leader kill: alerts %+v (%v), want one firing", alerts, err)
+	}
+	firing := alerts[0]
+	if err := runGrayController(c, grayControllerName+"-1", ourBinary(t, "gray-controller"), serviceAccountKubeconfig(t, c),
+		"--mode=instead", "--metrics-bind-address="+standby); err != nil {
+		t.Fatal(err)
+	}
+	wantQuery(t, p, `up{instance="`+standby+`"}`, 1)
+	if err := c.KillComponent(grayControllerName); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	var servedSince time.Time
+	for time.Since(killed) < 2*time.Minute {
+		alerts, err := p.Alerts(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		// GrayControllerNoLeader is pending while no replica leads.
+		alerts = slices.DeleteFunc(alerts, func(a prom.Alert) bool { return a.Labels["alertname"] == "GrayControllerNoLeader" })
+		if len(alerts) != 1 || alerts[0].State != "firing" || alerts[0].ActiveAt != firing.ActiveAt || !maps.Equal(alerts[0].Labels, firing.Labels) {
+			t.Fatalf("%s after the leader was killed: alerts %+v, want %+v still firing", time.Since(killed).Round(time.Millisecond), alerts, firing)
+		}
+		served, err := p.Query(context.Background(), `gray_controller_rollout_info{namespace="shop",pod="gray-controller-1"}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case len(served) == 0:
+			servedSince = time.Time{}
+		case servedSince.IsZero():
+			servedSince = time.Now()
+			t.Logf("the new leader serves the rollout series %s after the kill", time.Since(killed).Round(time.Second))
+		case time.Since(servedSince) > 10*time.Second:
+			return
+		}
+		time.Sleep(prom.ScrapeInterval / 4)
+	}
+	t.Fatal("the new leader did not serve the rollout series within 2 minutes of the kill")
 }
 
 // heldSince is when the status of Deployment namespace/name says its hold was reached.

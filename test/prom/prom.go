@@ -272,6 +272,8 @@ func binary(name string) (string, error) {
 type Alert struct {
 	Labels map[string]string `json:"labels"`
 	State  string            `json:"state"` // pending or firing
+	// ActiveAt is when it became pending: a new one after a resolve has a new time.
+	ActiveAt string `json:"activeAt"`
 }
 
 // Alerts are the pending and firing alerts.
