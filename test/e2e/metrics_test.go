@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -8,6 +9,8 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"sync/atomic"
@@ -18,6 +21,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	certutil "k8s.io/client-go/util/cert"
 
 	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
@@ -43,7 +47,8 @@ func TestMetricsInPrometheus(t *testing.T) {
 	}
 	// The replica that leads first, and the one that takes over when it is killed.
 	target, standby := "127.0.0.1:"+strconv.Itoa(ports[0]), "127.0.0.1:"+strconv.Itoa(ports[1])
-	startGrayController(t, c, "--mode=instead", "--metrics-bind-address="+target)
+	certDir, ca := metricsCertificate(t)
+	startGrayController(t, c, "--mode=instead", "--metrics-bind-address="+target, "--metrics-cert-dir="+certDir)
 	reader, stranger := metricsTokens(t, c)
 	for _, tc := range []struct {
 		who, token string
@@ -54,15 +59,20 @@ func TestMetricsInPrometheus(t *testing.T) {
 			t.Errorf("GET https://%s/metrics with %s: HTTP %d, want %d", target, tc.who, code, tc.code)
 		}
 	}
-	// Another client-go program scraped by the same Prometheus (decoyExposition).
+	// Another client-go program scraped by the same Prometheus (decoyExposition), whose
+	// certificate is its own for the same name.
 	var decoyScrapes atomic.Int32
-	decoy := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	decoy := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = io.WriteString(w, decoyExposition(int(decoyScrapes.Add(1))))
 	}))
+	decoyCert, decoyCA := servingCertificate(t)
+	decoy.TLS = &tls.Config{Certificates: []tls.Certificate{decoyCert}, MinVersion: tls.VersionTLS12}
+	decoy.StartTLS()
 	t.Cleanup(decoy.Close)
 	// The shipped alerts, evaluated every second.
 	p := prom.StartWith(t, prom.Config{Labelled: []prom.Target{operatorTarget(target, "gray-controller-0"), operatorTarget(standby, "gray-controller-1"), decoyTarget(decoy)},
-		HonorLabels: serviceMonitorHonorsLabels(t), Rules: alertRules(t), BearerToken: reader})
+		HonorLabels: serviceMonitorHonorsLabels(t), Rules: alertRules(t), BearerToken: reader,
+		CA: append(ca, decoyCA...), ServerName: metricsServerName})
 	// The rollouts' namespace, as the issue's operator names it.
 	if err := createNamespace(context.Background(), c.Client, "shop"); err != nil {
 		t.Fatal(err)
@@ -120,7 +130,7 @@ func TestMetricsInPrometheus(t *testing.T) {
 		}
 		return len(alerts) == 1 && alerts[0].State == "firing" && maps.Equal(alerts[0].Labels, want), fmt.Sprintf("%+v", alerts)
 	})
-	alertsSurviveLeaderKill(t, c, p, standby)
+	alertsSurviveLeaderKill(t, c, p, standby, certDir)
 
 	// Rolled back by kubectl gray undo: once Complete, the alert resolves.
 	newPluginUser(t, c, e.ns).must("gray", "undo", "bad")
@@ -143,12 +153,13 @@ func TestMetricsInPrometheus(t *testing.T) {
 	wantQuery(t, p, `count(gray_controller_rollout_info{namespace="`+e.ns+`"})`, 1)
 }
 
-// alertsSurviveLeaderKill starts a second gray-controller serving metrics on standby, SIGKILLs
+// alertsSurviveLeaderKill starts a second gray-controller serving metrics on standby (with the
+// certificate of certDir), SIGKILLs
 // the first (the leader) and wants the one alert firing to stay firing, from the same moment, at
 // every look until the new leader has served the rollout series for 10 seconds: the gap between
 // the leaders neither resolves it nor restarts its for. (GrayControllerNoLeader goes pending in
 // the gap and is not looked at.)
-func alertsSurviveLeaderKill(t *testing.T, c *cluster.Cluster, p *prom.Server, standby string) {
+func alertsSurviveLeaderKill(t *testing.T, c *cluster.Cluster, p *prom.Server, standby, certDir string) {
 	t.Helper()
 	alerts, err := p.Alerts(context.Background())
 	if err != nil || len(alerts) != 1 || alerts[0].State != "firing" {
@@ -156,7 +167,7 @@ func alertsSurviveLeaderKill(t *testing.T, c *cluster.Cluster, p *prom.Server, s
 	}
 	firing := alerts[0]
 	if err := runGrayController(c, grayControllerName+"-1", ourBinary(t, "gray-controller"), serviceAccountKubeconfig(t, c),
-		"--mode=instead", "--metrics-bind-address="+standby); err != nil {
+		"--mode=instead", "--metrics-bind-address="+standby, "--metrics-cert-dir="+certDir); err != nil {
 		t.Fatal(err)
 	}
 	wantQuery(t, p, `up{instance="`+standby+`"}`, 1)
@@ -191,6 +202,51 @@ func alertsSurviveLeaderKill(t *testing.T, c *cluster.Cluster, p *prom.Server, s
 		time.Sleep(prom.ScrapeInterval / 4)
 	}
 	t.Fatal("the new leader did not serve the rollout series within 2 minutes of the kill")
+}
+
+// metricsServerName is the name the chart's ServiceMonitor verifies gray-controller's certificate
+// for (metrics.certSecret): its metrics Service's.
+const metricsServerName = "gray-controller-metrics.gray-system.svc"
+
+// newCertificate is a serving certificate and key for metricsServerName, and the PEM of the CA
+// that signed it.
+func newCertificate(t *testing.T) (certPEM, keyPEM, ca []byte) {
+	t.Helper()
+	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey(metricsServerName, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// certPEM is the serving certificate, then its CA's.
+	_, ca, _ = bytes.Cut(certPEM, []byte("-----END CERTIFICATE-----\n"))
+	if len(ca) == 0 {
+		t.Fatal("the generated certificate carries no CA")
+	}
+	return certPEM, keyPEM, ca
+}
+
+// servingCertificate is newCertificate's, for a TLS server.
+func servingCertificate(t *testing.T) (tls.Certificate, []byte) {
+	t.Helper()
+	certPEM, keyPEM, ca := newCertificate(t)
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pair, ca
+}
+
+// metricsCertificate is a folder for --metrics-cert-dir with newCertificate's tls.crt and
+// tls.key, as the chart mounts metrics.certSecret, and the PEM of their CA (the Secret's ca.crt).
+func metricsCertificate(t *testing.T) (dir string, ca []byte) {
+	t.Helper()
+	certPEM, keyPEM, ca := newCertificate(t)
+	dir = t.TempDir()
+	for name, data := range map[string][]byte{"tls.crt": certPEM, "tls.key": keyPEM} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir, ca
 }
 
 // heldSince is when the status of Deployment namespace/name says its hold was reached.

@@ -61,9 +61,12 @@ type Config struct {
 	HonorLabels bool
 	// Rules is a rule file loaded (the spec of a PrometheusRule), evaluated every ScrapeInterval.
 	Rules []byte
-	// BearerToken, when set, scrapes the targets over HTTPS with it, the certificate unchecked
-	// (self-signed), as a ServiceMonitor with a ServiceAccount's token does.
+	// BearerToken, when set, scrapes the targets over HTTPS with it, as a ServiceMonitor with a
+	// ServiceAccount's token does: the certificate unchecked (self-signed), or verified with CA
+	// (PEM) for ServerName when CA is set.
 	BearerToken string
+	CA          []byte
+	ServerName  string
 }
 
 // Target is one scrape target and its target labels.
@@ -85,6 +88,9 @@ func (c Config) scrapeConfig() map[string]any {
 	if c.BearerToken != "" {
 		job["scheme"] = "https"
 		job["tls_config"] = map[string]any{"insecure_skip_verify": true}
+		if c.CA != nil {
+			job["tls_config"] = map[string]any{"ca_file": "ca.crt", "server_name": c.ServerName}
+		}
 		job["authorization"] = map[string]any{"credentials_file": "token"}
 	}
 	return job
@@ -132,6 +138,11 @@ func run(c Config) (_ *Server, err error) {
 	}
 	if c.BearerToken != "" {
 		if err := os.WriteFile(filepath.Join(dir, "token"), []byte(c.BearerToken), 0o600); err != nil {
+			return nil, err
+		}
+	}
+	if c.CA != nil {
+		if err := os.WriteFile(filepath.Join(dir, "ca.crt"), c.CA, 0o600); err != nil {
 			return nil, err
 		}
 	}
