@@ -360,6 +360,20 @@ func TestHelmGateProviders(t *testing.T) {
 	if _, ok := objs["Role/"+releaseNS+"/gray-controller-gate-secrets"]; ok {
 		t.Errorf("a Role for Secrets, though no provider names one")
 	}
+
+	// Every field the values schema allows a provider is one pkg/gates reads.
+	objs = objects(t, helmCmd(t, "template", releaseName, chartPath, "--namespace", releaseNS,
+		"--set", "gates.providers.thanos.type=prometheus,gates.providers.thanos.url=https://thanos:9091,gates.providers.thanos.timeout=5s",
+		"--set", "gates.providers.thanos.namespaceLabel=tenant,gates.providers.thanos.concurrency=4,gates.providers.thanos.bearerTokenSecret=thanos-token",
+		"--set", "gates.providers.thanos.tls.caSecret=thanos-ca",
+		"--set", "gates.providers.smoke.type=webhook,gates.providers.smoke.url=https://smoke:8443,gates.providers.smoke.signingSecret=smoke-key",
+		"--set", "gates.providers.smoke.allowedNamespaces={shop},gates.providers.smoke.tls.insecureSkipVerify=true"))
+	for _, name := range []string{"thanos", "smoke"} {
+		text, _, _ := unstructured.NestedString(objs["ConfigMap/"+releaseNS+"/gray-controller-gate-providers"], "data", name)
+		if _, err := gates.ParseProvider(name, "chart", text); err != nil {
+			t.Errorf("provider %s as rendered (%q): %v", name, text, err)
+		}
+	}
 }
 
 // TestHelmGateSecrets: gray-controller may read the Secrets its providers name (and those
@@ -515,6 +529,7 @@ func TestHelmValuesSchema(t *testing.T) {
 		{"topologySpreadConstraints[0].maxSkew=1", "at '/topologySpreadConstraints/0': missing properties 'topologyKey', 'whenUnsatisfiable'"},
 		{"imagePullSecrets[0].nam=x", "at '/imagePullSecrets/0': missing property 'name'"},
 		{"metrics.serviceMonitor.tlsConfig.insecureSkipVerfy=true", "at '/metrics/serviceMonitor/tlsConfig': additional properties 'insecureSkipVerfy' not allowed"},
+		{"gates.providers.p.type=prometheus,gates.providers.p.url=http://x,gates.providers.p.timout=5s", "at '/gates/providers/p': additional properties 'timout' not allowed"},
 		{"metrics.prometheusRule.alerts.GrayNope.for=1m", "at '/metrics/prometheusRule/alerts': additional properties 'GrayNope' not allowed"},
 		{"metrics.prometheusRule.alerts.GrayRolloutFailed.for=soon", "at '/metrics/prometheusRule/alerts/GrayRolloutFailed/for': 'soon' does not match pattern"},
 		{"mode=instead,namespaces={shop}", "namespaces [shop] needs mode alongside: in instead mode gray-controller is the cluster's only Deployment controller"},
