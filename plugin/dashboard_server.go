@@ -223,14 +223,20 @@ func (s *dashboardServer) streamDetail(w http.ResponseWriter, r *http.Request) {
 		if !ok {
 			return actionAnswer{Error: notShown(ns, name, s.scope)}, true, nil
 		}
-		b, err := json.Marshal(v)
+		// StatusText's ages change with the clock alone: a change elsewhere in the namespace
+		// that leaves the rest as it was is no news for this page.
+		text := v.StatusText
+		v.StatusText = ""
+		seen, err := json.Marshal(v)
 		if err != nil {
 			return nil, false, err
 		}
-		// StatusText carries ages that change every second; the page asks for nothing then.
-		changed := string(b) != string(last)
-		last = b
-		return json.RawMessage(b), changed, nil
+		if string(seen) == string(last) {
+			return nil, false, nil
+		}
+		last = seen
+		v.StatusText = text
+		return v, true, nil
 	}
 	stream(w, r, ch, "rollout", update)
 }

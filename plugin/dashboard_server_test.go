@@ -40,6 +40,7 @@ func dashboardFixture(t *testing.T) []runtime.Object {
 // testDashboard serves the dashboard of every namespace of cs on a loopback test server.
 func testDashboard(t *testing.T, cs *fake.Clientset, readOnly bool) *httptest.Server {
 	t.Helper()
+
 	c, err := newClusterCache(cs, metav1.NamespaceAll)
 	if err != nil {
 		t.Fatal(err)
@@ -229,39 +230,13 @@ func TestDashboardReadOnly(t *testing.T) {
 func TestDashboardStream(t *testing.T) {
 	cs := fake.NewClientset(dashboardFixture(t)...)
 	ts := testDashboard(t, cs, false)
-	res, err := ts.Client().Get(ts.URL + "/api/stream")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	if ct := res.Header.Get("Content-Type"); ct != "text/event-stream" {
-		t.Fatalf("Content-Type %q", ct)
-	}
-	events := make(chan rowsUpdate)
-	go func() {
-		sc := bufio.NewScanner(res.Body)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				var u rowsUpdate
-				if json.Unmarshal([]byte(data), &u) == nil {
-					events <- u
-				}
-			}
-		}
-		close(events)
-	}()
+	events := sseData(t, ts, "/api/stream")
 	next := func() rowsUpdate {
-		select {
-		case u, ok := <-events:
-			if !ok {
-				t.Fatal("stream ended")
-			}
-			return u
-		case <-time.After(10 * time.Second):
-			t.Fatal("no update within 10s")
+		var u rowsUpdate
+		if err := json.Unmarshal(<-events, &u); err != nil {
+			t.Fatal(err)
 		}
-		return rowsUpdate{}
+		return u
 	}
 	if u := next(); !u.Reset || len(u.Upsert) != 1 {
 		t.Fatalf("first update: %+v", u)
@@ -308,4 +283,69 @@ func TestStreamNamesEachMessage(t *testing.T) {
 	if got := rec.Body.String(); got != want {
 		t.Errorf("stream sent %q, want %q", got, want)
 	}
+}
+
+// A rollout page's stream sends the rollout at once, then again when it changes.
+func TestDashboardDetailStream(t *testing.T) {
+	cs := fake.NewClientset(dashboardFixture(t)...)
+	ts := testDashboard(t, cs, false)
+	events := sseData(t, ts, "/api/rollouts/default/web/stream")
+	var first rolloutDetail
+	if err := json.Unmarshal(<-events, &first); err != nil || first.Step != 0 {
+		t.Fatalf("first message: %v, step %d", err, first.Step)
+	}
+	d, err := cs.AppsV1().Deployments(ns).Get(t.Context(), "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	withGray(t, "20,50", heldStatus(1, 50))(d)
+	if _, err := cs.AppsV1().Deployments(ns).Update(t.Context(), d, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var next rolloutDetail
+	if err := json.Unmarshal(<-events, &next); err != nil || next.Step != 1 {
+		t.Errorf("the message after web's next hold: %v, step %d; want step 1", err, next.Step)
+	}
+}
+
+// sseData follows the server-sent events at path and returns each message's data; it fails
+// the test when none comes within 10 s.
+func sseData(t *testing.T, ts *httptest.Server, path string) <-chan []byte {
+	t.Helper()
+	res, err := ts.Client().Get(ts.URL + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { res.Body.Close() })
+	if ct := res.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("Content-Type %q", ct)
+	}
+	raw := make(chan []byte)
+	go func() {
+		defer close(raw)
+		sc := bufio.NewScanner(res.Body)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				raw <- []byte(data)
+			}
+		}
+	}()
+	out := make(chan []byte, 1)
+	go func() {
+		defer close(out)
+		for {
+			select {
+			case b, ok := <-raw:
+				if !ok {
+					return
+				}
+				out <- b
+			case <-time.After(10 * time.Second):
+				t.Errorf("no message on %s within 10s", path)
+				return
+			}
+		}
+	}()
+	return out
 }

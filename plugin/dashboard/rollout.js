@@ -27,8 +27,12 @@ function draw(v) {
   $("statustext").textContent = v.statusText;
 }
 
+// drawActions redraws the buttons only when they change, so a focused one keeps the focus.
 function drawActions(actions) {
   const box = $("actions");
+  const key = JSON.stringify(actions);
+  if (box.dataset.actions === key) return;
+  box.dataset.actions = key;
   box.replaceChildren(...actions.map((a) => {
     const b = gray.el("button", {type: "button", "data-action": a.name,
       class: a.name === "abort" || a.name === "undo" ? "danger" : ""}, a.label);
