@@ -20,9 +20,11 @@ if ! command -v chromium >/dev/null; then
 	echo "install-chromium: chromium from Debian's package" >&2
 	candidate="$(apt-cache policy chromium 2>/dev/null | sed -n 's/^ *Candidate: //p')"
 	if [[ -z "$candidate" || "$candidate" == "(none)" ]]; then
-		apt-get update -qq >&2
+		flock "$lockdir/.apt.lock" apt-get update -qq >&2
 	fi
-	# Another apt run of the machine may hold dpkg's lock for a while; wait for it.
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=600 chromium >&2
+	# Another apt run of the machine may hold dpkg's lock for a while; wait for it. The project's
+	# install scripts, which make test starts at once, take turns on .apt.lock
+	# (install-prometheus.sh too): two apt-get updates at a time fail on apt's lock.
+	flock "$lockdir/.apt.lock" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=600 chromium >&2
 fi
 command -v chromium

@@ -9,6 +9,11 @@
 set -euo pipefail
 
 candidate() { apt-cache policy prometheus 2>/dev/null | sed -n 's/^ *Candidate: //p'; }
+# apt runs one at a time among the project's install scripts (install-chromium.sh too), which
+# make test starts at once: two apt-get updates at a time fail on apt's lock.
+cachebase="${KUBEGRAY_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-gray}"
+mkdir -p "$cachebase"
+aptlock="$cachebase/.apt.lock"
 version="$(candidate)"
 if [[ -z "$version" || "$version" == "(none)" ]]; then
 	# A machine whose package lists were never fetched.
@@ -16,10 +21,10 @@ if [[ -z "$version" || "$version" == "(none)" ]]; then
 		echo "install-prometheus: apt knows no prometheus package; run apt-get update as root" >&2
 		exit 1
 	fi
-	apt-get update -qq >&2
+	flock "$aptlock" apt-get update -qq >&2
 	version="$(candidate)"
 fi
-cache="${KUBEGRAY_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-gray}/prometheus-deb-${version}"
+cache="$cachebase/prometheus-deb-${version}"
 bin="$cache/bin"
 mkdir -p "$cache"
 # One download at a time: `make test` starts it in the background and the suites that need it
@@ -30,7 +35,7 @@ flock 9
 if [[ ! -x "$bin/prometheus" || ! -x "$bin/promtool" ]]; then
 	echo "install-prometheus: prometheus $version from Debian's package" >&2
 	tmp="$(mktemp -d "$cache/download.XXXXXX")"
-	(cd "$tmp" && apt-get download -q "prometheus=$version" 2>&1 | grep -v '^W: Download is performed unsandboxed' >&2 || true)
+	(cd "$tmp" && flock "$aptlock" apt-get download -q "prometheus=$version" 2>&1 | grep -v '^W: Download is performed unsandboxed' >&2 || true)
 	deb="$(ls "$tmp"/prometheus_*.deb)"
 	dpkg-deb -x "$deb" "$tmp/root"
 	mkdir -p "$bin"
