@@ -7,16 +7,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 	"time"
 
 	"github.com/kubegray/kubectl-gray/pkg/gates"
+	"github.com/kubegray/kubectl-gray/pkg/providerhttp"
 )
 
-// maxAnswer bounds the body of a Prometheus answer read: a gate's query returns one series.
+// maxAnswer bounds the body of a Prometheus answer: a gate's query returns one series, and a
+// longer answer is an error.
 const maxAnswer = 1 << 20
 
 // queryAnswer is the Prometheus HTTP API's answer to an instant query
@@ -53,23 +54,22 @@ func Query(ctx context.Context, client *http.Client, p *gates.Provider, query st
 		return gates.Reading{Err: err}
 	}
 	req.URL.RawQuery = form.Encode()
-	resp, err := client.Do(req)
+	answer, err := providerhttp.Exchange(client, p.Name, req, maxAnswer)
 	if err != nil {
-		return gates.Reading{Err: fmt.Errorf("provider %s: %w", p.Name, err)}
-	}
-	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
-	if err != nil {
-		return gates.Reading{Err: fmt.Errorf("provider %s: reading the answer: %w", p.Name, err)}
+		return gates.Reading{Err: err}
 	}
 	var a queryAnswer
-	// An answer is Prometheus' when it says success or names its error; other JSON (a proxy's, the
-	// API server's Status) is shown as it came, or the message would say nothing.
-	if err := json.Unmarshal(body, &a); err != nil || (a.Status != "success" && a.ErrorType == "" && a.Error == "") {
-		return gates.Reading{Err: fmt.Errorf("provider %s: HTTP %d, not a Prometheus answer: %.200q", p.Name, resp.StatusCode, body)}
-	}
-	if a.Status != "success" {
-		return gates.Reading{Err: fmt.Errorf("provider %s: HTTP %d, %s: %s", p.Name, resp.StatusCode, a.ErrorType, a.Error)}
+	parseErr := json.Unmarshal(answer.Body, &a)
+	switch {
+	case parseErr == nil && a.Status == "error" && (a.ErrorType != "" || a.Error != ""):
+		// Prometheus' own error (a bad query, a timeout): its words say what to fix.
+		return gates.Reading{Err: fmt.Errorf("provider %s: HTTP %d, %s: %s", p.Name, answer.Status, a.ErrorType, a.Error)}
+	case !answer.OK():
+		// Failed, whatever its body says (a proxy's page, the API server's Status): shown as it
+		// came, never read as a value.
+		return gates.Reading{Err: fmt.Errorf("provider %s: HTTP %d, a failed answer: %.200q", p.Name, answer.Status, answer.Body)}
+	case parseErr != nil || a.Status != "success":
+		return gates.Reading{Err: fmt.Errorf("provider %s: HTTP %d, not a Prometheus answer: %.200q", p.Name, answer.Status, answer.Body)}
 	}
 	return readResult(a.Data.ResultType, a.Data.Result)
 }

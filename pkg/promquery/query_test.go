@@ -7,7 +7,9 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"reflect"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,11 +32,16 @@ func TestQueryReadsPrometheusAnswers(t *testing.T) {
 		{"two series", "200", `{"status":"success","data":{"resultType":"vector","result":[{"value":[1,"1"]},{"value":[1,"2"]}]}}`, []float64{1, 2}, ""},
 		{"a range vector", "200", `{"status":"success","data":{"resultType":"matrix","result":[]}}`, nil, "the query gives a matrix, not an instant vector or a scalar"},
 		{"bad query", "400", `{"status":"error","errorType":"bad_data","error":"parse error"}`, nil, "provider prometheus: HTTP 400, bad_data: parse error"},
-		{"not prometheus", "502", `<html>bad gateway</html>`, nil, `provider prometheus: HTTP 502, not a Prometheus answer: "<html>bad gateway</html>"`},
+		{"not prometheus", "502", `<html>bad gateway</html>`, nil, `provider prometheus: HTTP 502, a failed answer: "<html>bad gateway</html>"`},
 		// What the API server's service proxy answers for a Service without endpoints: JSON, but no
 		// Prometheus error in it, so the body is what a person must see.
 		{"a Kubernetes Status", "503", `{"kind":"Status","status":"Failure","message":"no endpoints available for service \"prometheus\"","code":503}`, nil,
-			`provider prometheus: HTTP 503, not a Prometheus answer: "{\"kind\":\"Status\",\"status\":\"Failure\",\"message\":\"no endpoints available for service \\\"prometheus\\\"\",\"code\":503}"`},
+			`provider prometheus: HTTP 503, a failed answer: "{\"kind\":\"Status\",\"status\":\"Failure\",\"message\":\"no endpoints available for service \\\"prometheus\\\"\",\"code\":503}"`},
+		// A value in a failed answer is not a value: the status decides first.
+		{"a value with a 500", "500", `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1796385600.5,"0.0125"]}]}}`, nil, "provider prometheus: HTTP 500, a failed answer"},
+		{"success JSON that is not Prometheus'", "200", `{"kind":"Status"}`, nil, `provider prometheus: HTTP 200, not a Prometheus answer: "{\"kind\":\"Status\"}"`},
+		// An answer longer than the cap is an error, not the part of it that fits.
+		{"over the cap", "200", `{"status":"success","data":{"resultType":"vector","result":[]}}` + strings.Repeat(" ", maxAnswer), nil, "over 1048576 bytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -62,4 +69,41 @@ func TestQueryReadsPrometheusAnswers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestQueryFollowsNoRedirect: a provider answering 3xx sends the query nowhere else, so neither
+// its bearer token nor the query reaches the host in Location; the reading is an error naming
+// the status and both hosts.
+func TestQueryFollowsNoRedirect(t *testing.T) {
+	for _, code := range []int{http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther, http.StatusTemporaryRedirect, http.StatusPermanentRedirect} {
+		t.Run(strconv.Itoa(code), func(t *testing.T) {
+			var elsewhere atomic.Int32
+			other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				elsewhere.Add(1)
+				_, _ = w.Write([]byte(`{"status":"success","data":{"resultType":"scalar","result":[1,"0"]}}`))
+			}))
+			defer other.Close()
+			provider := httptest.NewServer(http.RedirectHandler(other.URL+"/api/v1/query", code))
+			defer provider.Close()
+			u, _ := url.Parse(provider.URL)
+			client := &http.Client{Transport: withToken{next: http.DefaultTransport}}
+			r := Query(t.Context(), client, &gates.Provider{Name: "prometheus", URL: u}, "sum(up)", time.Now())
+			if elsewhere.Load() != 0 {
+				t.Errorf("the redirect's target got %d requests, want none", elsewhere.Load())
+			}
+			otherHost := strings.TrimPrefix(other.URL, "http://")
+			if r.Err == nil || !strings.Contains(r.Err.Error(), strconv.Itoa(code)) || !strings.Contains(r.Err.Error(), otherHost) {
+				t.Errorf("reading %+v, want an error naming HTTP %d and %s", r, code, otherHost)
+			}
+		})
+	}
+}
+
+// withToken adds a bearer token to every request it sends, as a provider's client does.
+type withToken struct{ next http.RoundTripper }
+
+func (w withToken) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.Header.Set("Authorization", "Bearer s3cret")
+	return w.next.RoundTrip(req)
 }

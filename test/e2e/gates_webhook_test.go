@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -52,6 +53,11 @@ type receiver struct {
 	// arrives (dropped when nobody listens).
 	delay     time.Duration
 	answering chan struct{}
+
+	// redirector answers every request with a 307 to elsewhere, a second server that counts the
+	// requests it gets (none is right: a redirect is never followed).
+	redirector string
+	elsewhere  atomic.Int32
 }
 
 type webhookAnswer struct {
@@ -78,6 +84,14 @@ func startReceiver(t *testing.T) *receiver {
 	t.Cleanup(srv.Close)
 	r.addr = srv.Listener.Addr().String()
 	r.ca = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		r.elsewhere.Add(1)
+		_, _ = w.Write([]byte(`{"failed": 0}`))
+	}))
+	t.Cleanup(elsewhere.Close)
+	redirector := httptest.NewServer(http.RedirectHandler(elsewhere.URL+"/check", http.StatusTemporaryRedirect))
+	t.Cleanup(redirector.Close)
+	r.redirector = redirector.Listener.Addr().String()
 	return r
 }
 
@@ -142,7 +156,8 @@ func TestWebhookGates(t *testing.T) {
 }
 
 // install gives gray-controller's namespace the receiver's Secrets (its CA, the bearer token,
-// the signing key) and provider smoke, which serves namespaces.
+// the signing key) and provider smoke, which serves namespaces; and provider smoke-redirect, at
+// the redirector, with the same token and key, which serves every namespace.
 func (r *receiver) install(t *testing.T, c *cluster.Cluster, namespaces ...string) {
 	t.Helper()
 	for name, data := range map[string]map[string][]byte{
@@ -162,7 +177,9 @@ func (r *receiver) install(t *testing.T, c *cluster.Cluster, namespaces ...strin
 			"bearerTokenSecret: webhook-token\ntls:\n  caSecret: webhook-ca\n" +
 			"allowedNamespaces: [" + strings.Join(namespaces, ", ") + "]\n",
 			"smoke-ungranted": "type: webhook\nurl: https://" + r.addr + "/check\ntimeout: 5s\nsigningSecret: webhook-key-ungranted\n" +
-				"allowedNamespaces: [" + strings.Join(namespaces, ", ") + "]\n"}}
+				"allowedNamespaces: [" + strings.Join(namespaces, ", ") + "]\n",
+			"smoke-redirect": "type: webhook\nurl: http://" + r.redirector + "/check\ntimeout: 5s\nsigningSecret: webhook-key\n" +
+				"bearerTokenSecret: webhook-token\nallowedNamespaces: [\"*\"]\n"}}
 	if _, err := c.Client.CoreV1().ConfigMaps("gray-system").Create(context.Background(), providers, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -223,6 +240,25 @@ func runWebhookGates(t *testing.T, c *cluster.Cluster, m canaryMode, r *receiver
 		k.wantHeldCondition("web", corev1.ConditionTrue, grayapi.ReasonGateInconclusive)
 		if calls := r.callsFrom(k.ns); len(calls) != 0 {
 			t.Errorf("the webhook was called %d times without its signing key", len(calls))
+		}
+		k.u.must("gray", "undo", "web")
+		k.expect("web", completeAt10)
+		k.released()
+	})
+
+	t.Run("a webhook that redirects is an Error naming where to, and the redirect's target gets nothing", func(t *testing.T) {
+		t.Parallel()
+		k := newCanary(t, c, m, "hook-redirect")
+		k.startGated(map[string]string{"smoke": "provider: smoke-redirect\ninterval: 2s\ninconclusiveLimit: 1\n"}, "smoke")
+		k.u.must("gray", "set", "web", "20", "--on-failure", "abort", "--image", "app="+goodImage)
+		want := "HTTP 307 from " + r.redirector + " redirects to 127.0.0.1:"
+		eventually(t, 60*time.Second, "the gate unable to tell, for the redirect", func() (bool, string) {
+			msg := k.grayStatus(k.get("web")).Message
+			return strings.Contains(msg, "gate smoke could not tell 2 times (Error: ") && strings.Contains(msg, want), msg
+		})
+		k.wantHeldCondition("web", corev1.ConditionTrue, grayapi.ReasonGateInconclusive)
+		if n := r.elsewhere.Load(); n != 0 {
+			t.Errorf("the redirect's target got %d requests (with the bearer token and the signed call), want none", n)
 		}
 		k.u.must("gray", "undo", "web")
 		k.expect("web", completeAt10)
