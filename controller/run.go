@@ -223,7 +223,7 @@ func (o *Options) startServers(ctx context.Context, client kubernetes.Interface,
 		if tlsConfig, err = delegated.TLSConfig(o.MetricsCertDir, delegated.HostName()); err != nil {
 			return nil, err
 		}
-		metricsHandler, pprof = delegated.Protect(metricsHandler, client), delegated.Protect(pprof, client)
+		metricsHandler, pprof = delegated.Protect(metrics.Path, metricsHandler, client), delegated.Protect(pprofPath, pprof, client)
 	}
 	var servers []*http.Server
 	for _, s := range []struct {
@@ -248,14 +248,17 @@ func (o *Options) startServers(ctx context.Context, client kubernetes.Interface,
 	return servers, nil
 }
 
-// pprofHandler serves Go's runtime profiles (heap, goroutines, CPU) under /debug/pprof/.
+// pprofPath is the folder pprofHandler serves.
+const pprofPath = "/debug/pprof/"
+
+// pprofHandler serves Go's runtime profiles (heap, goroutines, CPU) under pprofPath.
 func pprofHandler() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.HandleFunc(pprofPath, pprof.Index)
+	mux.HandleFunc(pprofPath+"cmdline", pprof.Cmdline)
+	mux.HandleFunc(pprofPath+"profile", pprof.Profile)
+	mux.HandleFunc(pprofPath+"symbol", pprof.Symbol)
+	mux.HandleFunc(pprofPath+"trace", pprof.Trace)
 	return mux
 }
 

@@ -1,10 +1,11 @@
 // Package delegated serves an HTTP handler (gray-controller's /metrics, and pprof when enabled)
 // over TLS to the clients the API server vouches for, as kube-controller-manager serves its own:
 // a bearer token the API server authenticates (a TokenReview), whose user it authorizes to get
-// the request's path (a SubjectAccessReview of a non-resource URL, which RBAC's nonResourceURLs
-// grant). The reviews go through client-go; k8s.io/apiserver's delegating authenticator and
-// authorizer do the same but nearly double the binary (38 to 72 MB, through their tracing).
-// docs/operations.md says how Prometheus is given such a token.
+// the path served (a SubjectAccessReview of a non-resource URL, which RBAC's nonResourceURLs
+// grant); any other path is 404 before any review. The reviews go through client-go:
+// k8s.io/apiserver's delegating authenticator and authorizer make the same requests per scrape
+// but take the binary from 39 to 72 MB (BENCHMARKS.md). docs/operations.md says how Prometheus
+// is given such a token.
 package delegated
 
 import (
@@ -15,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -39,16 +41,21 @@ const (
 )
 
 // Protect serves next to the requests whose bearer token the API server authenticates and whose
-// user may get the request's path: 401 without such a token, 403 for a user without the right.
+// user may get the request's path, for the paths served only: a GET of a path served returns
+// 401 without such a token and 403 for a user without the right; any other path is 404 and any
+// other method 405, both before any review, so the review is always of exactly what next
+// serves. served is a path ("/metrics") or, ending in "/", a folder of paths ("/debug/pprof/"),
+// matched as written (a path a router would clean, "//metrics" or "/metrics/", is not served).
 // The reviews are rate-limited apart from the controller's own requests (5 a second, bursts of
 // 10; beyond: 429), so that a client sending made-up tokens cannot spend the API budget that
 // rollouts need.
-func Protect(next http.Handler, client kubernetes.Interface) http.Handler {
-	return &guard{next: next, client: client, limiter: flowcontrol.NewTokenBucketRateLimiter(5, 10), remembered: map[[32]byte]time.Time{}}
+func Protect(served string, next http.Handler, client kubernetes.Interface) http.Handler {
+	return &guard{served: served, next: next, client: client, limiter: flowcontrol.NewTokenBucketRateLimiter(5, 10), remembered: map[[32]byte]time.Time{}}
 }
 
 // guard is the handler Protect returns.
 type guard struct {
+	served  string
 	next    http.Handler
 	client  kubernetes.Interface
 	limiter flowcontrol.RateLimiter
@@ -59,13 +66,38 @@ type guard struct {
 	remembered map[[32]byte]time.Time
 }
 
+// serves reports whether path is one next serves: served itself, or below a served folder by
+// plain names (no empty, "." or ".." segment, which a router would clean into another path).
+func (g *guard) serves(path string) bool {
+	if !strings.HasSuffix(g.served, "/") {
+		return path == g.served
+	}
+	rest, below := strings.CutPrefix(path, g.served)
+	if !below {
+		return false
+	}
+	return rest == "" || !slices.ContainsFunc(strings.Split(rest, "/"), func(segment string) bool {
+		return segment == "" || segment == "." || segment == ".."
+	})
+}
+
 func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	path := r.URL.Path
+	if !g.serves(path) {
+		http.NotFound(w, r)
+		return
+	}
+	if r.Method != http.MethodGet {
+		w.Header().Set("Allow", http.MethodGet)
+		http.Error(w, "Method not allowed: only GET", http.StatusMethodNotAllowed)
+		return
+	}
 	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok || token == "" {
 		http.Error(w, "Unauthorized: send a bearer token the API server accepts", http.StatusUnauthorized)
 		return
 	}
-	verb, path := strings.ToLower(r.Method), r.URL.Path
+	const verb = "get"
 	key := sha256.Sum256([]byte(verb + " " + path + " " + token))
 	if g.allowed(key) {
 		g.next.ServeHTTP(w, r)

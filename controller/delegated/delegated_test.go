@@ -67,21 +67,10 @@ func standInAPIServer(t *testing.T, reviews *atomic.Int32) kubernetes.Interface 
 // page; answers are cached, so a second scrape costs no review.
 func TestProtect(t *testing.T) {
 	var reviews atomic.Int32
-	h := Protect(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "series") }), standInAPIServer(t, &reviews))
-	srv := httptest.NewServer(h)
+	srv := httptest.NewServer(Protect("/metrics", series, standInAPIServer(t, &reviews)))
 	defer srv.Close()
 	get := func(path, token string) (int, string) {
-		req, _ := http.NewRequest(http.MethodGet, srv.URL+path, nil)
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(body)
+		return request(t, http.MethodGet, srv.URL, path, token)
 	}
 	for _, tc := range []struct {
 		path, token string
@@ -91,7 +80,6 @@ func TestProtect(t *testing.T) {
 		{"/metrics", "", http.StatusUnauthorized, "Unauthorized"},
 		{"/metrics", "forged", http.StatusUnauthorized, "Unauthorized"},
 		{"/metrics", "nobody-token", http.StatusForbidden, `Forbidden: user "nobody" may not get /metrics`},
-		{"/debug/pprof/heap", "reader-token", http.StatusForbidden, `Forbidden: user "reader" may not get /debug/pprof/heap`},
 		{"/metrics", "reader-token", http.StatusOK, "series"},
 	} {
 		if code, body := get(tc.path, tc.token); code != tc.code || !strings.Contains(body, tc.body) {
@@ -102,6 +90,80 @@ func TestProtect(t *testing.T) {
 	if code, _ := get("/metrics", "reader-token"); code != http.StatusOK || reviews.Load() != before {
 		t.Errorf("a second scrape: %d, %d more reviews; want 200 from the caches", code, reviews.Load()-before)
 	}
+}
+
+// TestProtectServesOnlyItsPaths: a path not served is 404 and a method other than GET 405, both
+// before any review, whoever asks; a folder serves the paths under it as written. The review is
+// of the path served (the stand-in allows the reader /metrics only, so pprof is 403 to it).
+func TestProtectServesOnlyItsPaths(t *testing.T) {
+	var reviews atomic.Int32
+	client := standInAPIServer(t, &reviews)
+	metrics := httptest.NewServer(Protect("/metrics", series, client))
+	defer metrics.Close()
+	pprof := httptest.NewServer(Protect("/debug/pprof/", series, client))
+	defer pprof.Close()
+	for _, tc := range []struct {
+		server              *httptest.Server
+		method, path, token string
+		code                int
+	}{
+		{metrics, http.MethodGet, "/metrics", "reader-token", http.StatusOK},
+		{metrics, http.MethodGet, "/metrics?x=1", "reader-token", http.StatusOK},
+		{metrics, http.MethodGet, "/metrics", "nobody-token", http.StatusForbidden},
+		{metrics, http.MethodPost, "/metrics", "reader-token", http.StatusMethodNotAllowed},
+		{metrics, http.MethodHead, "/metrics", "reader-token", http.StatusMethodNotAllowed},
+		{metrics, http.MethodGet, "/version", "reader-token", http.StatusNotFound},
+		{metrics, http.MethodGet, "/healthz", "", http.StatusNotFound},
+		{metrics, http.MethodGet, "/", "reader-token", http.StatusNotFound},
+		{metrics, http.MethodGet, "/metrics/", "reader-token", http.StatusNotFound},
+		{metrics, http.MethodGet, "//metrics", "reader-token", http.StatusNotFound},
+		{metrics, http.MethodGet, "/Metrics", "reader-token", http.StatusNotFound},
+		{metrics, http.MethodGet, "/metrics/..", "reader-token", http.StatusNotFound},
+		{metrics, http.MethodGet, "/debug/pprof/heap", "reader-token", http.StatusNotFound},
+		{pprof, http.MethodGet, "/debug/pprof/heap", "nobody-token", http.StatusForbidden},
+		{pprof, http.MethodGet, "/debug/pprof/", "reader-token", http.StatusForbidden},
+		{pprof, http.MethodGet, "/debug/pprof", "reader-token", http.StatusNotFound},
+		{pprof, http.MethodGet, "/debug/pprof//heap", "reader-token", http.StatusNotFound},
+		{pprof, http.MethodGet, "/debug/pprof/../../metrics", "reader-token", http.StatusNotFound},
+		{pprof, http.MethodGet, "/debug/pprof/./heap", "reader-token", http.StatusNotFound},
+		{pprof, http.MethodGet, "/metrics", "reader-token", http.StatusNotFound},
+	} {
+		before := reviews.Load()
+		code, _ := request(t, tc.method, tc.server.URL, tc.path, tc.token)
+		if code != tc.code {
+			t.Errorf("%s %s on %s with token %q = %d, want %d", tc.method, tc.path, tc.server.URL, tc.token, code, tc.code)
+		}
+		if reviewed := reviews.Load() - before; (tc.code == http.StatusNotFound || tc.code == http.StatusMethodNotAllowed) && reviewed != 0 {
+			t.Errorf("%s %s cost %d reviews, want none", tc.method, tc.path, reviewed)
+		}
+	}
+}
+
+// series stands for the metrics handler.
+var series = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "series") })
+
+// request sends method path, written as it is (no cleaning), to the server at base with token
+// (none when empty), and returns the status code and the body.
+func request(t *testing.T, method, base, path, token string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, base, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.URL.Opaque = "//" + req.URL.Host + path
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(body)
 }
 
 // TestTLSConfig: without a folder the certificate is self-signed for the host; with one, its

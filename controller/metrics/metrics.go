@@ -122,10 +122,20 @@ func RecordSyncDeferred(reason string) {
 // gatherer is what /metrics serves: our registry, and legacyregistry with client-go's metrics.
 var gatherer = prometheus.Gatherers{global.registry, legacyregistry.DefaultGatherer}
 
-// Handler serves gatherer in the Prometheus exposition formats.
+// Path is where Handler serves; every other path is 404.
+const Path = "/metrics"
+
+// Handler serves gatherer in the Prometheus exposition formats at Path.
 func Handler() http.Handler {
-	return promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{
+	exposition := promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{
 		// A failing collector should not hide the others from the scrape.
 		ErrorHandling: promhttp.ContinueOnError,
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != Path {
+			http.NotFound(w, r)
+			return
+		}
+		exposition.ServeHTTP(w, r)
 	})
 }

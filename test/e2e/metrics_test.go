@@ -323,3 +323,87 @@ func scrape(t *testing.T, target, token string) int {
 	_ = resp.Body.Close()
 	return resp.StatusCode
 }
+
+// TestMetricsServedOnlyAtItsPath pins that the metrics port serves /metrics and nothing else, to
+// the metrics reader only, with the RBAC gray-controller installs (manifests/base, the chart's)
+// and Kubernetes' default roles. A namespace owner's ServiceAccount is an ordinary signed-in
+// user: system:discovery and system:public-info-viewer let it get /version, /healthz, /api and
+// the like, so a guard that reviewed whatever path was asked, in front of a handler answering
+// every path, would give it every namespace's series. Every path those roles allow, and the
+// spellings of /metrics a router might clean, must answer 404 before any review; /metrics
+// itself 403 to the tenant and the series to the reader.
+func TestMetricsServedOnlyAtItsPath(t *testing.T) {
+	c := cluster.StartForTest(t, cluster.Options{Controllers: cluster.WithoutDeploymentController})
+	port, err := cluster.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := "127.0.0.1:" + strconv.Itoa(port)
+	startGrayController(t, c, "--mode=instead", "--metrics-bind-address="+target)
+	reader, _ := metricsTokens(t, c)
+	tenant := namespaceOwnerToken(t, c, "shop")
+	for _, path := range []string{"/version", "/version/", "/healthz", "/healthz/ping", "/livez", "/readyz", "/api", "/api/v1", "/apis",
+		"/apis/apps/v1", "/openapi/v2", "/openapi/v3", "/", "/metrics/", "/metrics/x", "//metrics", "/Metrics", "/metrics/..", "/./metrics",
+		"/metrics%2F", "/debug/pprof/"} {
+		for who, token := range map[string]string{"the tenant": tenant, "the metrics reader": reader} {
+			if code, body := getRaw(t, target, path, token); code != http.StatusNotFound {
+				t.Errorf("GET https://%s%s with %s's token: HTTP %d %.80q, want 404", target, path, who, code, body)
+			}
+		}
+	}
+	for _, path := range []string{"/metrics", "/metrics?x=1"} {
+		if code, body := getRaw(t, target, path, tenant); code != http.StatusForbidden || strings.Contains(body, "gray_controller_") {
+			t.Errorf("GET https://%s%s with the tenant's token: HTTP %d %.80q, want 403 without series", target, path, code, body)
+		}
+		if code, body := getRaw(t, target, path, reader); code != http.StatusOK || !strings.Contains(body, "gray_controller_sync_total") {
+			t.Errorf("GET https://%s%s with the metrics reader's token: HTTP %d %.80q, want 200 with the series", target, path, code, body)
+		}
+	}
+}
+
+// namespaceOwnerToken is the token of ServiceAccount owner of namespace ns (made now), which
+// holds ClusterRole admin there: what an app team has.
+func namespaceOwnerToken(t *testing.T, c *cluster.Cluster, ns string) string {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Client.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "owner"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "owner-is-admin"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "admin"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "owner", Namespace: ns}}}
+	if _, err := c.Client.RbacV1().RoleBindings(ns).Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := c.Client.CoreV1().ServiceAccounts(ns).CreateToken(ctx, "owner", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("token of serviceaccount %s/owner: %v", ns, err)
+	}
+	return tok.Status.Token
+}
+
+// getRaw GETs https://target with path written as it is (no cleaning) and token, the certificate
+// unchecked (it is self-signed), and returns the status code and the body.
+func getRaw(t *testing.T, target, path, token string) (int, string) {
+	t.Helper()
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // self-signed
+	req, err := http.NewRequest(http.MethodGet, "https://"+target, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.URL.Opaque = "//" + target + path
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("GET https://%s%s: %v", target, path, err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET https://%s%s: reading the body: %v", target, path, err)
+	}
+	return resp.StatusCode, string(body)
+}
