@@ -50,8 +50,9 @@ func failureReason(st grayapi.Status) string {
 // replaces the old one when the status and reason stay: upstream keeps a reason's first
 // message, and ours would go on saying "2 of 10 replicas" of a hold scaled to 20, or the
 // number of pods not ready when the step missed its deadline. The transition time stays
-// while the status does.
+// while the status does. The message is capped as the status's is (Argo CD shows it whole).
 func setCondition(status *appsv1.DeploymentStatus, c appsv1.DeploymentCondition) {
+	c.Message = grayapi.CapMessage(c.Message)
 	cur := deployutil.GetDeploymentCondition(*status, c.Type)
 	if cur != nil && cur.Status == c.Status && cur.Reason == c.Reason && cur.Message == c.Message {
 		return

@@ -1,6 +1,7 @@
 package gray
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -81,5 +82,25 @@ func TestSetConditions(t *testing.T) {
 				t.Errorf("Stalled = %+v, want none", deployutil.GetDeploymentCondition(status, grayapi.ConditionStalled))
 			}
 		})
+	}
+}
+
+// A message of 250 KB (a value quoted whole by some path) reaches the conditions cut to
+// grayapi.MaxStatusMessage, as the status annotation's is: Argo CD shows a condition's message
+// whole.
+func TestSetConditionsCapsMessages(t *testing.T) {
+	huge := strings.Repeat("5", 250000)
+	for _, st := range []grayapi.Status{
+		{Phase: grayapi.PhaseInvalid, Revision: 2, Message: "invalid " + huge},
+		{Phase: grayapi.PhaseHeld, Revision: 2, Percent: 20, Target: 2,
+			Gates: []grayapi.GateStatus{{Name: "smoke", Verdict: grayapi.GateCannotTell, Unsure: 9, Last: grayapi.GateError, Why: huge}}},
+	} {
+		var status appsv1.DeploymentStatus
+		SetConditions(&status, st, 10, 2, metav1.NewTime(testNow))
+		for _, c := range status.Conditions {
+			if len(c.Message) > grayapi.MaxStatusMessage {
+				t.Errorf("%s, phase %s: a message of %d bytes, want at most %d", c.Type, st.Phase, len(c.Message), grayapi.MaxStatusMessage)
+			}
+		}
 	}
 }

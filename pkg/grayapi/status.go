@@ -194,12 +194,19 @@ func (s Status) Validate() error {
 // the annotation, so a forged status must not carry 250 KB into them.
 const MaxStatusMessage = 1024
 
+// CapMessage cuts text to MaxStatusMessage bytes, ending it in "..." when it cuts: the one cap
+// of every message the controller writes about a rollout (the status's, the Deployment's
+// conditions').
+func CapMessage(text string) string {
+	return capText(text, MaxStatusMessage)
+}
+
 // capMessages cuts Message and Failure.Message to MaxStatusMessage.
 func (s *Status) capMessages() {
-	s.Message = capText(s.Message, MaxStatusMessage)
+	s.Message = CapMessage(s.Message)
 	if s.Failure != nil && len(s.Failure.Message) > MaxStatusMessage {
 		f := *s.Failure
-		f.Message = capText(f.Message, MaxStatusMessage)
+		f.Message = CapMessage(f.Message)
 		s.Failure = &f
 	}
 	if len(s.Gates) > 0 {

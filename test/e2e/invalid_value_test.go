@@ -17,7 +17,8 @@ import (
 // TestGrayHugePercentStaysShort pins what a kubegray.io/percent of 250,000 bytes (nearly all the
 // annotation space the API server allows) does in instead mode: the rollout is Invalid and frozen
 // as for any bad value, and the GrayInvalid event and the status message stay a few hundred bytes
-// that still name the key, the rule and the value's length. Nothing is resized meanwhile.
+// that still name the key, the rule and the value's length; no condition's message is longer than
+// the status's may be. Nothing is resized meanwhile.
 func TestGrayHugePercentStaysShort(t *testing.T) {
 	c := cluster.StartForTest(t, cluster.Options{Controllers: cluster.WithoutDeploymentController})
 	startGrayController(t, c, "--mode=instead")
@@ -49,6 +50,11 @@ func TestGrayHugePercentStaysShort(t *testing.T) {
 		t.Errorf("%s is %d bytes, want at most 1024", grayapi.StatusAnnotation, len(raw))
 	}
 	short("the status message", e.grayStatus(d).Message, 512)
+	for _, c := range d.Status.Conditions {
+		if len(c.Message) > grayapi.MaxStatusMessage {
+			t.Errorf("condition %s's message is %d bytes, want at most %d", c.Type, len(c.Message), grayapi.MaxStatusMessage)
+		}
+	}
 	var event string
 	eventually(t, 30*time.Second, "the GrayInvalid event", func() (bool, string) {
 		list, err := e.client.CoreV1().Events(e.ns).List(context.Background(), metav1.ListOptions{})
