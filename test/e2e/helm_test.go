@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
@@ -95,8 +96,9 @@ func sortedKeys(m map[string]map[string]any) []string {
 }
 
 // TestHelmMatchesKustomize renders the chart with its defaults (and
-// mode=instead, and installPolicies=false for alongside-eager) and the
-// matching kustomize overlay, and wants the same objects. The differences it explains, and nothing else:
+// mode=instead, and installPolicies=false for alongside-eager, and
+// networkPolicy.enabled=true for alongside with the networkpolicy component) and
+// the matching kustomize overlay, and wants the same objects. The differences it explains, and nothing else:
 //   - the Namespace: kustomize makes gray-system with the restricted Pod
 //     Security label; Helm installs into a namespace that exists or that
 //     `helm install --create-namespace` makes;
@@ -105,13 +107,14 @@ func sortedKeys(m map[string]map[string]any) []string {
 //     manifests/alongside through the links in its files/ folder).
 func TestHelmMatchesKustomize(t *testing.T) {
 	for overlay, values := range map[string]string{
-		"alongside":       "mode=alongside",
-		"alongside-eager": "mode=alongside,installPolicies=false",
-		"instead":         "mode=instead",
+		"alongside":               "mode=alongside",
+		"alongside-eager":         "mode=alongside,installPolicies=false",
+		"instead":                 "mode=instead",
+		"alongside+networkpolicy": "mode=alongside,networkPolicy.enabled=true",
 	} {
 		t.Run(overlay, func(t *testing.T) {
 			chart := objects(t, helmCmd(t, "template", releaseName, chartPath, "--namespace", releaseNS, "--set", values))
-			out, err := exec.Command("kubectl", "kustomize", "../../manifests/"+overlay).Output()
+			out, err := exec.Command("kubectl", "kustomize", kustomizeDir(t, overlay)).Output()
 			if err != nil {
 				t.Fatalf("kubectl kustomize manifests/%s: %v", overlay, err)
 			}
@@ -144,6 +147,31 @@ func TestHelmMatchesKustomize(t *testing.T) {
 			t.Logf("%s: helm template renders %d objects, the kustomize overlay %d (with its Namespace)", overlay, len(chart), len(kust)+1)
 		})
 	}
+}
+
+// kustomizeDir is the folder to kustomize for overlay: manifests/<overlay>, or for
+// "<overlay>+<component>" a new kustomization of that overlay with that component.
+func kustomizeDir(t *testing.T, overlay string) string {
+	t.Helper()
+	overlay, component, ok := strings.Cut(overlay, "+")
+	manifests, err := filepath.Abs("../../manifests")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ok {
+		return filepath.Join(manifests, overlay)
+	}
+	dir := t.TempDir()
+	// kustomize takes relative paths only.
+	rel, err := filepath.Rel(dir, manifests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kustomization := "resources:\n  - " + filepath.Join(rel, overlay) + "\ncomponents:\n  - " + filepath.Join(rel, component) + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(kustomization), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // TestHelmInstall installs the chart with helm into a real control plane in
