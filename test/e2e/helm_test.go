@@ -560,6 +560,8 @@ func TestHelmValuesSchema(t *testing.T) {
 		{"gates.providers.p.type=prometheus,gates.providers.p.url=http://x,gates.providers.p.timout=5s", "at '/gates/providers/p': additional properties 'timout' not allowed"},
 		{"metrics.prometheusRule.alerts.GrayNope.for=1m", "at '/metrics/prometheusRule/alerts': additional properties 'GrayNope' not allowed"},
 		{"metrics.prometheusRule.alerts.GrayRolloutFailed.for=soon", "at '/metrics/prometheusRule/alerts/GrayRolloutFailed/for': 'soon' does not match pattern"},
+		{"networkPolicy.apiServer.ports={0}", "at '/networkPolicy/apiServer/ports/0': minimum: got 0, want 1"},
+		{"networkPolicy.provider=x", "at '/networkPolicy': additional properties 'provider' not allowed"},
 		{"mode=instead,namespaces={shop}", "namespaces [shop] needs mode alongside: in instead mode gray-controller is the cluster's only Deployment controller"},
 	} {
 		out, err := exec.Command(helmBinary(t), "template", releaseName, chartPath, "--set", tc.set).CombinedOutput()
