@@ -265,7 +265,7 @@ func TestPlugin(t *testing.T) {
 
 	// Completion through kubectl, which runs kubectl_complete-gray from PATH.
 	names, directive := u.completions("gray", "")
-	if want := []string{"abort", "completion", "gate", "help", "history", "release", "restart", "resume", "retry", "set", "status", "undo", "version"}; !slices.Equal(names, want) || directive != ":4" {
+	if want := []string{"abort", "completion", "dashboard", "gate", "help", "history", "release", "restart", "resume", "retry", "set", "status", "undo", "version"}; !slices.Equal(names, want) || directive != ":4" {
 		t.Errorf("kubectl gray <TAB>: %v %s, want %v :4", names, directive, want)
 	}
 	names, _ = u.completions("gray", "s")
