@@ -201,7 +201,11 @@ func scanQuery(query string, known map[string]bool) (string, scannedQuery, error
 			out.WriteByte(c)
 			continue
 		}
-		name := variable.FindString(query[i:])
+		// Only a variable that starts at this '$': a later one of the query is not this one.
+		name := ""
+		if loc := variable.FindStringIndex(query[i:]); loc != nil && loc[0] == 0 {
+			name = query[i : i+loc[1]]
+		}
 		switch {
 		case name == "":
 			out.WriteByte(c)
