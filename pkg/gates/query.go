@@ -36,12 +36,18 @@ func (v QueryVars) values(compare bool, hash string) map[string]string {
 		"$stable_hash": v.StableHash,
 		"$canary_pods": podNames(v.Deployment, v.CanaryHash),
 		"$stable_pods": podNames(v.Deployment, v.StableHash),
-		"$window":      strconv.FormatInt(max(int64(v.Window/time.Second), 1), 10) + "s",
+		"$window":      strconv.FormatInt(int64(v.window()/time.Second), 10) + "s",
 	}
 	if compare {
 		out["$hash"], out["$pods"] = hash, podNames(v.Deployment, hash)
 	}
 	return out
+}
+
+// window is what $window stands for, in a string or as a duration: Window in whole seconds, at
+// least one.
+func (v QueryVars) window() time.Duration {
+	return max(v.Window.Truncate(time.Second), time.Second)
 }
 
 // podNames is a regular expression matching the names of the pods of deployment's ReplicaSet
@@ -82,7 +88,7 @@ func (d *Definition) Render(v QueryVars, hash, scopeLabel string) (string, error
 	if err != nil {
 		return "", err
 	}
-	return q.render(v.values(d.Compare, hash), time.Duration(max(int64(v.Window/time.Second), 1))*time.Second)
+	return q.render(v.values(d.Compare, hash), v.window())
 }
 
 // CheckScope refuses, at load, a query that selects on scopeLabel (a provider's namespace
