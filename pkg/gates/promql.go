@@ -72,7 +72,7 @@ func compileQuery(query string, known map[string]bool, scopeLabel string) (*comp
 	}
 	q := &compiledQuery{expr: expr, uses: map[string]bool{}}
 	nodes, depth := 0, 0
-	inString := 0
+	inString, windows := 0, 0
 	var refused error
 	refuse := func(format string, args ...any) {
 		if refused == nil {
@@ -93,6 +93,7 @@ func compileQuery(query string, known map[string]bool, scopeLabel string) (*comp
 	addDuration := func(p *time.Duration) {
 		if *p == windowStandInValue {
 			q.uses["$window"] = true
+			windows++
 			q.slots = append(q.slots, querySlot{duration: p})
 		}
 	}
@@ -132,12 +133,6 @@ func compileQuery(query string, known map[string]bool, scopeLabel string) (*comp
 		}
 		return nil
 	})
-	windows := 0
-	for _, s := range q.slots {
-		if s.duration != nil {
-			windows++
-		}
-	}
 	switch {
 	case refused != nil:
 		return nil, refused
