@@ -65,13 +65,10 @@ func podNames(deployment, hash string) string {
 // promQL parses with Prometheus' own parser and its default functions.
 var promQL = parser.NewParser(parser.Options{})
 
-// placeholders stand for a Deployment when the variables a query may use are listed.
-var placeholders = QueryVars{Namespace: "namespace", Deployment: "deployment", CanaryHash: "canary", StableHash: "stable", Window: time.Minute}
-
 // knownVariables are the variables a query of a gate compared or not may use.
 func knownVariables(compare bool) map[string]bool {
 	known := map[string]bool{}
-	for name := range placeholders.values(compare, "canary") {
+	for name := range (QueryVars{}).values(compare, "") {
 		known[name] = true
 	}
 	return known
