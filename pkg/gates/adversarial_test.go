@@ -59,14 +59,8 @@ func TestHostileQueries(t *testing.T) {
 			if err == nil {
 				err = d.CheckScope("namespace")
 			}
-			if tc.refused != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.refused) {
-					t.Errorf("loaded with %v; want refused, %q", err, tc.refused)
-				}
+			if !checkLoad(t, err, tc.refused) {
 				return
-			}
-			if err != nil {
-				t.Fatalf("refused: %v", err)
 			}
 			got, err := d.Render(shopVars, "", "namespace")
 			if err != nil || got != tc.runs {
@@ -107,14 +101,8 @@ func TestHostileConditions(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d, err := Parse("hostile", "test", definitionJSON(t, map[string]any{"provider": "smoke", "success": tc.condition}))
-			if tc.refused != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.refused) {
-					t.Errorf("loaded with %v; want refused, %q", err, tc.refused)
-				}
+			if !checkLoad(t, err, tc.refused) {
 				return
-			}
-			if err != nil {
-				t.Fatalf("refused: %v", err)
 			}
 			got, _, why := d.JudgeWebhook(200, []byte(tc.answer), nil)
 			if got != tc.want || !strings.Contains(why, tc.why) {
@@ -149,4 +137,20 @@ func TestHostileReadings(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkLoad checks how a definition loaded (err) against refused, the refusal wanted ("": none),
+// and reports whether it loaded.
+func checkLoad(t *testing.T, err error, refused string) (loaded bool) {
+	t.Helper()
+	if refused != "" {
+		if err == nil || !strings.Contains(err.Error(), refused) {
+			t.Errorf("loaded with %v; want refused, %q", err, refused)
+		}
+		return false
+	}
+	if err != nil {
+		t.Fatalf("refused: %v", err)
+	}
+	return true
 }
