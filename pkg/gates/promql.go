@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -149,6 +150,10 @@ func compileQuery(query string, known map[string]bool, scopeLabel string) (*comp
 	return q, nil
 }
 
+// variableAt is the variable that starts a text, if one does: the scan's '$' is that one's, not a
+// later one's of the query.
+var variableAt = regexp.MustCompile(`^` + variable.String())
+
 // scannedQuery is what scanQuery found: how many times $window stands outside strings, and how
 // many variables stand inside them.
 type scannedQuery struct {
@@ -196,11 +201,7 @@ func scanQuery(query string, known map[string]bool) (string, scannedQuery, error
 			out.WriteByte(c)
 			continue
 		}
-		// Only a variable that starts at this '$': a later one of the query is not this one.
-		name := ""
-		if loc := variable.FindStringIndex(query[i:]); loc != nil && loc[0] == 0 {
-			name = query[i : i+loc[1]]
-		}
+		name := variableAt.FindString(query[i:])
 		switch {
 		case name == "":
 			out.WriteByte(c)
