@@ -46,8 +46,10 @@ type Options struct {
 	// ControllerNamespace is gray-controller's own namespace: the platform team's, where the
 	// cluster-wide gate definitions and the providers live.
 	ControllerNamespace string
-	// PrometheusURL, when set, is the provider named prometheus.
-	PrometheusURL string
+	// PrometheusURL, when set, is the provider named prometheus, and PrometheusMinInterval its
+	// minInterval.
+	PrometheusURL         string
+	PrometheusMinInterval time.Duration
 	// Namespaces, when set, are the only namespaces whose Deployments alongside mode runs (and
 	// whose objects it watches); empty: every namespace.
 	Namespaces []string
@@ -102,8 +104,9 @@ func NewOptions() *Options {
 		KubeAPIQPS:   20,
 		KubeAPIBurst: 30,
 
-		ControllerNamespace: namespace,
-		PodName:             os.Getenv("POD_NAME"),
+		ControllerNamespace:   namespace,
+		PodName:               os.Getenv("POD_NAME"),
+		PrometheusMinInterval: gates.DefaultMinInterval,
 
 		LeaderElect:              true,
 		LeaderElectLeaseName:     "gray-controller",
@@ -138,6 +141,8 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 		"gray-controller's own namespace, where the cluster-wide gate definitions live (ConfigMaps labelled kubegray.io/gates=true; a Deployment's own namespace wins). Defaults to $POD_NAMESPACE, or kube-system when that is unset.")
 	fs.StringVar(&o.PrometheusURL, "prometheus-url", o.PrometheusURL,
 		"The Prometheus HTTP API that metric gates naming provider prometheus query (http://prometheus.monitoring:9090), a shorthand for a provider of that name with the defaults (docs/gates.md).")
+	fs.DurationVar(&o.PrometheusMinInterval, "prometheus-min-interval", o.PrometheusMinInterval,
+		"The shortest interval a gate of --prometheus-url's provider may ask for (its minInterval, docs/gates.md).")
 	fs.StringSliceVar(&o.Namespaces, "namespaces", o.Namespaces,
 		"Alongside mode only: the namespaces whose Deployments gray-controller runs, comma-separated; it watches nothing elsewhere, so RoleBindings in these namespaces are all the Deployment access it needs (docs/operations.md). Empty: every namespace. Scope the admission policies' bindings to the same namespaces.")
 	fs.BoolVar(&o.SkipBuiltinControllerCheck, "skip-builtin-controller-check", o.SkipBuiltinControllerCheck,
@@ -235,6 +240,9 @@ func (o *Options) Validate() error {
 	}
 	if _, err := o.providers(); err != nil {
 		add("invalid --prometheus-url: %v", err)
+	}
+	if o.PrometheusMinInterval < gates.MinInterval || o.PrometheusMinInterval > gates.MaxInterval {
+		add("invalid --prometheus-min-interval %s: must be from %s to %s", o.PrometheusMinInterval, gates.MinInterval, gates.MaxInterval)
 	}
 	errs = append(errs, o.validateNamespaces()...)
 	if o.Mode == grayapi.ModeInstead && !o.SkipBuiltinControllerCheck && o.BuiltinCheckWindow <= 0 {
@@ -358,6 +366,7 @@ func (o *Options) providers() ([]*gates.Provider, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.MinInterval = o.PrometheusMinInterval
 	return []*gates.Provider{p}, nil
 }
 

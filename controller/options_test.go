@@ -42,6 +42,7 @@ func TestFlagsBindToOptions(t *testing.T) {
 	err := fs.Parse([]string{
 		"--kubeconfig=/etc/kube/config", "--mode=instead", "--takeover=eager", "--workers=3",
 		"--kube-api-qps=50", "--kube-api-burst=100", "--controller-namespace=platform", "--namespaces=shop,web",
+		"--prometheus-url=http://prometheus.monitoring:9090", "--prometheus-min-interval=2s",
 		"--leader-elect=false", "--leader-elect-lease-name=gc", "--leader-elect-namespace=ops",
 		"--leader-elect-lease-duration=30s", "--leader-elect-renew-deadline=20s", "--leader-elect-retry-period=4s",
 		"--metrics-bind-address=127.0.0.1:9090", "--health-probe-bind-address=0", "--pprof-bind-address=127.0.0.1:6060",
@@ -54,6 +55,7 @@ func TestFlagsBindToOptions(t *testing.T) {
 	}
 	want := Options{
 		Kubeconfig: "/etc/kube/config", Mode: "instead", Takeover: "eager", Workers: 3, KubeAPIQPS: 50, KubeAPIBurst: 100, ControllerNamespace: "platform",
+		PrometheusURL: "http://prometheus.monitoring:9090", PrometheusMinInterval: 2 * time.Second,
 		Namespaces:  []string{"shop", "web"},
 		LeaderElect: false, LeaderElectLeaseName: "gc", LeaderElectNamespace: "ops",
 		LeaderElectLeaseDuration: 30 * time.Second, LeaderElectRenewDeadline: 20 * time.Second, LeaderElectRetryPeriod: 4 * time.Second,
@@ -79,7 +81,7 @@ func TestDefaultsAreUpstreamLike(t *testing.T) {
 		LeaderElect: true, LeaderElectLeaseName: "gray-controller", LeaderElectNamespace: "kube-system",
 		LeaderElectLeaseDuration: 15 * time.Second, LeaderElectRenewDeadline: 10 * time.Second, LeaderElectRetryPeriod: 2 * time.Second,
 		HealthProbeBindAddress: ":8081", PprofBindAddress: "0", MetricsSecure: true,
-		BuiltinCheckWindow: 10 * time.Minute, PodName: "gray-controller-7d9f8c5b4-x2x9q",
+		BuiltinCheckWindow: 10 * time.Minute, PodName: "gray-controller-7d9f8c5b4-x2x9q", PrometheusMinInterval: 10 * time.Second,
 	}
 	if !reflect.DeepEqual(*o, want) {
 		t.Errorf("defaults:\n got %+v\nwant %+v", *o, want)
@@ -129,6 +131,11 @@ func TestValidate(t *testing.T) {
 			name:     "zero qps and burst",
 			modify:   func(o *Options) { o.KubeAPIQPS, o.KubeAPIBurst = 0, 0 },
 			wantErrs: []string{"invalid --kube-api-qps 0: must be greater than 0", "invalid --kube-api-burst 0: must be at least 1"},
+		},
+		{
+			name:     "a provider floor below a second",
+			modify:   func(o *Options) { o.PrometheusMinInterval = 500 * time.Millisecond },
+			wantErrs: []string{"invalid --prometheus-min-interval 500ms: must be from 1s to 24h0m0s"},
 		},
 		{
 			name:     "empty check window",

@@ -80,7 +80,9 @@ func (o *GateTestOptions) provider(ctx context.Context, name string) (*gates.Pro
 		if err != nil {
 			return nil, err
 		}
-		p.Name, p.Source = name, "--provider-url"
+		// Its floor is gray-controller's --prometheus-min-interval, which the plugin cannot read:
+		// the test measures whatever interval the gate asks for.
+		p.Name, p.Source, p.MinInterval = name, "--provider-url", gates.MinInterval
 		return p, nil
 	}
 	return nil, fmt.Errorf("provider %q is in no ConfigMap labelled %s=%s in namespace %s; if gray-controller was given it by --prometheus-url, pass that URL (or a port-forward to it) with --provider-url",

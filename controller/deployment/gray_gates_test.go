@@ -181,7 +181,8 @@ func TestGateBookProviders(t *testing.T) {
 			"peeking": "provider: metrics\nquery: sum(errors{kubernetes_namespace=\"bank\"})\nsuccess: result < 1\n",
 			"hook":    "provider: smoke\nsuccess: result.failed == 0\n",
 			"queried": "provider: smoke\nquery: sum(errors)\nsuccess: result < 1\n",
-			"asked":   "provider: metrics\n"}},
+			"asked":   "provider: metrics\n",
+			"often":   "provider: metrics\nquery: sum(errors)\nsuccess: result < 1\ninterval: 2s\n"}},
 	} {
 		if err := indexer.Add(cm); err != nil {
 			t.Fatal(err)
@@ -208,6 +209,7 @@ func TestGateBookProviders(t *testing.T) {
 	for gate, want := range map[string]string{
 		"queried": `gate "queried" (ConfigMap shop/gates, key "queried"): provider "smoke" is a webhook, and a gate with a query needs a prometheus`,
 		"asked":   `gate "asked" (ConfigMap shop/gates, key "asked"): provider "metrics" is a prometheus: the gate needs a query`,
+		"often":   `gate "often" (ConfigMap shop/gates, key "often"): interval 2s is shorter than provider "metrics"'s minInterval 10s`,
 		"evil":    `gate "evil" (ConfigMap shop/gates, key "evil"): provider "evil" is not one gray-controller has: define it in a ConfigMap labelled kubegray.io/gates=providers in namespace gray-system`,
 		"twice":   `gate "twice" (ConfigMap shop/gates, key "twice"): provider "twice" is defined 2 times: --prometheus-url; ConfigMap gray-system/providers, key "twice"`,
 		"peeking": `gate "peeking" (ConfigMap shop/gates, key "peeking"): query "sum(errors{kubernetes_namespace=\"bank\"})": selector errors{kubernetes_namespace="bank"} names the label kubernetes_namespace: leave it out`,

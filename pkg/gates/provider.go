@@ -26,6 +26,10 @@ type Provider struct {
 	NamespaceLabel string
 	// Concurrency bounds the queries in flight to this provider.
 	Concurrency int
+	// MinInterval is the shortest interval a gate measured by this provider may ask for: its
+	// slots are shared by every namespace, and one namespace measuring often would keep the
+	// others waiting.
+	MinInterval time.Duration
 	// AllowedNamespaces are the namespaces whose gates may call a webhook ("*": every one).
 	AllowedNamespaces []string
 	// SigningSecret names the Secret, in gray-controller's namespace, whose key "key" signs a
@@ -73,6 +77,7 @@ const (
 	DefaultNamespaceLabel = "namespace"
 	DefaultConcurrency    = 4
 	MaxConcurrency        = 64
+	DefaultMinInterval    = 10 * time.Second
 )
 
 // providerSpec is a provider as written; unknown fields are refused.
@@ -82,6 +87,7 @@ type providerSpec struct {
 	Timeout        string `json:"timeout,omitempty"`
 	NamespaceLabel string `json:"namespaceLabel,omitempty"`
 	Concurrency    *int   `json:"concurrency,omitempty"`
+	MinInterval    string `json:"minInterval,omitempty"`
 	// Secrets in gray-controller's namespace.
 	BearerTokenSecret string       `json:"bearerTokenSecret,omitempty"`
 	TLS               *providerTLS `json:"tls,omitempty"`
@@ -147,7 +153,7 @@ func ParseProvider(name, source, text string) (*Provider, error) {
 		return fail("url %q must not have a query or a fragment", s.URL)
 	}
 	p := &Provider{Name: name, Source: source, Type: s.Type, URL: u, Timeout: DefaultTimeout, NamespaceLabel: DefaultNamespaceLabel,
-		Concurrency: DefaultConcurrency, AllowedNamespaces: s.AllowedNamespaces, SigningSecret: s.SigningSecret,
+		Concurrency: DefaultConcurrency, MinInterval: DefaultMinInterval, AllowedNamespaces: s.AllowedNamespaces, SigningSecret: s.SigningSecret,
 		BearerTokenSecret: s.BearerTokenSecret, CASecret: tls.CASecret, InsecureSkipVerify: tls.InsecureSkipVerify}
 	if p.Type == ProviderWebhook {
 		p.NamespaceLabel = ""
@@ -171,6 +177,13 @@ func ParseProvider(name, source, text string) (*Provider, error) {
 		}
 		p.Concurrency = *s.Concurrency
 	}
+	if s.MinInterval != "" {
+		minInterval, err := time.ParseDuration(s.MinInterval)
+		if err != nil || minInterval < MinInterval || minInterval > MaxInterval {
+			return fail("minInterval %q must be a Go duration from %s to %s", s.MinInterval, MinInterval, MaxInterval)
+		}
+		p.MinInterval = minInterval
+	}
 	return p, nil
 }
 
@@ -191,13 +204,16 @@ func validLabelName(s string) bool {
 }
 
 // CheckProvider reports whether d can be measured by p: p of the type d's fields ask for (a query
-// needs Prometheus, no query a webhook), and d's query not selecting p's namespace label.
+// needs Prometheus, no query a webhook), d's interval no shorter than p's minInterval, and d's
+// query not selecting p's namespace label.
 func (d *Definition) CheckProvider(p *Provider) error {
 	switch {
 	case d.Kind == KindMetric && p.Type != ProviderPrometheus:
 		return fmt.Errorf("provider %q is a %s, and a gate with a query needs a %s", p.Name, p.Type, ProviderPrometheus)
 	case d.Kind == KindWebhook && p.Type != ProviderWebhook:
 		return fmt.Errorf("provider %q is a %s: the gate needs a query", p.Name, p.Type)
+	case d.Interval < p.MinInterval:
+		return fmt.Errorf("interval %s is shorter than provider %q's minInterval %s: measure less often, or the admin lowers minInterval", d.Interval, p.Name, p.MinInterval)
 	case d.Kind == KindMetric:
 		if err := d.CheckScope(p.NamespaceLabel); err != nil {
 			return fmt.Errorf("query %q: %w", d.Query, err)

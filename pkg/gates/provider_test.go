@@ -8,20 +8,20 @@ import (
 
 func TestParseProvider(t *testing.T) {
 	p, err := ParseProvider("prometheus", "test", "type: prometheus\nurl: https://prometheus.monitoring:9090/prom\ntimeout: 3s\nnamespaceLabel: kubernetes_namespace\nconcurrency: 2\n"+
-		"bearerTokenSecret: prom-token\ntls:\n  caSecret: prom-ca\n")
+		"bearerTokenSecret: prom-token\ntls:\n  caSecret: prom-ca\nminInterval: 2s\n")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p.URL.String() != "https://prometheus.monitoring:9090/prom" || p.Timeout != 3*time.Second || p.NamespaceLabel != "kubernetes_namespace" || p.Concurrency != 2 ||
-		p.BearerTokenSecret != "prom-token" || p.CASecret != "prom-ca" || p.InsecureSkipVerify {
+		p.BearerTokenSecret != "prom-token" || p.CASecret != "prom-ca" || p.InsecureSkipVerify || p.MinInterval != 2*time.Second {
 		t.Errorf("parsed %+v", *p)
 	}
 	d, err := PrometheusURLProvider("http://127.0.0.1:9090")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Name != "prometheus" || d.Timeout != 10*time.Second || d.NamespaceLabel != "namespace" || d.Concurrency != 4 {
-		t.Errorf("--prometheus-url gave %+v, want prometheus with timeout 10s, label namespace, concurrency 4", *d)
+	if d.Name != "prometheus" || d.Timeout != 10*time.Second || d.NamespaceLabel != "namespace" || d.Concurrency != 4 || d.MinInterval != 10*time.Second {
+		t.Errorf("--prometheus-url gave %+v, want prometheus with timeout 10s, label namespace, concurrency 4, minInterval 10s", *d)
 	}
 }
 
@@ -40,6 +40,7 @@ func TestParseProviderRefuses(t *testing.T) {
 		{"timeout", "type: prometheus\nurl: http://p\ntimeout: 5m\n", `timeout "5m" must be a Go duration above 0 and at most 1m0s`},
 		{"label", "type: prometheus\nurl: http://p\nnamespaceLabel: name-space\n", `namespaceLabel "name-space" is not a Prometheus label name`},
 		{"concurrency", "type: prometheus\nurl: http://p\nconcurrency: 0\n", "concurrency 0 must be from 1 to 64"},
+		{"minInterval", "type: prometheus\nurl: http://p\nminInterval: 500ms\n", `minInterval "500ms" must be a Go duration from 1s to 24h0m0s`},
 		{"unknown field", "type: prometheus\nurl: http://p\nheaders: {a: b}\n", `unknown field "headers"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

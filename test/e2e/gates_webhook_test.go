@@ -169,16 +169,17 @@ func (r *receiver) install(t *testing.T, c *cluster.Cluster, namespaces ...strin
 			t.Fatal(err)
 		}
 	}
+	// The gates ask every 2 s, under the default floor of 10 s: the admin's minInterval lets them.
 	// manifests/base grants no Secret: the admin grants these three by name (docs/gates.md), and
 	// not webhook-key-ungranted, which provider smoke-ungranted names.
 	grantSecrets(t, c, "webhook-ca", "webhook-key", "webhook-token")
 	providers := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "webhooks", Labels: map[string]string{grayapi.GatesLabel: grayapi.ProvidersLabelValue}},
-		Data: map[string]string{"smoke": "type: webhook\nurl: https://" + r.addr + "/check\ntimeout: 5s\nsigningSecret: webhook-key\n" +
+		Data: map[string]string{"smoke": "type: webhook\nurl: https://" + r.addr + "/check\ntimeout: 5s\nminInterval: 1s\nsigningSecret: webhook-key\n" +
 			"bearerTokenSecret: webhook-token\ntls:\n  caSecret: webhook-ca\n" +
 			"allowedNamespaces: [" + strings.Join(namespaces, ", ") + "]\n",
-			"smoke-ungranted": "type: webhook\nurl: https://" + r.addr + "/check\ntimeout: 5s\nsigningSecret: webhook-key-ungranted\n" +
+			"smoke-ungranted": "type: webhook\nurl: https://" + r.addr + "/check\ntimeout: 5s\nminInterval: 1s\nsigningSecret: webhook-key-ungranted\n" +
 				"allowedNamespaces: [" + strings.Join(namespaces, ", ") + "]\n",
-			"smoke-redirect": "type: webhook\nurl: http://" + r.redirector + "/check\ntimeout: 5s\nsigningSecret: webhook-key\n" +
+			"smoke-redirect": "type: webhook\nurl: http://" + r.redirector + "/check\ntimeout: 5s\nminInterval: 1s\nsigningSecret: webhook-key\n" +
 				"bearerTokenSecret: webhook-token\nallowedNamespaces: [\"*\"]\n"}}
 	if _, err := c.Client.CoreV1().ConfigMaps("gray-system").Create(context.Background(), providers, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

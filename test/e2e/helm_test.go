@@ -392,7 +392,7 @@ func TestHelmGateProviders(t *testing.T) {
 	// Every field the values schema allows a provider is one pkg/gates reads.
 	objs = objects(t, helmCmd(t, "template", releaseName, chartPath, "--namespace", releaseNS,
 		"--set", "gates.providers.thanos.type=prometheus,gates.providers.thanos.url=https://thanos:9091,gates.providers.thanos.timeout=5s",
-		"--set", "gates.providers.thanos.namespaceLabel=tenant,gates.providers.thanos.concurrency=4,gates.providers.thanos.bearerTokenSecret=thanos-token",
+		"--set", "gates.providers.thanos.namespaceLabel=tenant,gates.providers.thanos.concurrency=4,gates.providers.thanos.bearerTokenSecret=thanos-token,gates.providers.thanos.minInterval=30s",
 		"--set", "gates.providers.thanos.tls.caSecret=thanos-ca",
 		"--set", "gates.providers.smoke.type=webhook,gates.providers.smoke.url=https://smoke:8443,gates.providers.smoke.signingSecret=smoke-key",
 		"--set", "gates.providers.smoke.allowedNamespaces={shop},gates.providers.smoke.tls.insecureSkipVerify=true"))
