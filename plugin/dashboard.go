@@ -139,7 +139,7 @@ func (o *DashboardOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	go s.list.run(ctx, c.changes)
+	go s.list.run(ctx, c.rowChanges)
 
 	listener, err := net.Listen("tcp", net.JoinHostPort(o.Address, strconv.Itoa(o.Port)))
 	if err != nil {

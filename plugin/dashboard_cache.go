@@ -38,8 +38,11 @@ type clusterCache struct {
 	replicaSets cache.Indexer
 	pods        cache.Indexer
 	events      cache.Indexer
-	changes     *broadcaster
-	synced      []namedSynced
+	// changes signals a change of any of them, rowChanges one of a Deployment or ReplicaSet,
+	// all the list page's rows are built from: pods and events, which change most, do not
+	// wake it.
+	changes, rowChanges *broadcaster
+	synced              []namedSynced
 }
 
 type namedSynced struct {
@@ -50,7 +53,7 @@ type namedSynced struct {
 // newClusterCache sets up the informers of namespace ("" for all namespaces).
 func newClusterCache(client kubernetes.Interface, namespace string) (*clusterCache, error) {
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(namespace))
-	c := &clusterCache{factory: factory, changes: newBroadcaster()}
+	c := &clusterCache{factory: factory, changes: newBroadcaster(), rowChanges: newBroadcaster()}
 	deployments := factory.Apps().V1().Deployments()
 	replicaSets := factory.Apps().V1().ReplicaSets().Informer()
 	pods := factory.Core().V1().Pods().Informer()
@@ -69,12 +72,16 @@ func newClusterCache(client kubernetes.Interface, namespace string) (*clusterCac
 	for _, r := range []struct {
 		name     string
 		informer cache.SharedIndexInformer
-	}{{"deployments", deployments.Informer()}, {"replicasets", replicaSets}, {"pods", pods}, {"events", events}} {
+		inRows   bool
+	}{{"deployments", deployments.Informer(), true}, {"replicasets", replicaSets, true}, {"pods", pods, false}, {"events", events, false}} {
 		// The page never shows managedFields; dropping them roughly halves what the cache holds.
 		if err := r.informer.SetTransform(dropManagedFields); err != nil {
 			return nil, err
 		}
 		notify := func(any) { c.changes.notify() }
+		if r.inRows {
+			notify = func(any) { c.changes.notify(); c.rowChanges.notify() }
+		}
 		if _, err := r.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 			AddFunc: notify, DeleteFunc: notify, UpdateFunc: func(_, obj any) { notify(obj) },
 		}); err != nil {

@@ -384,10 +384,10 @@ type listHub struct {
 	last  map[string]string
 }
 
-// run marks the rows stale on every change of the cache and wakes the streams.
-func (h *listHub) run(ctx context.Context, cacheChanges *broadcaster) {
-	ch := cacheChanges.subscribe()
-	defer cacheChanges.unsubscribe(ch)
+// run marks the rows stale on every change signalled by rowChanges and wakes the streams.
+func (h *listHub) run(ctx context.Context, rowChanges *broadcaster) {
+	ch := rowChanges.subscribe()
+	defer rowChanges.unsubscribe(ch)
 	for {
 		select {
 		case <-ctx.Done():

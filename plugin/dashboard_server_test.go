@@ -52,7 +52,7 @@ func testDashboard(t *testing.T, cs *fake.Clientset, readOnly bool) *httptest.Se
 	if err != nil {
 		t.Fatal(err)
 	}
-	go s.list.run(t.Context(), c.changes)
+	go s.list.run(t.Context(), c.rowChanges)
 	ts := httptest.NewUnstartedServer(nil)
 	ts.Config.Handler = newGuard(testToken, ts.Listener.Addr()).wrap(s.handler())
 	ts.Start()
