@@ -120,7 +120,11 @@ func (s *dashboardServer) rows() (map[string]string, error) {
 			if err != nil {
 				return nil, err
 			}
-			row = builtRow{versions: versions, json: string(b)}
+			// A row built again the same keeps its string, so streams compare it cheaply.
+			if !ok || row.json != string(b) {
+				row.json = string(b)
+			}
+			row.versions = versions
 		}
 		rows[key], built[key] = row.json, row
 	}
@@ -401,8 +405,7 @@ func (h *listHub) run(ctx context.Context, rowChanges *broadcaster) {
 	}
 }
 
-// rows are the current rows, rebuilt if anything changed since they were last built. A row
-// that did not change keeps its string, so streams compare it cheaply.
+// rows are the current rows, rebuilt if anything changed since they were last built.
 func (h *listHub) rows() (map[string]string, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -412,11 +415,6 @@ func (h *listHub) rows() (map[string]string, error) {
 	rows, err := h.build()
 	if err != nil {
 		return nil, err
-	}
-	for k, row := range rows {
-		if last, ok := h.last[k]; ok && last == row {
-			rows[k] = last
-		}
 	}
 	h.last, h.dirty = rows, false
 	return rows, nil
