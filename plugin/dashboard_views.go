@@ -97,14 +97,8 @@ func newRolloutDetail(d *appsv1.Deployment, rel *related, record func(StatusView
 // retryRequest, the rollback's target), so the page offers what the command accepts. The
 // write itself decides again on the live object.
 func offeredActions(d *appsv1.Deployment, rss []*appsv1.ReplicaSet) []actionOffer {
-	templateRevision := func() (int64, bool, error) {
-		rs := deployutil.FindNewReplicaSet(d, rss)
-		if rs == nil {
-			return 0, false, nil
-		}
-		rev, err := deployutil.Revision(rs)
-		return rev, err == nil, err
-	}
+	newRS := deployutil.FindNewReplicaSet(d, rss)
+	templateRevision := func() (int64, bool, error) { return replicaSetRevision(newRS) }
 	offers := []actionOffer{}
 	if req, next, err := resumeRequest(d, templateRevision, false); err == nil && next < grayapi.FullPercent {
 		offers = append(offers, actionOffer{Name: actionResume, Label: fmt.Sprintf("Resume to %d%%", next),

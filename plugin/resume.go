@@ -167,7 +167,11 @@ func newReplicaSetRevision(ctx context.Context, client kubernetes.Interface, d *
 	if err != nil {
 		return 0, false, err
 	}
-	rs := deployutil.FindNewReplicaSet(d, rss)
+	return replicaSetRevision(deployutil.FindNewReplicaSet(d, rss))
+}
+
+// replicaSetRevision is rs's revision, and false for no ReplicaSet.
+func replicaSetRevision(rs *appsv1.ReplicaSet) (int64, bool, error) {
 	if rs == nil {
 		return 0, false, nil
 	}
