@@ -45,8 +45,6 @@ const gray = {
     return {ok: res.ok, status: res.status, ...body};
   },
 
-  failed(phase) { return ["Degraded", "Invalid", "Aborted", "RolledBack"].includes(phase); },
-
   phase(v) {
     const p = v.phase || "Unreported";
     return gray.el("span", {class: "phase phase-" + p.toLowerCase()}, p, v.stale ? " (stale)" : "");
