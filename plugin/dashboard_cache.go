@@ -38,9 +38,9 @@ type clusterCache struct {
 	replicaSets cache.Indexer
 	pods        cache.Indexer
 	events      cache.Indexer
-	// changes signals a change of any of them, rowChanges one of a Deployment or ReplicaSet,
-	// all the list page's rows are built from: pods and events, which change most, do not
-	// wake it.
+	// changes signals a change of any of them to the subscribers of the Deployment it is
+	// about (deploymentOf), rowChanges one of a Deployment or ReplicaSet, all the list page's
+	// rows are built from: pods and events, which change most, do not wake it.
 	changes, rowChanges *broadcaster
 	synced              []namedSynced
 }
@@ -78,12 +78,12 @@ func newClusterCache(client kubernetes.Interface, namespace string) (*clusterCac
 		if err := r.informer.SetTransform(dropManagedFields); err != nil {
 			return nil, err
 		}
-		notify := func(any) { c.changes.notify() }
-		if r.inRows {
-			notify = func(any) { c.changes.notify(); c.rowChanges.notify() }
-		}
+		inRows := r.inRows
 		if _, err := r.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc: notify, DeleteFunc: notify, UpdateFunc: func(_, obj any) { notify(obj) },
+			AddFunc:    func(obj any) { c.changed(inRows, obj) },
+			DeleteFunc: func(obj any) { c.changed(inRows, obj) },
+			// An object that changed owner is news for the page of each.
+			UpdateFunc: func(old, obj any) { c.changed(inRows, old, obj) },
 		}); err != nil {
 			return nil, err
 		}
@@ -106,6 +106,47 @@ func (c *clusterCache) start(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// changed wakes the pages of the Deployments objs are about, and the list when objs are of
+// what its rows are built from.
+func (c *clusterCache) changed(inRows bool, objs ...any) {
+	for _, obj := range objs {
+		if key := c.deploymentOf(obj); key != "" {
+			c.changes.notify(key)
+		}
+	}
+	if inRows {
+		c.rowChanges.notify(anyDeployment)
+	}
+}
+
+// deploymentOf is the namespace/name of the Deployment obj is about, "" for none: the
+// Deployment itself, a ReplicaSet it controls, a pod of one, an event about it. A rollout page
+// shows nothing else (related).
+func (c *clusterCache) deploymentOf(obj any) string {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	switch o := obj.(type) {
+	case *appsv1.Deployment:
+		return o.Namespace + "/" + o.Name
+	case *appsv1.ReplicaSet:
+		if ref := metav1.GetControllerOf(o); ref != nil && ref.Kind == "Deployment" {
+			return o.Namespace + "/" + ref.Name
+		}
+	case *corev1.Pod:
+		if ref := metav1.GetControllerOf(o); ref != nil && ref.Kind == "ReplicaSet" {
+			if rs, ok, _ := c.replicaSets.GetByKey(o.Namespace + "/" + ref.Name); ok {
+				return c.deploymentOf(rs)
+			}
+		}
+	case *corev1.Event:
+		if o.InvolvedObject.Kind == "Deployment" {
+			return o.Namespace + "/" + o.InvolvedObject.Name
+		}
+	}
+	return ""
 }
 
 // grayDeployments are the Deployments carrying kubegray.io/percent, not to be modified.
@@ -175,21 +216,26 @@ func dropManagedFields(obj any) (any, error) {
 	return obj, nil
 }
 
-// broadcaster wakes every subscriber when anything changed. A subscriber's channel holds one
+// broadcaster wakes the subscribers of a Deployment (namespace/name) when something about it
+// changed, and those of anyDeployment at every change. A subscriber's channel holds one
 // signal, so a burst of changes while it is busy makes one wake-up.
 type broadcaster struct {
 	mu   sync.Mutex
-	subs map[chan struct{}]struct{}
+	subs map[chan struct{}]string
 }
+
+// anyDeployment is the key of every change.
+const anyDeployment = ""
 
 func newBroadcaster() *broadcaster {
-	return &broadcaster{subs: map[chan struct{}]struct{}{}}
+	return &broadcaster{subs: map[chan struct{}]string{}}
 }
 
-func (b *broadcaster) subscribe() chan struct{} {
+// subscribe follows the changes of key: a Deployment's namespace/name, or anyDeployment.
+func (b *broadcaster) subscribe(key string) chan struct{} {
 	ch := make(chan struct{}, 1)
 	b.mu.Lock()
-	b.subs[ch] = struct{}{}
+	b.subs[ch] = key
 	b.mu.Unlock()
 	return ch
 }
@@ -200,10 +246,14 @@ func (b *broadcaster) unsubscribe(ch chan struct{}) {
 	b.mu.Unlock()
 }
 
-func (b *broadcaster) notify() {
+// notify signals a change of key.
+func (b *broadcaster) notify(key string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for ch := range b.subs {
+	for ch, follows := range b.subs {
+		if follows != anyDeployment && follows != key {
+			continue
+		}
 		select {
 		case ch <- struct{}{}:
 		default:

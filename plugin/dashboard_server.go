@@ -190,7 +190,7 @@ type rowsUpdate struct {
 }
 
 func (s *dashboardServer) streamRows(w http.ResponseWriter, r *http.Request) {
-	ch := s.list.changes.subscribe()
+	ch := s.list.changes.subscribe(anyDeployment)
 	defer s.list.changes.unsubscribe(ch)
 	sent := map[string]string{}
 	update := func(reset bool) (any, bool, error) {
@@ -219,7 +219,7 @@ func (s *dashboardServer) streamRows(w http.ResponseWriter, r *http.Request) {
 
 func (s *dashboardServer) streamDetail(w http.ResponseWriter, r *http.Request) {
 	ns, name := r.PathValue("namespace"), r.PathValue("name")
-	ch := s.cache.changes.subscribe()
+	ch := s.cache.changes.subscribe(ns + "/" + name)
 	defer s.cache.changes.unsubscribe(ch)
 	var last []byte
 	update := func(bool) (any, bool, error) {
@@ -390,7 +390,7 @@ type listHub struct {
 
 // run marks the rows stale on every change signalled by rowChanges and wakes the streams.
 func (h *listHub) run(ctx context.Context, rowChanges *broadcaster) {
-	ch := rowChanges.subscribe()
+	ch := rowChanges.subscribe(anyDeployment)
 	defer rowChanges.unsubscribe(ch)
 	for {
 		select {
@@ -400,7 +400,7 @@ func (h *listHub) run(ctx context.Context, rowChanges *broadcaster) {
 			h.mu.Lock()
 			h.dirty = true
 			h.mu.Unlock()
-			h.changes.notify()
+			h.changes.notify(anyDeployment)
 		}
 	}
 }
