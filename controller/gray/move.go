@@ -117,13 +117,15 @@ func retarget(st grayapi.Status, replicas int32, points []int32) grayapi.Status 
 }
 
 // timedHoldDue reports whether kubegray.io/hold-for has run out on a hold that was reported Held
-// (settled) and still stands: counted from the first time this step was Held, so that scaling
-// events under the hold do not postpone it. A hold the user paused is not resumed.
+// (settled) and still stands: our hold (spec.paused with st.HeldAt; a pause without it is the
+// user's), of the step reported, with the ReplicaSets in place. When it runs out is the status
+// read's TimedResumeAt, the very question the report asked when it recorded that status.
 func timedHoldDue(f moveFacts, st grayapi.Status, inPlace bool) bool {
 	p := f.Prev
-	if !f.Deployment.Spec.Paused || p.Revision != st.Revision || p.Step != st.Step || int(st.Step) >= len(f.Points) || !inPlace {
+	if !f.Deployment.Spec.Paused || st.HeldAt == nil || p.Revision != st.Revision || p.Step != st.Step ||
+		int(st.Step) >= len(f.Points) || !inPlace {
 		return false
 	}
-	at, timed := grayapi.TimedResumeAt(p, f.Policy.HoldFor, pausedByItsUser(f.Deployment, st, f.ModePaused))
+	at, timed := grayapi.TimedResumeAt(p, f.Policy.HoldFor, f.ModePaused)
 	return timed && !f.Now.Before(at)
 }

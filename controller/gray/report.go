@@ -87,8 +87,8 @@ func DecideReport(f ReportFacts) Report {
 	r := Report{}
 
 	// The deadline's clock stops while the user pauses the rollout, as upstream's does.
-	pausedByUser := pausedByItsUser(d, st, f.ModePaused)
-	df := DeadlineFacts{Status: st, Prev: p, HasPrev: f.HasPrev, Now: f.Now, ClockStopped: pausedByUser || !deployutil.HasProgressDeadline(d)}
+	df := DeadlineFacts{Status: st, Prev: p, HasPrev: f.HasPrev, Now: f.Now,
+		ClockStopped: pausedByItsUser(d, st, f.ModePaused) || !deployutil.HasProgressDeadline(d)}
 	if !df.ClockStopped {
 		df.Deadline = time.Duration(*d.Spec.ProgressDeadlineSeconds) * time.Second
 	}
@@ -113,7 +113,8 @@ func DecideReport(f ReportFacts) Report {
 			grayapi.OnFailureAnnotation, grayapi.OnFailureAbort, st.Revision, st.StableRevision)
 	}
 	r.Progressing = mirroredProgressing(f, st)
-	if at, timed := grayapi.TimedResumeAt(st, f.Policy.HoldFor, pausedByUser); timed {
+	// A Held st is our hold (DecidePhase), so the user's pause that can stop it is ModePaused.
+	if at, timed := grayapi.TimedResumeAt(st, f.Policy.HoldFor, f.ModePaused); timed {
 		// One second late rather than early: the stored time has whole seconds.
 		r.LookAgain = max(at.Sub(f.Now), 0) + time.Second
 	}

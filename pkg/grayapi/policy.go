@@ -78,8 +78,11 @@ func ParseHoldFor(value string) (time.Duration, error) {
 // TimedResumeAt is when a hold leaves by itself under kubegray.io/hold-for: holdFor after its
 // hold point first settled (st.SettledAt), so that scaling events under the hold do not
 // postpone it. timed is false when nothing times the hold: no hold-for, st not Held or never
-// settled, or its user keeps it paused. The controller resumes at this time and the plugin
-// shows it; both ask here.
+// settled, or its user keeps it paused. A Held status's pause is gray-controller's hold, so
+// userPaused is the user's own pause kept beside it: kubegray.io/paused on a taken-over
+// Deployment (alongside mode), never spec.paused. The controller resumes at this time and the
+// plugin shows it; both ask here with those same inputs (the status recorded, the
+// Deployment's hold-for, that pause).
 //
 //	Held, settled 10:00:00, hold-for 10m → 10:10:00, true
 //	Held, settled 10:00:00, hold-for 0   → false
