@@ -161,12 +161,11 @@ func reportedStatus(d *appsv1.Deployment, verb string) (grayapi.Status, error) {
 		return grayapi.Status{}, fmt.Errorf("%s is not a gray Deployment (no %s annotation), so there is no gray rollout to %s; make it one with 'kubectl gray set %s PERCENT'",
 			obj, grayapi.PercentAnnotation, verb, d.Name)
 	}
-	raw, ok := d.Annotations[grayapi.StatusAnnotation]
-	if !ok {
+	st, recorded, err := grayapi.RecordedStatus(d.Annotations)
+	if !recorded {
 		return grayapi.Status{}, fmt.Errorf("%s has no rollout to %s: gray-controller has not reported on it yet; check that gray-controller is running, then 'kubectl gray status %s'",
 			obj, verb, d.Name)
 	}
-	st, err := grayapi.ParseStatus(raw)
 	if err != nil {
 		return grayapi.Status{}, fmt.Errorf("%s: cannot tell which rollout to %s: %w", obj, verb, err)
 	}

@@ -165,10 +165,8 @@ func (o *HistoryOptions) Run(ctx context.Context) error {
 func newHistoryView(d *appsv1.Deployment, rss []*appsv1.ReplicaSet) HistoryView {
 	view := HistoryView{Kind: historyViewKind, APIVersion: viewAPIVersion, Namespace: d.Namespace, Name: d.Name, Revisions: []HistoryRevision{}}
 	var st *grayapi.Status
-	if raw, ok := d.Annotations[grayapi.StatusAnnotation]; ok {
-		if s, err := grayapi.ParseStatus(raw); err == nil {
-			st = &s
-		}
+	if s, recorded, err := grayapi.RecordedStatus(d.Annotations); recorded && err == nil {
+		st = &s
 	}
 	newRS := deployutil.FindNewReplicaSet(d, rss)
 	var current, previous int64

@@ -71,11 +71,10 @@ func restartTargets(d *appsv1.Deployment, rss []*appsv1.ReplicaSet) ([]restartTa
 	active := deployutil.FilterActiveReplicaSets(rss)
 	replicas := deploymentReplicas(d)
 	if _, gray := d.Annotations[grayapi.PercentAnnotation]; gray {
-		raw, ok := d.Annotations[grayapi.StatusAnnotation]
-		if !ok {
+		st, recorded, err := grayapi.RecordedStatus(d.Annotations)
+		if !recorded {
 			return nil, "", fmt.Errorf("%s has no gray status yet, so whether its rollout is moving is unknown; check that gray-controller is running, then 'kubectl gray status %s'", obj, d.Name)
 		}
-		st, err := grayapi.ParseStatus(raw)
 		if err != nil {
 			return nil, "", fmt.Errorf("%s: cannot tell whether its rollout is moving: %w", obj, err)
 		}

@@ -115,11 +115,10 @@ func resumeRequest(d *appsv1.Deployment, templateRevision func() (int64, bool, e
 	if !ok {
 		return grayapi.Resume{}, 0, fmt.Errorf("%s is not a gray Deployment (no %s annotation), so there is no hold to resume; make it one with 'kubectl gray set %s PERCENT'", obj, grayapi.PercentAnnotation, d.Name)
 	}
-	rawStatus, ok := d.Annotations[grayapi.StatusAnnotation]
-	if !ok {
+	st, recorded, err := grayapi.RecordedStatus(d.Annotations)
+	if !recorded {
 		return grayapi.Resume{}, 0, fmt.Errorf("%s is not held: gray-controller has not reported on it yet; check that gray-controller is running, then 'kubectl gray status %s'", obj, d.Name)
 	}
-	st, err := grayapi.ParseStatus(rawStatus)
 	if err != nil {
 		return grayapi.Resume{}, 0, fmt.Errorf("%s: cannot tell whether it is held: %w", obj, err)
 	}

@@ -373,8 +373,8 @@ func (o *SetOptions) setOne(ctx context.Context, name string) error {
 func takeoverText(took bool, before, after *appsv1.Deployment) string {
 	saved, taken := after.Annotations[grayapi.StrategyAnnotation]
 	_, wasTaken := before.Annotations[grayapi.StrategyAnnotation]
-	st, err := grayapi.ParseStatus(after.Annotations[grayapi.StatusAnnotation])
-	eager := err == nil && st.Takeover == grayapi.TakeoverEager
+	st, recorded, err := grayapi.RecordedStatus(after.Annotations)
+	eager := recorded && err == nil && st.Takeover == grayapi.TakeoverEager
 	switch {
 	case took:
 		return ", taken over by kubectl gray (strategy " + saved + " saved)"

@@ -52,8 +52,7 @@ func (o *SetOptions) takeOver(d *appsv1.Deployment) (bool, error) {
 // alongside mode gray-controller patches only its own annotation and
 // condition of the status.
 func runInsteadMode(d *appsv1.Deployment) bool {
-	if value, ok := d.Annotations[grayapi.StatusAnnotation]; ok {
-		st, err := grayapi.ParseStatus(value)
+	if st, recorded, err := grayapi.RecordedStatus(d.Annotations); recorded {
 		return err == nil && st.Mode == grayapi.ModeInstead
 	}
 	return observedGenerationOwner(d) == grayapi.ControllerFieldManager

@@ -262,24 +262,22 @@ func newStatusView(d *appsv1.Deployment, rel *related) StatusView {
 	}
 
 	var recorded *grayapi.Status
-	if raw, ok := annotations[grayapi.StatusAnnotation]; ok {
-		if st, err := grayapi.ParseStatus(raw); err != nil {
-			v.Warnings = append(v.Warnings, err.Error())
-		} else {
-			v.Phase = st.Phase
-			v.Mode = st.Mode
-			v.Takeover = string(st.Takeover)
-			v.Message = st.Message
-			v.Step = st.Step
-			v.Percent = st.Percent
-			v.Target = st.Target
-			v.HeldAt = st.HeldAt
-			v.StableRevision = st.StableRevision
-			v.Failure = failureView(st.Failure)
-			v.Gates = st.Gates
-			v.StaleReasons = staleReasons(d, st, v.HoldPoints, percentErr)
-			recorded = &st
-		}
+	if st, present, err := grayapi.RecordedStatus(annotations); err != nil {
+		v.Warnings = append(v.Warnings, err.Error())
+	} else if present {
+		v.Phase = st.Phase
+		v.Mode = st.Mode
+		v.Takeover = string(st.Takeover)
+		v.Message = st.Message
+		v.Step = st.Step
+		v.Percent = st.Percent
+		v.Target = st.Target
+		v.HeldAt = st.HeldAt
+		v.StableRevision = st.StableRevision
+		v.Failure = failureView(st.Failure)
+		v.Gates = st.Gates
+		v.StaleReasons = staleReasons(d, st, v.HoldPoints, percentErr)
+		recorded = &st
 	}
 	if v.Gray {
 		v.Policy = policyView(annotations, recorded, v.TakenOver)

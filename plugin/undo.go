@@ -167,11 +167,10 @@ func undoTarget(d *appsv1.Deployment, toRevision int64) (int64, error) {
 	}
 	obj := fmt.Sprintf("deployment %s/%s", d.Namespace, d.Name)
 	hint := fmt.Sprintf("choose one with --to-revision N (see 'kubectl gray history %s')", d.Name)
-	raw, ok := d.Annotations[grayapi.StatusAnnotation]
-	if !ok {
+	st, recorded, err := grayapi.RecordedStatus(d.Annotations)
+	if !recorded {
 		return 0, fmt.Errorf("%s has no %s annotation to take the stable revision from; %s", obj, grayapi.StatusAnnotation, hint)
 	}
-	st, err := grayapi.ParseStatus(raw)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w; %s", obj, err, hint)
 	}

@@ -13,15 +13,8 @@ import (
 // reported. err says why a status present could not be read: someone edited our annotation,
 // and the rollout is re-identified from the ReplicaSets.
 func StoredStatus(d *appsv1.Deployment) (st grayapi.Status, names bool, err error) {
-	value, ok := d.Annotations[grayapi.StatusAnnotation]
-	if !ok {
-		return grayapi.Status{}, false, nil
-	}
-	st, err = grayapi.ParseStatus(value)
-	if err != nil {
-		return grayapi.Status{}, false, err
-	}
-	return st, st.Revision > 0, nil
+	st, _, err = grayapi.RecordedStatus(d.Annotations)
+	return st, st.Revision > 0, err
 }
 
 // HasLeftovers reports whether a Deployment that is not gray (any more) still carries our

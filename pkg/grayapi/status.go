@@ -242,6 +242,18 @@ func ParseStatus(value string) (Status, error) {
 	return s, nil
 }
 
+// RecordedStatus is the status gray-controller recorded in a Deployment's annotations;
+// recorded is false when there is none, and err is ParseStatus's for one that cannot be read.
+// The core's StoredStatus and the plugin's verbs read kubegray.io/status through it.
+func RecordedStatus(annotations map[string]string) (st Status, recorded bool, err error) {
+	value, recorded := annotations[StatusAnnotation]
+	if !recorded {
+		return Status{}, false, nil
+	}
+	st, err = ParseStatus(value)
+	return st, true, err
+}
+
 // FormatStatus renders s as the compact JSON that ParseStatus reads, its
 // messages cut to MaxStatusMessage. It refuses a status that ParseStatus
 // would reject, so the controller cannot write one.

@@ -63,6 +63,31 @@ func TestParseStatus(t *testing.T) {
 	}
 }
 
+// TestRecordedStatus pins the three answers a reader of kubegray.io/status acts on: none
+// recorded, one recorded and read, one recorded that cannot be read.
+func TestRecordedStatus(t *testing.T) {
+	tests := []struct {
+		name         string
+		annotations  map[string]string
+		wantRecorded bool
+		wantPhase    Phase
+		wantErr      bool
+	}{
+		{name: "none", annotations: map[string]string{PercentAnnotation: "20"}},
+		{name: "held", annotations: map[string]string{StatusAnnotation: `{"mode":"instead","revision":2,"phase":"Held"}`},
+			wantRecorded: true, wantPhase: PhaseHeld},
+		{name: "unreadable", annotations: map[string]string{StatusAnnotation: "{"}, wantRecorded: true, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st, recorded, err := RecordedStatus(tt.annotations)
+			if recorded != tt.wantRecorded || (err != nil) != tt.wantErr || st.Phase != tt.wantPhase {
+				t.Errorf("RecordedStatus() = %+v, %v, %v; want phase %q, recorded %v, error %v", st, recorded, err, tt.wantPhase, tt.wantRecorded, tt.wantErr)
+			}
+		})
+	}
+}
+
 func TestFormatStatus(t *testing.T) {
 	heldAt := metav1.NewTime(time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC))
 	tests := []struct {
