@@ -52,7 +52,7 @@ type DeadlineDecision struct {
 // step first settled (SettledAt, for kubegray.io/hold-for).
 func DecideDeadline(f DeadlineFacts) DeadlineDecision {
 	st := f.Status
-	sameStep := f.HasPrev && f.Prev.Revision == st.Revision && f.Prev.Step == st.Step
+	prevOfStep := f.HasPrev && sameStep(f.Prev, st)
 	switch st.Phase {
 	case grayapi.PhaseComplete:
 		st.Progress, st.SettledAt = nil, nil
@@ -61,7 +61,7 @@ func DecideDeadline(f DeadlineFacts) DeadlineDecision {
 	case grayapi.PhaseHeld:
 		st.Progress = nil
 		st.Failure = nil
-		if !sameStep || f.Prev.SettledAt == nil {
+		if !prevOfStep || f.Prev.SettledAt == nil {
 			st.SettledAt = new(metav1.NewTime(f.Now))
 		}
 		return DeadlineDecision{Status: st}
@@ -69,7 +69,7 @@ func DecideDeadline(f DeadlineFacts) DeadlineDecision {
 		st.Progress = nil
 		return DeadlineDecision{Status: st}
 	}
-	if !sameStep {
+	if !prevOfStep {
 		st.SettledAt = nil
 	}
 	st.Failure = KeptRollbackFailure(st, st.Revision)
@@ -78,7 +78,7 @@ func DecideDeadline(f DeadlineFacts) DeadlineDecision {
 		return DeadlineDecision{Status: st}
 	}
 	switch prev := f.Prev.Progress; {
-	case !sameStep || f.Prev.Target != st.Target || prev == nil, f.Available > prev.Available:
+	case !prevOfStep || f.Prev.Target != st.Target || prev == nil, f.Available > prev.Available:
 		st.Progress = &grayapi.Progress{At: metav1.NewMicroTime(f.Now), Available: f.Available}
 	default:
 		st.Progress = prev

@@ -79,7 +79,7 @@ func decideGates(f GateFacts) GateDecision {
 	p, st := f.Prev, f.Status
 	// The records are the hold's from the moment it first settled, like hold-for's clock: a
 	// scaling event or a pod lost under it (Progressing for a while) keeps them, unmeasured.
-	open := f.HasPrev && p.Revision == st.Revision && p.Step == st.Step && p.SettledAt != nil
+	open := f.HasPrev && sameStep(p, st) && p.SettledAt != nil
 	var v GateDecision
 	for _, def := range f.Gates {
 		rec := grayapi.GateStatus{Name: def.Name, DryRun: f.DryRun[def.Name]}

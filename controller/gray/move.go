@@ -122,8 +122,7 @@ func retarget(st grayapi.Status, replicas int32, points []int32) grayapi.Status 
 // read's TimedResumeAt, the very question the report asked when it recorded that status.
 func timedHoldDue(f moveFacts, st grayapi.Status, inPlace bool) bool {
 	p := f.Prev
-	if !f.Deployment.Spec.Paused || st.HeldAt == nil || p.Revision != st.Revision || p.Step != st.Step ||
-		int(st.Step) >= len(f.Points) || !inPlace {
+	if !f.Deployment.Spec.Paused || st.HeldAt == nil || !sameStep(p, st) || int(st.Step) >= len(f.Points) || !inPlace {
 		return false
 	}
 	at, timed := grayapi.TimedResumeAt(p, f.Policy.HoldFor, f.ModePaused)

@@ -80,8 +80,7 @@ func DecideReport(f ReportFacts) Report {
 	// Within one generation Held is final, so that whoever waited for it can act on it: a pod
 	// lost under a settled hold does not make it Progressing again. A scaling event, a resume or
 	// an edit is a new generation, settled afresh.
-	heldBefore := f.HasPrev && p.Phase == grayapi.PhaseHeld && p.ObservedGeneration == d.Generation &&
-		p.Revision == f.Status.Revision && p.Step == f.Status.Step && p.Target == f.Status.Target
+	heldBefore := heldOfStep(f, f.Status) && p.ObservedGeneration == d.Generation
 	st := DecidePhase(PhaseFacts{Status: f.Status, Steps: f.Steps, Deployment: d, Complete: f.Complete,
 		NewRS: f.NewRS, OldRSs: f.OldRSs, HeldBefore: heldBefore})
 	r := Report{}
@@ -145,7 +144,7 @@ func DecideReport(f ReportFacts) Report {
 func (r *Report) judgeGates(f ReportFacts, st grayapi.Status) grayapi.Status {
 	g := f.Gates
 	st.Gates = nil
-	if !f.HasPrev || f.Prev.Revision != st.Revision || f.Prev.Step != st.Step || st.SettledAt == nil {
+	if !f.HasPrev || !sameStep(f.Prev, st) || st.SettledAt == nil {
 		return st
 	}
 	st.Gates = g.Records
@@ -167,15 +166,14 @@ func (r *Report) judgeGates(f ReportFacts, st grayapi.Status) grayapi.Status {
 // the failure reason given (any, when empty).
 func degradedBefore(f ReportFacts, st grayapi.Status, reason string) bool {
 	p := f.Prev
-	return p.Phase == grayapi.PhaseDegraded && p.Failure != nil && p.Revision == st.Revision && p.Step == st.Step &&
-		(reason == "" || p.Failure.Reason == reason)
+	return p.Phase == grayapi.PhaseDegraded && p.Failure != nil && sameStep(p, st) && (reason == "" || p.Failure.Reason == reason)
 }
 
 // heldOfStep reports whether the status read already reported st's hold Held: same revision,
 // step and target.
 func heldOfStep(f ReportFacts, st grayapi.Status) bool {
 	p := f.Prev
-	return f.HasPrev && p.Phase == grayapi.PhaseHeld && p.Revision == st.Revision && p.Step == st.Step && p.Target == st.Target
+	return f.HasPrev && p.Phase == grayapi.PhaseHeld && sameStep(p, st) && p.Target == st.Target
 }
 
 // degrade makes st's step Degraded for its missed deadline: the failure the status read recorded

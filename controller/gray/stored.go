@@ -17,6 +17,13 @@ func StoredStatus(d *appsv1.Deployment) (st grayapi.Status, names bool, err erro
 	return st, st.Revision > 0, err
 }
 
+// sameStep reports whether prev, a status read, is of st's rollout at st's hold point (same
+// revision, same step): what the step's clocks, its hold's gates, its failure and hold-for carry
+// over from one sync to the next. Whether prev is trusted is the caller's to ask.
+func sameStep(prev, st grayapi.Status) bool {
+	return prev.Revision == st.Revision && prev.Step == st.Step
+}
+
 // HasLeftovers reports whether a Deployment that is not gray (any more) still carries our
 // status annotation or one of our conditions.
 func HasLeftovers(d *appsv1.Deployment) bool {
