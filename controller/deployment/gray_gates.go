@@ -254,7 +254,7 @@ func (g *graySync) gateEvidence() gray.GateFacts {
 	if g.cur.newRS != nil {
 		f.Canary = g.dc.gatePods(g.cur.newRS.UID)
 	}
-	if stable := gray.StableForRollback(g.cur.oldRSs, g.st.StableRevision); stable != nil {
+	if stable := gray.StableToGoBackTo(g.cur.oldRSs, g.st.StableRevision); stable != nil {
 		f.Stable = g.dc.gatePods(stable.UID)
 	}
 	return f
@@ -265,7 +265,7 @@ func (g *graySync) gateEvidence() gray.GateFacts {
 func (g *graySync) takeGates(v gray.GateDecision) {
 	g.gates = v
 	if len(v.Requests) > 0 {
-		stable := gray.StableForRollback(g.cur.oldRSs, g.st.StableRevision)
+		stable := gray.StableToGoBackTo(g.cur.oldRSs, g.st.StableRevision)
 		g.dc.askMeasurements(g.cur.d, g.st, g.cur.newRS, stable, g.in.gates, v.Requests)
 	}
 }

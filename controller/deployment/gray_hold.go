@@ -48,7 +48,7 @@ func (g *graySync) dropRequest(warning string) {
 // hold point's target, or found it there (gray.Move's PauseAfter): one write carrying
 // spec.paused and heldAt.
 func (g *graySync) pauseReached(ctx context.Context) error {
-	g.st = gray.Holding(g.st, g.in.metaNow())
+	g.st = gray.HoldTaken(g.st, g.in.metaNow())
 	if err := g.writeHold(ctx, true); err != nil {
 		return err
 	}

@@ -51,7 +51,7 @@ func DecideAborted(f AbortedFacts) AbortedSync {
 	ourHold := d.Spec.Paused && f.HasPrev && f.Prev.HeldAt != nil
 	dec := AbortedSync{LeavesHold: ourHold, Paused: d.Spec.Paused && !ourHold}
 	var found, left int32
-	if stable := StableForRollback(f.OldRSs, st.StableRevision); stable != nil {
+	if stable := StableToGoBackTo(f.OldRSs, st.StableRevision); stable != nil {
 		plan := PlanAbortSizes(d, stable, f.NewRS, f.OldRSs)
 		dec.Sizes = &plan
 		found, left = *stable.Spec.Replicas, plan.OldSizes[0]

@@ -67,7 +67,7 @@ func decideCourse(f courseFacts) CourseDecision {
 	}
 	aborted := AbortRecorded(f.NewRS) || (f.Status.Phase == grayapi.PhaseAborted && f.HasPrev && f.Prev.Revision == f.Status.Revision)
 	abort := decideAbort(abortFacts{Status: f.Status, Prev: f.Prev, HasPrev: f.HasPrev, Request: f.Request, Aborted: aborted,
-		Policy: f.Policy, HasNewRS: f.NewRS != nil, StableRS: StableForRollback(f.OldRSs, f.Status.StableRevision) != nil})
+		Policy: f.Policy, HasNewRS: f.NewRS != nil, StableRS: StableToGoBackTo(f.OldRSs, f.Status.StableRevision) != nil})
 	// A request is one kind, so at most one of the two ignores it.
 	ignored := undo.Ignored
 	if ignored == "" {

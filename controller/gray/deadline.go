@@ -92,8 +92,9 @@ func DecideDeadline(f DeadlineFacts) DeadlineDecision {
 	return DeadlineDecision{Status: st, Missed: true}
 }
 
-// KeptRollbackFailure is the failure a status of revision rev keeps: the one an on-failure
-// rollback recorded, which stays until the next rollout begins; nil otherwise.
+// KeptRollbackFailure is the failure a status of revision rev keeps: the one recorded when its
+// template went back to the stable revision (failure.rolledBackFrom, phase RolledBack: an undo,
+// kubectl rollout undo, a revert), which stays until the next rollout begins; nil otherwise.
 func KeptRollbackFailure(st grayapi.Status, rev int64) *grayapi.Failure {
 	if st.Revision == rev && st.Failure != nil && st.Failure.RolledBackFrom > 0 {
 		return st.Failure

@@ -51,7 +51,7 @@ func TestPauseAfter(t *testing.T) {
 	move := func(step, target int32, kind SizeKind, newSize int32) Move {
 		return Move{Status: grayapi.Status{Step: step, Target: target}, Sizes: SizePlan{Kind: kind, NewSize: newSize}}
 	}
-	paused := move(0, 2, SizesStepped, 2)
+	paused := move(0, 2, SizesRolled, 2)
 	paused.Paused = true
 	for _, tc := range []struct {
 		name   string
@@ -59,14 +59,14 @@ func TestPauseAfter(t *testing.T) {
 		canary *appsv1.ReplicaSet
 		want   bool
 	}{
-		{"a step brings the canary from 1 to its target 2", move(0, 2, SizesStepped, 2), canary, true},
-		{"a step brings it to 2 of target 5", move(1, 5, SizesStepped, 2), canary, false},
+		{"a step brings the canary from 1 to its target 2", move(0, 2, SizesRolled, 2), canary, true},
+		{"a step brings it to 2 of target 5", move(1, 5, SizesRolled, 2), canary, false},
 		{"a scaling event sizes it at its target", move(0, 2, SizesScaled, 2), canary, true},
 		{"caps restored to the target", move(0, 2, SizesRestored, 2), canary, true},
 		{"the sizes kept, the canary read at its target", move(0, 1, SizesKept, 0), canary, true},
 		{"the sizes kept, the canary read below its target", move(0, 2, SizesKept, 0), canary, false},
 		{"already paused", paused, canary, false},
-		{"past the last hold point", move(2, 10, SizesStepped, 10), canary, false},
+		{"past the last hold point", move(2, 10, SizesRolled, 10), canary, false},
 		{"no canary yet: decided once it is created (AfterCreate)", move(0, 2, SizesCreateFirst, 0), nil, false},
 	} {
 		if got := pauseAfter(tc.m, tc.canary, 2); got != tc.want {

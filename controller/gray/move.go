@@ -61,7 +61,7 @@ type Move struct {
 
 // decideMove decides the rollout's move: web at 20% of 10 held at 2 with "2:next" and hold
 // points 20,50 moves to step 1 (target 5), leaves the hold (the canary is below 5), plans one
-// capped rolling step toward 5 and, that step reaching 5, pauses after it. A move that creates
+// roll toward 5 and, that roll reaching 5, pauses after it. A move that creates
 // the canary is finished by AfterCreate.
 func decideMove(ctx context.Context, f moveFacts) Move {
 	d := f.Deployment
@@ -81,9 +81,9 @@ func decideMove(ctx context.Context, f moveFacts) Move {
 		NewRS: f.NewRS, Step: st.Step, Steps: steps, Target: st.Target})
 	switch m.Hold {
 	case HoldLeft:
-		st = NotHolding(st)
+		st = HoldGone(st)
 	case HoldAgain:
-		st = Holding(st, metav1.NewTime(f.Now))
+		st = HoldTaken(st, metav1.NewTime(f.Now))
 	}
 	m.Paused = d.Spec.Paused && m.Hold != HoldLeft
 	// The sizes see the Deployment paused by our hold as decided, or by its user's own pause,
@@ -100,11 +100,11 @@ func decideMove(ctx context.Context, f moveFacts) Move {
 
 // AfterCreate finishes a move whose sizes created the canary (SizesCreateFirst), as upstream
 // plans a rolling step in the sync that created its new ReplicaSet: f sees the canary as the
-// server made it (within the target, or as it already was when it existed), and the step is
+// server made it (within the target, or as it already was when it existed), and the roll is
 // planned with it whatever the old ReplicaSets' sizes; the hold follows if the canary is at its
 // target. steps is the number of hold points.
 func AfterCreate(m Move, f SizeFacts, steps int) Move {
-	m.Sizes = keepOldFromGrowing(f, planStep(f))
+	m.Sizes = keepOldFromGrowing(f, planRoll(f))
 	m.PauseAfter = pauseAfter(m, f.NewRS, steps)
 	return m
 }

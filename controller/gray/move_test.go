@@ -60,7 +60,7 @@ func TestDecideMove(t *testing.T) {
 		status: moved,
 		resume: ResumeDecision{Step: 1, Consume: true, Resumed: "Revision 2 resumed at 20%: moving on to 50%"},
 		hold:   HoldLeft,
-		sizes:  sizes{Kind: SizesStepped, NewSize: 5, OldSizes: []int32{8}},
+		sizes:  sizes{Kind: SizesRolled, NewSize: 5, OldSizes: []int32{8}},
 		pause:  true,
 	}, {
 		name: "the same under its user's own pause: the step moves on, the sizes wait for the user",
@@ -83,7 +83,7 @@ func TestDecideMove(t *testing.T) {
 		status: moved,
 		resume: ResumeDecision{Step: 1, Resumed: "Revision 2 held at 20% for 1m0s (kubegray.io/hold-for): moving on to 50%"},
 		hold:   HoldLeft,
-		sizes:  sizes{Kind: SizesStepped, NewSize: 5, OldSizes: []int32{8}},
+		sizes:  sizes{Kind: SizesRolled, NewSize: 5, OldSizes: []int32{8}},
 		pause:  true,
 	}, {
 		name: "hold-for run out, a gate 2 passes short: the hold stays",
@@ -95,7 +95,7 @@ func TestDecideMove(t *testing.T) {
 		}(),
 		status: held,
 		paused: true,
-		sizes:  sizes{Kind: SizesStepped, NewSize: 2, OldSizes: []int32{8}},
+		sizes:  sizes{Kind: SizesRolled, NewSize: 2, OldSizes: []int32{8}},
 	}, {
 		name: "2:next with a gate 2 passes short: a person's resume wins and says so",
 		f: func() moveFacts {
@@ -106,14 +106,14 @@ func TestDecideMove(t *testing.T) {
 		status: moved,
 		resume: ResumeDecision{Step: 1, Consume: true, Resumed: "Revision 2 resumed at 20%: moving on to 50% (by hand: gates not passed: pods 1/3)"},
 		hold:   HoldLeft,
-		sizes:  sizes{Kind: SizesStepped, NewSize: 5, OldSizes: []int32{8}},
+		sizes:  sizes{Kind: SizesRolled, NewSize: 5, OldSizes: []int32{8}},
 		pause:  true,
 	}, {
 		name:   "hold-for not yet run out: the hold stays and the sizes with it",
 		f:      func() moveFacts { f := facts(web(10)); f.Policy.HoldFor = 5 * time.Minute; return f }(),
 		status: held,
 		paused: true,
-		sizes:  sizes{Kind: SizesStepped, NewSize: 2, OldSizes: []int32{8}},
+		sizes:  sizes{Kind: SizesRolled, NewSize: 2, OldSizes: []int32{8}},
 	}, {
 		name: "a new template while our hold pauses the former rollout: the hold goes, the canary is created first",
 		f: func() moveFacts {
@@ -135,7 +135,7 @@ func TestDecideMove(t *testing.T) {
 			return f
 		}(),
 		status: grayapi.Status{Revision: 2, StableRevision: 1, Step: 0, Percent: 20, Target: 2, Phase: grayapi.PhaseProgressing},
-		sizes:  sizes{Kind: SizesStepped, NewSize: 2, OldSizes: []int32{9}},
+		sizes:  sizes{Kind: SizesRolled, NewSize: 2, OldSizes: []int32{9}},
 		pause:  true,
 	}, {
 		name:   "3:next names another revision: ignored, the hold stays",
@@ -143,7 +143,7 @@ func TestDecideMove(t *testing.T) {
 		status: held,
 		resume: ResumeDecision{Consume: true, Ignored: `Ignored kubegray.io/resume="3:next": revision 3 is not the rollout in flight (revision 2)`},
 		paused: true,
-		sizes:  sizes{Kind: SizesStepped, NewSize: 2, OldSizes: []int32{8}},
+		sizes:  sizes{Kind: SizesRolled, NewSize: 2, OldSizes: []int32{8}},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -181,7 +181,7 @@ func TestAfterCreate(t *testing.T) {
 		m := Move{Status: st, Sizes: SizePlan{Kind: SizesCreateFirst}}
 		f := SizeFacts{Deployment: d, NewRS: tc.canary, OldRSs: []*appsv1.ReplicaSet{stable}, Target: 2, StableRevision: 1}
 		got := AfterCreate(m, f, 1)
-		if got.Sizes.Kind != SizesStepped || got.Sizes.NewSize != tc.newSize || !slices.Equal(got.Sizes.OldSizes, tc.oldSizes) || !got.PauseAfter {
+		if got.Sizes.Kind != SizesRolled || got.Sizes.NewSize != tc.newSize || !slices.Equal(got.Sizes.OldSizes, tc.oldSizes) || !got.PauseAfter {
 			t.Errorf("AfterCreate, %s: sizes %+v pause after %t, want stepped to %d, old %v, pause after", tc.name, got.Sizes, got.PauseAfter,
 				tc.newSize, tc.oldSizes)
 		}
@@ -211,7 +211,7 @@ func TestDecideMoveSettles(t *testing.T) {
 			if decision == 0 {
 				seen[firstMoveKind(m)]++
 			}
-			if next.NewRS != nil && (m.Sizes.Kind == SizesStepped || m.Sizes.Kind == SizesScaled || m.Sizes.Kind == SizesRestored) &&
+			if next.NewRS != nil && (m.Sizes.Kind == SizesRolled || m.Sizes.Kind == SizesScaled || m.Sizes.Kind == SizesRestored) &&
 				m.Sizes.NewSize > *next.NewRS.Spec.Replicas && m.Sizes.NewSize > m.Status.Target {
 				t.Fatalf("case %d, decision %d: the canary grows %d → %d, past its target %d\nfacts %+v\nmove %+v", i, decision,
 					*next.NewRS.Spec.Replicas, m.Sizes.NewSize, m.Status.Target, next, m)
@@ -319,7 +319,7 @@ func afterMove(f moveFacts, m Move) moveFacts {
 	next.Deployment = d
 	next.Status, next.Prev = m.Status, m.Status
 	if m.PauseAfter {
-		next.Status = Holding(m.Status, metav1.NewTime(f.Now))
+		next.Status = HoldTaken(m.Status, metav1.NewTime(f.Now))
 		next.Prev = next.Status
 	}
 	next.HeldByUs = m.Status.HeldAt != nil
@@ -332,7 +332,7 @@ func afterMove(f moveFacts, m Move) moveFacts {
 		rs.Status.AvailableReplicas = min(rs.Status.AvailableReplicas, size)
 		return rs
 	}
-	if m.Sizes.Kind == SizesStepped || m.Sizes.Kind == SizesScaled || m.Sizes.Kind == SizesRestored {
+	if m.Sizes.Kind == SizesRolled || m.Sizes.Kind == SizesScaled || m.Sizes.Kind == SizesRestored {
 		next.NewRS = resize(f.NewRS, m.Sizes.NewSize)
 		next.OldRSs = nil
 		for i, rs := range m.Sizes.Old {

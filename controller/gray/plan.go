@@ -44,12 +44,12 @@ type SizePlan struct {
 
 // resizes reports whether the plan gives the ReplicaSets sizes (NewSize, OldSizes) to write.
 func (p SizePlan) resizes() bool {
-	return p.Kind == SizesScaled || p.Kind == SizesRestored || p.Kind == SizesStepped
+	return p.Kind == SizesScaled || p.Kind == SizesRestored || p.Kind == SizesRolled
 }
 
 // planSizes decides a gray sync's ReplicaSet writes. A scaling event keeps the share; caps
 // broken by edited hold points are restored; the user's own pause writes nothing; otherwise one
-// capped rolling step, which while held only converges the old ReplicaSets (the new one is at
+// roll, which while held only converges the old ReplicaSets (the new one is at
 // its target and never topped up). While the stable ReplicaSet is gone no old one grows.
 // Neither the facts nor the objects in them are modified.
 func planSizes(ctx context.Context, f SizeFacts) SizePlan {
@@ -65,7 +65,7 @@ func planSizes(ctx context.Context, f SizeFacts) SizePlan {
 	case f.NewRS == nil:
 		return SizePlan{Kind: SizesCreateFirst}
 	default:
-		plan = planStep(f)
+		plan = planRoll(f)
 	}
 	return keepOldFromGrowing(f, plan)
 }
@@ -120,9 +120,9 @@ func planRestore(f SizeFacts) SizePlan {
 	return SizePlan{Kind: SizesRestored, NewSize: newSize, Old: old, OldSizes: oldSizes}
 }
 
-// planStep is one PlanGrayStep: the new ReplicaSet grows, or else old ReplicaSets shrink,
+// planRoll is one roll (PlanGrayStep): the new ReplicaSet grows, or else old ReplicaSets shrink,
 // abandoned canaries first and the stable ReplicaSet last. It needs the new ReplicaSet.
-func planStep(f SizeFacts) SizePlan {
+func planRoll(f SizeFacts) SizePlan {
 	old := oldScaleDownOrder(f.OldRSs, f.StableRevision)
 	in := rollout.GrayStepInput{
 		Replicas:    *f.Deployment.Spec.Replicas,
@@ -135,8 +135,8 @@ func planStep(f SizeFacts) SizePlan {
 	for i, rs := range old {
 		in.Old[i] = GrayReplicaSet(rs)
 	}
-	step := rollout.PlanGrayStep(in)
-	return SizePlan{Kind: SizesStepped, NewSize: step.New, Old: old, OldSizes: step.Old}
+	sizes := rollout.PlanGrayStep(in)
+	return SizePlan{Kind: SizesRolled, NewSize: sizes.New, Old: old, OldSizes: sizes.Old}
 }
 
 // GrayReplicaSet is what PlanGrayStep sees of rs. Its availability is only
@@ -199,13 +199,13 @@ const (
 	// SizesKept: the user's own pause stops the rollout, as upstream's does; nothing is written.
 	SizesKept SizeKind = iota
 	// SizesCreateFirst: there is no new ReplicaSet yet; it is created (within the target) and
-	// the step is planned with it (AfterCreate).
+	// the roll is planned with it (AfterCreate).
 	SizesCreateFirst
 	// SizesScaled: spec.replicas changed and every ReplicaSet keeps its share (GrayScaleSizes).
 	SizesScaled
 	// SizesRestored: the caps broke without a scaling event (a lowered hold point) and come
 	// back within maxSurge and maxUnavailable (PlanGrayRestore).
 	SizesRestored
-	// SizesStepped: one capped rolling step (PlanGrayStep).
-	SizesStepped
+	// SizesRolled: one roll, a capped increment of the rolling update (PlanGrayStep).
+	SizesRolled
 )

@@ -66,19 +66,19 @@ func TestPlanSizes(t *testing.T) {
 		name: "a step grows the canary to its target, within the surge of 3",
 		f: SizeFacts{Deployment: web(10, false), Target: 2, StableRevision: 1,
 			NewRS: planRS(2, 0, 0, 10), OldRSs: []*appsv1.ReplicaSet{planRS(1, 10, 10, 10)}},
-		kind: SizesStepped, newSize: 2, oldNames: []string{"web-1"}, oldSizes: []int32{10},
+		kind: SizesRolled, newSize: 2, oldNames: []string{"web-1"}, oldSizes: []int32{10},
 	}, {
 		// budget₁ min(12−8−0, 10−8) = 2: the abandoned canary loses its unready replica;
 		// budget₂ min(11−8, 9−8) = 1: the stable one loses 1.
 		name: "a step shrinks an abandoned canary before the stable ReplicaSet",
 		f: SizeFacts{Deployment: web(10, false), Target: 2, StableRevision: 1,
 			NewRS: planRS(3, 2, 2, 10), OldRSs: []*appsv1.ReplicaSet{planRS(1, 9, 9, 10), planRS(2, 1, 0, 10)}},
-		kind: SizesStepped, newSize: 2, oldNames: []string{"web-2", "web-1"}, oldSizes: []int32{0, 8},
+		kind: SizesRolled, newSize: 2, oldNames: []string{"web-2", "web-1"}, oldSizes: []int32{0, 8},
 	}, {
 		name: "held and settled: the step is the sizes as they are",
 		f: SizeFacts{Deployment: web(10, true), Held: true, Target: 2, StableRevision: 1,
 			NewRS: planRS(2, 2, 2, 10), OldRSs: []*appsv1.ReplicaSet{planRS(1, 8, 8, 10)}},
-		kind: SizesStepped, newSize: 2, oldNames: []string{"web-1"}, oldSizes: []int32{8},
+		kind: SizesRolled, newSize: 2, oldNames: []string{"web-1"}, oldSizes: []int32{8},
 	}, {
 		// R 10 → 20 held: new T(20) = 4; old [6 2] share 16 → [12 4], the stable one first.
 		name: "a scaling event keeps the share, the stable ReplicaSet first",

@@ -107,7 +107,7 @@ func DecideReport(f ReportFacts) Report {
 		st = r.stableGone(f, st)
 	}
 	if st.Phase == grayapi.PhaseDegraded && f.Policy.OnFailure == grayapi.OnFailureAbort && p.Phase != grayapi.PhaseDegraded &&
-		StableForRollback(f.OldRSs, st.StableRevision) == nil {
+		StableToGoBackTo(f.OldRSs, st.StableRevision) == nil {
 		r.warn(grayapi.ReasonGrayDegraded, "%s: %s cannot abort revision %d: no replica set of stable revision %d is left",
 			grayapi.OnFailureAnnotation, grayapi.OnFailureAbort, st.Revision, st.StableRevision)
 	}

@@ -9,9 +9,10 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
-// StableForRollback is the old ReplicaSet to roll back to: the one carrying the stable label, or
+// StableToGoBackTo is the old ReplicaSet an abort sizes back and an undo writes back: the one
+// carrying the stable label, or
 // the one of revision stableRevision; never the failing new one (it is not among oldRSs).
-func StableForRollback(oldRSs []*appsv1.ReplicaSet, stableRevision int64) *appsv1.ReplicaSet {
+func StableToGoBackTo(oldRSs []*appsv1.ReplicaSet, stableRevision int64) *appsv1.ReplicaSet {
 	if rs := StableReplicaSet(oldRSs); rs != nil {
 		return rs
 	}

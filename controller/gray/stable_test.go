@@ -9,8 +9,8 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
-// TestStableForRollback pins which old ReplicaSet an undo or an abort goes back to.
-func TestStableForRollback(t *testing.T) {
+// TestStableToGoBackTo pins which old ReplicaSet an undo or an abort goes back to.
+func TestStableToGoBackTo(t *testing.T) {
 	labelled := planRS(1, 8, 8, 10)
 	labelled.Labels = map[string]string{grayapi.StableLabel: grayapi.StableLabelValue}
 	tests := []struct {
@@ -27,11 +27,11 @@ func TestStableForRollback(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := ""
-			if rs := StableForRollback(tt.oldRSs, tt.stable); rs != nil {
+			if rs := StableToGoBackTo(tt.oldRSs, tt.stable); rs != nil {
 				got = rs.Name
 			}
 			if got != tt.want {
-				t.Errorf("StableForRollback = %q, want %q", got, tt.want)
+				t.Errorf("StableToGoBackTo = %q, want %q", got, tt.want)
 			}
 		})
 	}

@@ -69,7 +69,7 @@ func TestDecideSync(t *testing.T) {
 		f:       facts(held, "", nil),
 		course:  CourseMove,
 		pending: []string{"pods 0/3"},
-		move:    move{Status: held, Paused: true, Kind: SizesStepped, NewSize: 2, OldSizes: []int32{8}},
+		move:    move{Status: held, Paused: true, Kind: SizesRolled, NewSize: 2, OldSizes: []int32{8}},
 	}, {
 		name:   "2:undo: the stable ReplicaSet's template goes back, nothing else is decided",
 		f:      facts(held, "2:undo", nil),
@@ -89,7 +89,7 @@ func TestDecideSync(t *testing.T) {
 		course:  CourseRetry,
 		pending: []string{"pods 0/3"},
 		move: move{Status: grayapi.Status{Revision: 2, StableRevision: 1, Step: 0, Percent: 20, Target: 2, Phase: grayapi.PhaseProgressing},
-			Kind: SizesStepped, NewSize: 2, OldSizes: []int32{10}, PauseAfter: true},
+			Kind: SizesRolled, NewSize: 2, OldSizes: []int32{10}, PauseAfter: true},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -14,15 +14,16 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
-// Holding is st held from now at its target: Progressing until the hold settles.
-func Holding(st grayapi.Status, now metav1.Time) grayapi.Status {
+// HoldTaken is st with our hold taken from now at its target. The phase is Progressing: the
+// hold is not Held until it settles, which only DecidePhase says.
+func HoldTaken(st grayapi.Status, now metav1.Time) grayapi.Status {
 	st.HeldAt = &now
 	st.Phase = grayapi.PhaseProgressing
 	return st
 }
 
-// NotHolding is st with our hold gone: Progressing, unless the rollout is rolling back.
-func NotHolding(st grayapi.Status) grayapi.Status {
+// HoldGone is st with our hold gone: Progressing, unless the rollout is rolling back.
+func HoldGone(st grayapi.Status) grayapi.Status {
 	st.HeldAt = nil
 	if st.Phase != grayapi.PhaseRolledBack {
 		st.Phase = grayapi.PhaseProgressing

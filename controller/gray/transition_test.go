@@ -32,11 +32,11 @@ func TestTransitions(t *testing.T) {
 		got  grayapi.Status
 		want grayapi.Status
 	}{
-		{"Holding stamps heldAt and is Progressing until it settles", Holding(held(), now),
+		{"HoldTaken stamps heldAt and is Progressing until it settles", HoldTaken(held(), now),
 			with(func(st *grayapi.Status) { st.HeldAt, st.Phase = &now, grayapi.PhaseProgressing })},
-		{"NotHolding clears heldAt and is Progressing", NotHolding(held()),
+		{"HoldGone clears heldAt and is Progressing", HoldGone(held()),
 			with(func(st *grayapi.Status) { st.HeldAt, st.Phase = nil, grayapi.PhaseProgressing })},
-		{"NotHolding keeps RolledBack", NotHolding(rolledBack),
+		{"HoldGone keeps RolledBack", HoldGone(rolledBack),
 			with(func(st *grayapi.Status) { st.HeldAt, st.Phase = nil, grayapi.PhaseRolledBack })},
 		{"Resumed moves the step, leaves the hold and restarts the step's clocks", Resumed(held(), 1),
 			with(func(st *grayapi.Status) {

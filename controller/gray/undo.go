@@ -35,7 +35,7 @@ func decideUndo(f undoFacts) undoDecision {
 	if !req.Undo {
 		return undoDecision{}
 	}
-	stable := StableForRollback(f.OldRSs, st.StableRevision)
+	stable := StableToGoBackTo(f.OldRSs, st.StableRevision)
 	switch {
 	case req.Revision != st.Revision:
 		return undoDecision{Ignored: fmt.Sprintf("revision %d is not the rollout in flight (revision %d)", req.Revision, st.Revision)}
