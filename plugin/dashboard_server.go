@@ -342,8 +342,8 @@ func (s *dashboardServer) act(w http.ResponseWriter, r *http.Request) {
 	case actionRetry:
 		message, _, err = sendRequest(ctx, s.client, ns, name, cmdutil.DryRunNone, decideRetry)
 	case actionUndo:
-		var res rollbackResult
-		if res, err = rollBack(ctx, s.client, ns, name, cmdutil.DryRunNone, 0); err == nil {
+		var res undoResult
+		if res, err = undoRevision(ctx, s.client, ns, name, cmdutil.DryRunNone, 0); err == nil {
 			message = res.operation
 			if res.applyManaged {
 				message += fmt.Sprintf("; it is managed with 'kubectl apply', so apply the configuration of revision %d next, or the next apply undoes the rollback", res.target)

@@ -98,7 +98,7 @@ func (o *UndoOptions) Validate() error {
 
 // Run rolls the template back in one patch.
 func (o *UndoOptions) Run(ctx context.Context) error {
-	res, err := rollBack(ctx, o.Client, o.Namespace, o.Name, o.DryRunStrategy, o.ToRevision)
+	res, err := undoRevision(ctx, o.Client, o.Namespace, o.Name, o.DryRunStrategy, o.ToRevision)
 	if err != nil {
 		return err
 	}
@@ -109,22 +109,22 @@ func (o *UndoOptions) Run(ctx context.Context) error {
 	return o.printResult(res.operation, res.after, o.Out)
 }
 
-// rollbackResult is what a rollback did.
-type rollbackResult struct {
+// undoResult is what an undo did.
+type undoResult struct {
 	// operation says it, e.g. "rolled back to revision 3 (web: v2 -> v1)".
 	operation string
 	after     *appsv1.Deployment
 	// target is the revision rolled back to.
 	target int64
 	// applyManaged is true when the Deployment carries kubectl apply's last-applied
-	// configuration, which the rollback leaves as it was.
+	// configuration, which the undo leaves as it was.
 	applyManaged bool
 }
 
-// rollBack writes the template of revision toRevision (0: the stable revision) into
+// undoRevision writes the template of revision toRevision (0: the stable revision) into
 // Deployment namespace/name in one patch. `kubectl gray undo` and the dashboard's undo both
-// roll back through it.
-func rollBack(ctx context.Context, client kubernetes.Interface, namespace, name string, dryRun cmdutil.DryRunStrategy, toRevision int64) (rollbackResult, error) {
+// write through it.
+func undoRevision(ctx context.Context, client kubernetes.Interface, namespace, name string, dryRun cmdutil.DryRunStrategy, toRevision int64) (undoResult, error) {
 	var target int64
 	res, err := writeDeployment(ctx, client, namespace, name, dryRun, templatePatch, func(d *appsv1.Deployment) error {
 		rss, _, err := ownedReplicaSets(ctx, client, d)
@@ -139,15 +139,15 @@ func rollBack(ctx context.Context, client kubernetes.Interface, namespace, name 
 			return err
 		}
 		if !deployutil.EqualIgnoreHash(&rs.Spec.Template, &d.Spec.Template) {
-			rollbackTo(d, rs)
+			undoTo(d, rs)
 		}
 		return nil
 	})
 	if err != nil {
-		return rollbackResult{}, err
+		return undoResult{}, err
 	}
 	if !res.Changed {
-		return rollbackResult{operation: fmt.Sprintf("skipped rollback (current template already matches revision %d)", target), after: res.After, target: target}, nil
+		return undoResult{operation: fmt.Sprintf("skipped rollback (current template already matches revision %d)", target), after: res.After, target: target}, nil
 	}
 	_, applyManaged := res.Before.Annotations[corev1.LastAppliedConfigAnnotation]
 	operation := fmt.Sprintf("rolled back to revision %d", target)
@@ -156,7 +156,7 @@ func rollBack(ctx context.Context, client kubernetes.Interface, namespace, name 
 	} else {
 		operation += " (images unchanged)"
 	}
-	return rollbackResult{operation: operation, after: res.After, target: target, applyManaged: applyManaged}, nil
+	return undoResult{operation: operation, after: res.After, target: target, applyManaged: applyManaged}, nil
 }
 
 // undoTarget is the revision to roll back to: toRevision if given, else the
@@ -219,18 +219,18 @@ func replicaSetOfRevision(d *appsv1.Deployment, rss []*appsv1.ReplicaSet, rev in
 	return nil, fmt.Errorf("deployment %s/%s has no revision %d (%s); see 'kubectl gray history %s'", d.Namespace, d.Name, rev, have, d.Name)
 }
 
-// keepOnRollback reports whether a rollback keeps an annotation of the live
+// keepOnUndo reports whether an undo keeps an annotation of the live
 // Deployment instead of taking it from the ReplicaSet: the ones the
 // Deployment controller owns, last-applied-configuration (as kubectl rollout
 // undo does), and the gray API, of which an old ReplicaSet may carry stale
 // copies.
-func keepOnRollback(key string) bool {
+func keepOnUndo(key string) bool {
 	return deployutil.SkipCopyAnnotation(key) || grayapi.IsGrayAnnotation(key)
 }
 
-// rollbackTo sets d's template to rs's without the pod-template-hash label,
+// undoTo sets d's template to rs's without the pod-template-hash label,
 // and its annotations to the kept ones of d plus the others of rs.
-func rollbackTo(d *appsv1.Deployment, rs *appsv1.ReplicaSet) {
+func undoTo(d *appsv1.Deployment, rs *appsv1.ReplicaSet) {
 	deployutil.SetFromReplicaSetTemplate(d, rs.Spec.Template)
-	deployutil.SetDeploymentAnnotationsKeeping(d, rs, keepOnRollback)
+	deployutil.SetDeploymentAnnotationsKeeping(d, rs, keepOnUndo)
 }
