@@ -20,6 +20,7 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 	"github.com/kubegray/kubectl-gray/pkg/gates"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+	"github.com/kubegray/kubectl-gray/pkg/podhealth"
 )
 
 // definition is gate name's definition for a Deployment of namespace, found where
@@ -120,9 +121,9 @@ func (o *GateTestOptions) revisionPods(ctx context.Context, k liveHold) (canaryP
 		switch {
 		case pod.DeletionTimestamp != nil || ref == nil:
 		case ref.UID == k.canary.UID:
-			canaryPods = append(canaryPods, gates.PodOf(pod))
+			canaryPods = append(canaryPods, podhealth.Of(pod))
 		case ref.UID == k.stable.UID:
-			stablePods = append(stablePods, gates.PodOf(pod))
+			stablePods = append(stablePods, podhealth.Of(pod))
 		}
 	}
 	return canaryPods, stablePods, nil

@@ -18,8 +18,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/kubegray/kubectl-gray/pkg/gates"
+	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+	"github.com/kubegray/kubectl-gray/pkg/podhealth"
 )
 
 // setCacheTransforms installs the transforms on the controller's three informers.
@@ -66,7 +67,7 @@ func keepStatusOwners(obj any) (any, error) {
 	}
 	var kept []metav1.ManagedFieldsEntry
 	for _, e := range d.ManagedFields {
-		if e.FieldsV1 == nil || !ownsField(e.FieldsV1.GetRawBytes(), statusFieldPath) {
+		if e.FieldsV1 == nil || !deployutil.OwnsPath(e.FieldsV1.GetRawBytes(), grayapi.StatusFieldPath) {
 			continue
 		}
 		kept = append(kept, metav1.ManagedFieldsEntry{Manager: e.Manager, Operation: e.Operation, FieldsType: e.FieldsType,
@@ -76,15 +77,16 @@ func keepStatusOwners(obj any) (any, error) {
 	return d, nil
 }
 
-// cachedPod is what the pod cache keeps of a pod: the metadata stripPod keeps, the phase and the
-// pods gate's summary. A *corev1.Pod, even stripped, carries its empty spec and status structs
-// (1,240 bytes before any string); a cachedPod holds 629 B per pod against the stripped pod's
-// 1,589 and the whole pod's 2,469 (BenchmarkPodCache).
+// cachedPod is what the pod cache keeps of a pod: the metadata stripPod keeps, the phase and
+// the summary of its health the pods gate reads (podhealth.Pod). A *corev1.Pod, even
+// stripped, carries its empty spec and status structs (1,240 bytes before any string); a
+// cachedPod holds 629 B per pod against the stripped pod's 1,589 and the whole pod's 2,469
+// (BenchmarkPodCache).
 type cachedPod struct {
 	metav1.ObjectMeta
 	Phase corev1.PodPhase
-	// gate is what the pods gate reads (restarts, OOMKills, readiness): a few dozen bytes.
-	gate gates.Pod
+	// health is what the pods gate reads (restarts, OOMKills, readiness): a few dozen bytes.
+	health podhealth.Pod
 }
 
 // GetObjectKind and DeepCopyObject make a cachedPod a runtime.Object, which informers and
@@ -92,7 +94,7 @@ type cachedPod struct {
 func (p *cachedPod) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
 
 func (p *cachedPod) DeepCopyObject() runtime.Object {
-	c := &cachedPod{Phase: p.Phase, gate: p.gate}
+	c := &cachedPod{Phase: p.Phase, health: p.health}
 	p.DeepCopyInto(&c.ObjectMeta)
 	return c
 }
@@ -105,8 +107,8 @@ func (p *cachedPod) pod() *corev1.Pod {
 
 // stripPod is the pod informer transform: it keeps name, namespace, uid, resourceVersion,
 // ownerReferences, deletionTimestamp and status.phase, which is all that oldPodsRunning, the
-// controller-UID index and the pod-delete handler read, and the pods gate's summary of the
-// containers (gates.PodOf). It is idempotent, as informers require.
+// controller-UID index and the pod-delete handler read, and the summary of the containers'
+// health (podhealth.Of). It is idempotent, as informers require.
 func stripPod(obj any) (any, error) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {
@@ -121,7 +123,7 @@ func stripPod(obj any) (any, error) {
 			OwnerReferences:   pod.OwnerReferences,
 			DeletionTimestamp: pod.DeletionTimestamp,
 		},
-		Phase: pod.Status.Phase,
-		gate:  gates.PodOf(pod),
+		Phase:  pod.Status.Phase,
+		health: podhealth.Of(pod),
 	}, nil
 }

@@ -8,17 +8,14 @@ package deployment
 
 import (
 	"context"
-	"encoding/json"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 
+	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
-
-// statusFieldPath is kubegray.io/status in managedFields' fieldsV1 notation.
-var statusFieldPath = []string{"f:metadata", "f:annotations", "f:" + grayapi.StatusAnnotation}
 
 // foreignStatusWriter names the field manager that owns kubegray.io/status on d when it is not
 // self (the last writer that changed it, for an update; the applier, for an apply); "" when self
@@ -29,7 +26,7 @@ func foreignStatusWriter(d *appsv1.Deployment, self string) string {
 	}
 	other := ""
 	for _, entry := range d.ManagedFields {
-		if entry.FieldsV1 == nil || !ownsField(entry.FieldsV1.GetRawBytes(), statusFieldPath) {
+		if entry.FieldsV1 == nil || !deployutil.OwnsPath(entry.FieldsV1.GetRawBytes(), grayapi.StatusFieldPath) {
 			continue
 		}
 		if entry.Manager == self {
@@ -41,28 +38,6 @@ func foreignStatusWriter(d *appsv1.Deployment, self string) string {
 		}
 	}
 	return other
-}
-
-// ownsField reports whether the fieldsV1 document raw contains path.
-func ownsField(raw []byte, path []string) bool {
-	var node map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &node); err != nil {
-		return false
-	}
-	for i, key := range path {
-		child, ok := node[key]
-		if !ok {
-			return false
-		}
-		if i == len(path)-1 {
-			return true
-		}
-		node = nil
-		if err := json.Unmarshal(child, &node); err != nil {
-			return false
-		}
-	}
-	return false
 }
 
 // distrustForeignStatus sets aside a status of the rollout in flight that someone other than

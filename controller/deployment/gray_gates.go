@@ -295,7 +295,7 @@ func (dc *DeploymentController) gatePods(rsUID types.UID) []gates.Pod {
 	var pods []gates.Pod
 	for _, obj := range objs {
 		if pod, ok := obj.(*cachedPod); ok && pod.DeletionTimestamp == nil {
-			pods = append(pods, pod.gate)
+			pods = append(pods, pod.health)
 		}
 	}
 	return pods

@@ -28,7 +28,7 @@ func (w *grayWorld) putPods(name string, n int) {
 		name := fmt.Sprintf("%s-%d", rs.Name, i)
 		pod := &cachedPod{ObjectMeta: metav1.ObjectMeta{Namespace: rs.Namespace, Name: name, UID: types.UID(name),
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(rs, appsv1.SchemeGroupVersion.WithKind("ReplicaSet"))}}}
-		pod.gate.Ready = true
+		pod.health.Ready = true
 		if err := w.f.dc.podIndexer[0].Add(pod); err != nil {
 			w.t.Fatal(err)
 		}

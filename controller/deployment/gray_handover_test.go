@@ -57,7 +57,7 @@ func TestHandOverLease(t *testing.T) {
 		t.Fatalf("the canary's pod is not cached: %v", err)
 	}
 	restarted := obj.(*cachedPod).DeepCopyObject().(*cachedPod)
-	restarted.gate.Restarts = 1
+	restarted.health.Restarts = 1
 	if err := w.f.dc.podIndexer[0].Update(restarted); err != nil {
 		t.Fatal(err)
 	}

@@ -12,15 +12,16 @@ import (
 // resized a ReplicaSet, or that last wrote a Deployment's status.observedGeneration.
 func FieldOwner(entries []metav1.ManagedFieldsEntry, path ...string) string {
 	for _, entry := range entries {
-		if entry.FieldsV1 != nil && ownsPath(entry.FieldsV1.GetRawBytes(), path) {
+		if entry.FieldsV1 != nil && OwnsPath(entry.FieldsV1.GetRawBytes(), path) {
 			return entry.Manager
 		}
 	}
 	return ""
 }
 
-// ownsPath reports whether the FieldsV1 set raw contains path.
-func ownsPath(raw []byte, path []string) bool {
+// OwnsPath reports whether the FieldsV1 set raw contains path (FieldsV1 keys, as FieldOwner
+// takes them).
+func OwnsPath(raw []byte, path []string) bool {
 	for _, key := range path {
 		var fields map[string]json.RawMessage
 		if json.Unmarshal(raw, &fields) != nil {

@@ -4,44 +4,12 @@ import (
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
+	"github.com/kubegray/kubectl-gray/pkg/podhealth"
 )
 
-// Pod is what the pods gate reads of one pod; the controller's pod cache keeps it (and little
-// else) for every pod.
-type Pod struct {
-	// Restarts sums its containers' restart counts.
-	Restarts int64
-	// LastOOMKill is when a container last ended OOMKilled (zero if none did).
-	LastOOMKill time.Time
-	// CrashLooping: a container waits in CrashLoopBackOff.
-	CrashLooping bool
-	// Ready is the Ready condition, ReadyChanged its last transition.
-	Ready        bool
-	ReadyChanged time.Time
-	// Failed: the pod is Failed (evicted, or a container that will not restart failed).
-	Failed bool
-}
-
-// PodOf is what the pods gate reads of p.
-func PodOf(p *corev1.Pod) Pod {
-	out := Pod{Failed: p.Status.Phase == corev1.PodFailed}
-	for _, c := range p.Status.ContainerStatuses {
-		out.Restarts += int64(c.RestartCount)
-		if t := c.LastTerminationState.Terminated; t != nil && t.Reason == "OOMKilled" && t.FinishedAt.After(out.LastOOMKill) {
-			out.LastOOMKill = t.FinishedAt.Time
-		}
-		if w := c.State.Waiting; w != nil && w.Reason == "CrashLoopBackOff" {
-			out.CrashLooping = true
-		}
-	}
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			out.Ready, out.ReadyChanged = c.Status == corev1.ConditionTrue, c.LastTransitionTime.Time
-		}
-	}
-	return out
-}
+// Pod is what the pods gate reads of one pod: the summary of its health the controller's pod
+// cache keeps (and little else) for every pod.
+type Pod = podhealth.Pod
 
 // PodsStats is what the pods gate measured of one revision's pods over the window; a
 // condition reads its fields by their JSON names (canary.restartsPerPod).

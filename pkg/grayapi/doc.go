@@ -69,6 +69,9 @@ const (
 	HoldForAnnotation = Prefix + "hold-for"
 )
 
+// StatusFieldPath is StatusAnnotation in managedFields' fieldsV1 notation: who wrote it.
+var StatusFieldPath = []string{"f:metadata", "f:annotations", "f:" + StatusAnnotation}
+
 // RecordedAnnotations are the annotations the controller mirrors on every
 // ReplicaSet of a gray Deployment, so that `kubectl rollout undo`, which sets
 // a Deployment's annotations to a ReplicaSet's, keeps the opt-in and its

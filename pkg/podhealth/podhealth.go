@@ -2,7 +2,8 @@
 // looks up next: the container waiting reason (ImagePullBackOff, CrashLoopBackOff, ...), the
 // scheduler's PodScheduled=False message, restart counts, and the ReplicaSet's own
 // ReplicaFailure condition (quota, admission denial). The controller puts the most common
-// reason into a Degraded message; `kubectl gray status` shows them all.
+// reason into a Degraded message; `kubectl gray status` shows them all. Pod (pod.go) is the
+// summary of one pod's health the pods gate reads, which the controller's pod cache keeps.
 package podhealth
 
 import (
