@@ -26,6 +26,7 @@ import (
 
 	"github.com/kubegray/kubectl-gray/controller/delegated"
 	"github.com/kubegray/kubectl-gray/controller/deployment"
+	"github.com/kubegray/kubectl-gray/controller/graysync"
 	"github.com/kubegray/kubectl-gray/controller/metrics"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 	"github.com/kubegray/kubectl-gray/pkg/version"
@@ -187,20 +188,28 @@ func (o *Options) runController(ctx context.Context, client kubernetes.Interface
 	if err != nil {
 		return err
 	}
+	// The gray side is the deployment controller's one hook (deployment.GrayHook), built from it.
+	var graySide *graysync.Controller
 	dc, err := deployment.NewDeploymentController(ctx, caches, client, deployment.Options{
 		FieldManager: FieldManager,
 		Recorder:     recorder,
-		Mode:         o.Mode,
-		Takeover:     o.Takeover,
-		Namespace:    o.ControllerNamespace,
-		Providers:    providers,
-		Self:         types.NamespacedName{Namespace: o.ControllerNamespace, Name: o.PodName},
-		HandOver:     handOver,
+		Gray: func(ctx context.Context, port *deployment.DeploymentController) (deployment.GrayHook, error) {
+			var err error
+			graySide, err = graysync.New(ctx, port, caches, graysync.Options{
+				Mode:      o.Mode,
+				Takeover:  o.Takeover,
+				Namespace: o.ControllerNamespace,
+				Providers: providers,
+				Self:      types.NamespacedName{Namespace: o.ControllerNamespace, Name: o.PodName},
+				HandOver:  handOver,
+			})
+			return graySide, err
+		},
 	})
 	if err != nil {
 		return fmt.Errorf("creating the deployment controller: %w", err)
 	}
-	if err := metrics.RegisterRollouts(string(o.Mode), dc.GrayRollouts); err != nil {
+	if err := metrics.RegisterRollouts(string(o.Mode), graySide.GrayRollouts); err != nil {
 		return fmt.Errorf("registering the per-rollout metrics: %w", err)
 	}
 	ready.controllerStarted(dc.HasSynced)

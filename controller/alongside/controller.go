@@ -12,7 +12,7 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
-// Controller is alongside mode inside a deployment controller: the takeover, the freeze, the
+// Controller is alongside mode inside the gray sync: the takeover, the freeze, the
 // view of a taken-over Deployment and our writes of it.
 type Controller struct {
 	client       kubernetes.Interface
@@ -32,12 +32,12 @@ type Config struct {
 	Host         Host
 }
 
-// New returns alongside mode for the deployment controller cfg.Host.
+// New returns alongside mode for the gray sync cfg.Host.
 func New(cfg Config) *Controller {
 	return &Controller{client: cfg.Client, fieldManager: cfg.FieldManager, recorder: cfg.Recorder, takeover: cfg.Takeover, host: cfg.Host}
 }
 
-// Host is what alongside mode uses of the deployment controller it runs in.
+// Host is what alongside mode uses of the gray sync it runs in (controller/graysync).
 type Host interface {
 	// RunGray runs the gray sync of a taken-over d, seen through view, and says how it ended:
 	// nil when a cache was behind and nothing was done.
@@ -54,7 +54,7 @@ type Host interface {
 	PatchReplicaSetMeta(ctx context.Context, rs *appsv1.ReplicaSet, field string, values map[string]any) (*appsv1.ReplicaSet, error)
 	// ReplicaSets lists the cached ReplicaSets of a namespace that match selector.
 	ReplicaSets(namespace string, selector labels.Selector) ([]*appsv1.ReplicaSet, error)
-	// Now is the deployment controller's clock.
+	// Now is the controller's clock.
 	Now() time.Time
 }
 

@@ -13,7 +13,7 @@ import (
 // View is how the gray sync sees a taken-over Deployment, with the saved strategy and paused
 // exactly while we hold, and how it writes what it decided: the hold and our part of the status
 // only (the server keeps the Deployment paused on Recreate; the rest of its status is the
-// built-in controller's). controller/deployment's alongside mode carries a sync out through it.
+// built-in controller's). controller/graysync's alongside mode carries a sync out through it.
 type View struct {
 	c        *Controller
 	strategy appsv1.DeploymentStrategy

@@ -4,9 +4,10 @@ package deployment
 // keeps only what the controller reads: a pod its owner, phase, deletion and what the pods gate
 // counts (restarts, OOMKills, readiness), a ReplicaSet everything but its managed fields, a
 // Deployment everything but the managed fields of other fields than kubegray.io/status (who
-// wrote it: gray_forged.go). Writes are unaffected: Deployment Updates go without managedFields
-// (recordingClient), which keeps the server's, and the two other places that read them (the
-// built-in controller check, the conflict diagnosis of controller/alongside) read live objects.
+// wrote it: controller/graysync/gray_forged.go). Writes are unaffected: Deployment Updates go
+// without managedFields (recordingClient), which keeps the server's, and the two other places
+// that read them (the built-in controller check, the conflict diagnosis of controller/alongside)
+// read live objects.
 
 import (
 	"fmt"
@@ -33,7 +34,7 @@ func setCacheTransforms(deployments, replicaSets, pods cache.SharedIndexInformer
 		{"deployment", deployments, keepStatusOwners},
 		{"replica set", replicaSets, dropManagedFields},
 		// Pods dominate: only Recreate and the pod-delete handler look at them.
-		{"pod", pods, stripPod},
+		{"pod", pods, StripPod},
 	} {
 		if err := t.informer.SetTransform(t.transform); err != nil {
 			return fmt.Errorf("installing the %s cache transform: %w", t.what, err)
@@ -53,7 +54,7 @@ func dropManagedFields(obj any) (any, error) {
 }
 
 // statusOwnership is the fieldsV1 of a managed-fields entry as the Deployment cache keeps it:
-// kubegray.io/status alone, all foreignStatusWriter reads.
+// kubegray.io/status alone, all the gray hook reads of who wrote it.
 var statusOwnership = metav1.NewFieldsV1(`{"f:metadata":{"f:annotations":{"f:` + grayapi.StatusAnnotation + `":{}}}}`)
 
 // keepStatusOwners is the Deployment transform: of its managed fields it keeps the entries that
@@ -77,8 +78,8 @@ func keepStatusOwners(obj any) (any, error) {
 	return d, nil
 }
 
-// cachedPod is what the pod cache keeps of a pod: the metadata stripPod keeps, the phase and
-// the summary of its health the pods gate reads (podhealth.Pod). A *corev1.Pod, even
+// cachedPod is what the pod cache keeps of a pod: the metadata StripPod keeps, the phase and
+// the summary of its health the gray pods gate reads (podhealth.Pod). A *corev1.Pod, even
 // stripped, carries its empty spec and status structs (1,240 bytes before any string); a
 // cachedPod holds 629 B per pod against the stripped pod's 1,589 and the whole pod's 2,469
 // (BenchmarkPodCache).
@@ -105,11 +106,12 @@ func (p *cachedPod) pod() *corev1.Pod {
 	return &corev1.Pod{ObjectMeta: p.ObjectMeta, Status: corev1.PodStatus{Phase: p.Phase}}
 }
 
-// stripPod is the pod informer transform: it keeps name, namespace, uid, resourceVersion,
+// StripPod is the pod informer transform: it keeps name, namespace, uid, resourceVersion,
 // ownerReferences, deletionTimestamp and status.phase, which is all that oldPodsRunning, the
 // controller-UID index and the pod-delete handler read, and the summary of the containers'
-// health (podhealth.Of). It is idempotent, as informers require.
-func stripPod(obj any) (any, error) {
+// health (podhealth.Of). It is idempotent, as informers require. The gray hook's tests
+// seed the pod cache with it.
+func StripPod(obj any) (any, error) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {
 		return obj, nil

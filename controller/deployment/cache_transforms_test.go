@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"testing"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -42,20 +41,20 @@ func TestStripPod(t *testing.T) {
 		},
 		Phase: corev1.PodRunning,
 	}
-	got, err := stripPod(full)
+	got, err := StripPod(full)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("stripPod = %+v, want %+v", got, want)
+		t.Errorf("StripPod = %+v, want %+v", got, want)
 	}
-	again, err := stripPod(got)
+	again, err := StripPod(got)
 	if err != nil || !reflect.DeepEqual(again, want) {
-		t.Errorf("stripPod is not idempotent: %+v, %v", again, err)
+		t.Errorf("StripPod is not idempotent: %+v, %v", again, err)
 	}
 	tombstone := cache.DeletedFinalStateUnknown{Key: "ns/p", Obj: full}
-	if passed, err := stripPod(tombstone); err != nil || !reflect.DeepEqual(passed, tombstone) {
-		t.Errorf("stripPod changed a non-pod: %+v, %v", passed, err)
+	if passed, err := StripPod(tombstone); err != nil || !reflect.DeepEqual(passed, tombstone) {
+		t.Errorf("StripPod changed a non-pod: %+v, %v", passed, err)
 	}
 }
 
@@ -81,7 +80,7 @@ func TestDropManagedFields(t *testing.T) {
 }
 
 // The Deployment cache keeps who owns kubegray.io/status (a forged status is told by its writer:
-// gray_forged.go) and nothing else of the managed fields.
+// controller/graysync/gray_forged.go) and nothing else of the managed fields.
 func TestKeepStatusOwners(t *testing.T) {
 	entry := func(manager string, op metav1.ManagedFieldsOperationType, fields string) metav1.ManagedFieldsEntry {
 		return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(fields),
@@ -108,9 +107,6 @@ func TestKeepStatusOwners(t *testing.T) {
 	}
 	if again, err := keepStatusOwners(got); err != nil || !reflect.DeepEqual(again, want) {
 		t.Errorf("keepStatusOwners is not idempotent: %+v, %v", again, err)
-	}
-	if writer := foreignStatusWriter(got.(*appsv1.Deployment), "gray-controller"); writer != "" {
-		t.Errorf("foreignStatusWriter of the cached deployment = %q; it shares the status with us", writer)
 	}
 	tombstone := cache.DeletedFinalStateUnknown{Key: "default/web", Obj: d}
 	if passed, err := keepStatusOwners(tombstone); err != nil || !reflect.DeepEqual(passed, tombstone) {

@@ -162,7 +162,7 @@ func TestGetPodMapForReplicaSets(t *testing.T) {
 	pod5.OwnerReferences[0].Name = "impostor"
 	f.cache(d, rs1, rs2, pod1, pod2, pod3, pod4, pod5)
 
-	podMap, err := f.dc.getPodMapForDeployment(d, []*appsv1.ReplicaSet{rs1, rs2})
+	podMap, err := f.dc.GetPodMapForDeployment(d, []*appsv1.ReplicaSet{rs1, rs2})
 	if err != nil {
 		t.Fatalf("getPodMapForDeployment: %v", err)
 	}

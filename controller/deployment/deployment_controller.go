@@ -5,16 +5,14 @@
 // event handlers in handlers.go and its queue and workers in workqueue.go, sync.go (scaling,
 // status, cleanup) with the new ReplicaSet in new_replicaset.go, rolling.go, recreate.go,
 // rollback.go, progress.go, and controller_ref_manager.go (adoption and release of
-// ReplicaSets). Gray rollouts are gray*.go, carrying out what controller/gray decides; alongside
-// mode is controller/alongside, which this controller hosts (alongside_mode.go; docs/design.md).
+// ReplicaSets). It knows gray rollouts only through GrayHook (gray_hook.go), which syncDeployment
+// hands a Deployment's sync to; controller/graysync is that hook (docs/design.md).
 package deployment
 
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"reflect"
-	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -22,7 +20,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	appslisters "k8s.io/client-go/listers/apps/v1"
@@ -31,11 +28,6 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
-	"github.com/kubegray/kubectl-gray/controller/alongside"
-	"github.com/kubegray/kubectl-gray/controller/gray"
-	"github.com/kubegray/kubectl-gray/controller/measure"
-	"github.com/kubegray/kubectl-gray/controller/metrics"
-	"github.com/kubegray/kubectl-gray/pkg/gates"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
@@ -61,24 +53,12 @@ type Options struct {
 	// Recorder records events on Deployments. If nil, the controller builds its own broadcaster
 	// that writes to the API with source component DefaultFieldManager and starts it in Run.
 	Recorder record.EventRecorder
-	// Mode is grayapi.ModeInstead (every Deployment, upstream-equivalent; the zero value means
-	// instead) or grayapi.ModeAlongside (only gray Deployments, next to the built-in
-	// controller; see controller/alongside). The caller has validated it (controller/options.go).
-	Mode grayapi.Mode
-	// Takeover is how alongside mode takes Deployments over: grayapi.TakeoverAdmission (the zero
-	// value: the admission policy or the plugin does it with the template change) or
-	// grayapi.TakeoverEager.
-	Takeover grayapi.Takeover
-	// Namespace is gray-controller's own: the gate definitions of its labelled ConfigMaps apply
-	// to every namespace, and the providers of metric gates are read there (gray_gates.go).
-	Namespace string
-	// Providers are the metric gates' providers given by flags (--prometheus-url).
-	Providers []*gates.Provider
-	// Self is the pod this process runs in (empty outside a pod), and HandOver, when set, steps
-	// this leader down: a leader of its own Deployment's stable revision calls it to hand the
-	// lease to a canary its gates judge (gray_handover.go). Instead mode only.
-	Self     types.NamespacedName
-	HandOver func(reason string)
+	// Now is the clock of condition timestamps and progress-deadline maths; nil means time.Now.
+	Now func() time.Time
+	// Gray, when set, builds the hook syncDeployment hands gray Deployments to (GrayHook), from
+	// this controller once its caches are registered; nil: every Deployment is synced as upstream
+	// syncs it.
+	Gray func(ctx context.Context, dc *DeploymentController) (GrayHook, error)
 }
 
 // DeploymentController reconciles Deployments into ReplicaSets exactly like the upstream
@@ -95,7 +75,7 @@ type DeploymentController struct {
 	syncHandler func(ctx context.Context, key string) error
 
 	// The caches of the watched namespaces (namespaces.go). podIndexer holds cachedPods (see
-	// stripPod), indexed by podControllerUIDIndex.
+	// StripPod), indexed by podControllerUIDIndex.
 	dLister         deploymentLister
 	rsLister        replicaSetLister
 	podIndexer      podIndex
@@ -106,39 +86,18 @@ type DeploymentController struct {
 	// now is the clock for condition timestamps and progress-deadline maths; tests freeze it.
 	now func() time.Time
 
-	// mode is as Options gives it.
-	mode grayapi.Mode
-
-	// rsExpectations holds the ReplicaSet writes of gray syncs until the cache shows them.
-	rsExpectations *replicaSetExpectations
-	// gates finds the gate definitions a gray Deployment names.
-	gates *gateBook
-	// measurer takes metric and webhook gates' measurements off the sync path, over httpClient
-	// or a provider's own client (gray_measure.go).
-	measurer          *measure.Pool
-	httpClient        *http.Client
-	providerClientsMu sync.Mutex
-	providerClients   map[string]versionedClient
-	// secrets are the providers' Secrets in gray-controller's namespace, read by name at most
-	// once per measure.SecretTTL.
-	secrets *measure.SecretCache
 	// deploymentWrites holds the resourceVersions our Deployment Updates replaced
 	// (deployment_writes.go) until the cache moves past them.
 	deploymentWrites *supersededVersions
-	// alongside is alongside mode, and in instead mode the release of a Deployment left taken
-	// over for it.
-	alongside *alongside.Controller
-	// self and handOver are Options'.
-	self     types.NamespacedName
-	handOver func(reason string)
+	// gray is Options.Gray's hook, or noGray.
+	gray GrayHook
 }
 
 // NewDeploymentController registers informers on the caches' factories (Deployments,
 // ReplicaSets, Pods of each watched namespace) and the event handlers. It must be called before
 // the factories are started, because it installs the cache transforms (cache_transforms.go): any
 // other user of the same factories' informers sees Deployments and ReplicaSets without managed
-// fields, and cachedPods instead of pods, which a factory's pod lister cannot return; their
-// ConfigMap informers are ours too, and list only gate definitions (gray_gates.go).
+// fields, and cachedPods instead of pods, which a factory's pod lister cannot return.
 func NewDeploymentController(ctx context.Context, caches Informers, client kubernetes.Interface, opts Options) (*DeploymentController, error) {
 	logger := klog.FromContext(ctx)
 
@@ -154,12 +113,12 @@ func NewDeploymentController(ctx context.Context, caches Informers, client kuber
 			workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "deployment"},
 		),
-		now:      time.Now,
-		mode:     opts.Mode,
-		self:     opts.Self,
-		handOver: opts.HandOver,
+		now:  time.Now,
+		gray: noGray{},
 	}
-	dc.rsExpectations = newReplicaSetExpectations(func() time.Time { return dc.now() })
+	if opts.Now != nil {
+		dc.now = opts.Now
+	}
 	dc.deploymentWrites = newSupersededVersions(func() time.Time { return dc.now() })
 	dc.client = recordingClient{Interface: client, versions: dc.deploymentWrites}
 	if dc.eventRecorder == nil {
@@ -181,26 +140,42 @@ func NewDeploymentController(ctx context.Context, caches Informers, client kuber
 	dc.rsLister = replicaSetLister{routeByNamespace(rsIndexers, appslisters.NewReplicaSetLister)}
 	dc.workloadsSynced = allSynced(synced)
 
-	gates, err := newGateBook(caches, opts.Namespace, opts.Providers, func(ns string) { dc.enqueueGated(logger, ns) })
-	if err != nil {
-		return nil, err
+	if opts.Gray != nil {
+		gray, err := opts.Gray(ctx, dc)
+		if err != nil {
+			return nil, err
+		}
+		dc.gray = gray
 	}
-	dc.gates = gates
-	dc.measurer = measure.NewPool(ctx, time.Now, func(key string) { dc.queue.Add(key) })
-	dc.httpClient = &http.Client{}
-	dc.providerClients = map[string]versionedClient{}
-	dc.secrets = measure.NewSecretCache(func(ctx context.Context, name string) (*corev1.Secret, error) {
-		return client.CoreV1().Secrets(gates.namespace).Get(ctx, name, metav1.GetOptions{})
-	}, func() time.Time { return dc.now() })
-	takeover := opts.Takeover
-	if takeover == "" {
-		takeover = grayapi.TakeoverAdmission
-	}
-	dc.alongside = alongside.New(alongside.Config{
-		Client: dc.client, FieldManager: dc.fieldManager, Recorder: dc.eventRecorder, Takeover: takeover, Host: alongsideHost{dc},
-	})
 	dc.syncHandler = dc.syncDeployment
 	return dc, nil
+}
+
+// Client is the controller's client: Deployment Updates recorded (deployment_writes.go), and
+// ReplicaSet writes made after a sync's live check (freshness.go: liveCheck).
+func (dc *DeploymentController) Client() kubernetes.Interface { return dc.client }
+
+// FieldManager is the field manager of every write.
+func (dc *DeploymentController) FieldManager() string { return dc.fieldManager }
+
+// EventRecorder records events on Deployments.
+func (dc *DeploymentController) EventRecorder() record.EventRecorder { return dc.eventRecorder }
+
+// Now is the controller's clock (Options.Now).
+func (dc *DeploymentController) Now() time.Time { return dc.now() }
+
+// DeploymentLister reads the cached Deployments of the watched namespaces.
+func (dc *DeploymentController) DeploymentLister() appslisters.DeploymentLister { return dc.dLister }
+
+// ReplicaSets reads the cached ReplicaSets of a watched namespace.
+func (dc *DeploymentController) ReplicaSets(namespace string) appslisters.ReplicaSetNamespaceLister {
+	return dc.rsLister.ReplicaSets(namespace)
+}
+
+// Sync syncs the Deployment of key once, as a worker does, without the queue: the gray hook's
+// tests drive the whole controller through it.
+func (dc *DeploymentController) Sync(ctx context.Context, key string) error {
+	return dc.syncDeployment(ctx, key)
 }
 
 // getReplicaSetsForDeployment claims the ReplicaSets of d's namespace: adopts matching orphans
@@ -221,9 +196,9 @@ func (dc *DeploymentController) getReplicaSetsForDeployment(ctx context.Context,
 
 // syncDeployment reconciles the Deployment with the given key, in upstream's exact order:
 // empty selector, claim ReplicaSets, deleting, paused conditions, paused, rollback, scaling
-// event, then the strategy; after the deleting check a Deployment taken over for alongside
-// mode is released (alongside.Controller.ReleaseTakenOver) and gray Deployments branch off to
-// syncGray. It must not run concurrently for the same key.
+// event, then the strategy; the gray hook may leave the Deployment alone once the cache is
+// fresh, and after the deleting check it is offered the sync (GrayHook). It must not run
+// concurrently for the same key.
 func (dc *DeploymentController) syncDeployment(ctx context.Context, key string) error {
 	logger := klog.FromContext(ctx)
 	namespace, name, err := cache.SplitMetaNamespaceKey(key)
@@ -241,20 +216,19 @@ func (dc *DeploymentController) syncDeployment(ctx context.Context, key string) 
 	cached, err := dc.dLister.Deployments(namespace).Get(name)
 	if apierrors.IsNotFound(err) {
 		logger.V(2).Info("Deployment has been deleted", "deployment", klog.KRef(namespace, name))
-		metrics.ForgetGray(key)
+		dc.gray.DeploymentGone(key)
 		dc.deploymentWrites.forget(key)
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	if _, fresh, err := dc.cacheFresh(ctx, key, cached, nil, cacheChecks{}); !fresh {
+	if _, fresh, err := dc.CacheFresh(ctx, key, cached, nil, CacheChecks{}); !fresh {
 		return err
 	}
-	// In alongside mode every other Deployment belongs to the built-in controller alone: not
-	// even its ReplicaSets are claimed.
-	if dc.mode.Alongside() && !dc.alongside.Manages(cached) {
-		metrics.ForgetGray(key)
+	// A Deployment the hook leaves alone (alongside mode: the built-in controller's) is not even
+	// claimed.
+	if dc.gray.LeavesAlone(key, cached) {
 		return nil
 	}
 	// Everything below may modify d; the cache must stay untouched.
@@ -284,29 +258,7 @@ func (dc *DeploymentController) syncDeployment(ctx context.Context, key string) 
 		return dc.syncStatusOnly(ctx, d, rsList)
 	}
 
-	if dc.mode.Alongside() {
-		return dc.alongside.Sync(ctx, key, d, rsList)
-	}
-	// Taken over for alongside mode, it would stay paused on Recreate: released first, and
-	// synced again on the event of the release.
-	if _, taken := d.Annotations[grayapi.StrategyAnnotation]; taken {
-		return dc.alongside.ReleaseTakenOver(ctx, d, rsList)
-	}
-
-	// A gray Deployment replaces everything below with the gray path (gray.go); one that stopped
-	// being gray is released first and then follows upstream.
-	if isGray(d) {
-		return dc.syncGray(ctx, key, d, rsList)
-	}
-	metrics.ForgetGray(key)
-	if gray.HasLeftovers(d) {
-		if err := dc.clearGray(ctx, d); err != nil {
-			return err
-		}
-	}
-	// No longer gray: a rollback must not bring the opt-in back (gray_record.go). Plain
-	// Deployments never carry it, so upstream's behaviour is untouched.
-	if err := dc.mirrorRecord(ctx, d, rsList); err != nil {
+	if taken, err := dc.gray.SyncDeployment(ctx, key, d, rsList); taken || err != nil {
 		return err
 	}
 
@@ -322,8 +274,8 @@ func (dc *DeploymentController) syncDeployment(ctx context.Context, key string) 
 
 	// Rollback is not re-entrant: the annotation must be cleared before any ReplicaSet is touched
 	// for this Deployment again.
-	if getRollbackTo(d) != nil {
-		return dc.rollback(ctx, d, rsList)
+	if GetRollbackTo(d) != nil {
+		return dc.Rollback(ctx, d, rsList)
 	}
 
 	scalingEvent, err := dc.isScalingEvent(ctx, d, rsList)
@@ -336,7 +288,7 @@ func (dc *DeploymentController) syncDeployment(ctx context.Context, key string) 
 
 	switch d.Spec.Strategy.Type {
 	case appsv1.RecreateDeploymentStrategyType:
-		podMap, err := dc.getPodMapForDeployment(d, rsList)
+		podMap, err := dc.GetPodMapForDeployment(d, rsList)
 		if err != nil {
 			return err
 		}

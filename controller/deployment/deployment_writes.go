@@ -152,7 +152,7 @@ func withoutManagedFields(d *appsv1.Deployment) *appsv1.Deployment {
 	return &sent
 }
 
-// guardedReplicaSets makes a gray sync's live check (confirmLive) before each ReplicaSet write:
+// guardedReplicaSets makes a gray sync's live check (ConfirmLive) before each ReplicaSet write:
 // a resize, create, patch or delete planned from a Deployment older than the server's would
 // be taken, as the server checks only the ReplicaSet's own resourceVersion.
 type guardedReplicaSets struct {
@@ -160,28 +160,28 @@ type guardedReplicaSets struct {
 }
 
 func (r guardedReplicaSets) Create(ctx context.Context, rs *appsv1.ReplicaSet, opts metav1.CreateOptions) (*appsv1.ReplicaSet, error) {
-	if err := confirmLive(ctx); err != nil {
+	if err := ConfirmLive(ctx); err != nil {
 		return nil, err
 	}
 	return r.ReplicaSetInterface.Create(ctx, rs, opts)
 }
 
 func (r guardedReplicaSets) Update(ctx context.Context, rs *appsv1.ReplicaSet, opts metav1.UpdateOptions) (*appsv1.ReplicaSet, error) {
-	if err := confirmLive(ctx); err != nil {
+	if err := ConfirmLive(ctx); err != nil {
 		return nil, err
 	}
 	return r.ReplicaSetInterface.Update(ctx, rs, opts)
 }
 
 func (r guardedReplicaSets) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresources ...string) (*appsv1.ReplicaSet, error) {
-	if err := confirmLive(ctx); err != nil {
+	if err := ConfirmLive(ctx); err != nil {
 		return nil, err
 	}
 	return r.ReplicaSetInterface.Patch(ctx, name, pt, data, opts, subresources...)
 }
 
 func (r guardedReplicaSets) Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error {
-	if err := confirmLive(ctx); err != nil {
+	if err := ConfirmLive(ctx); err != nil {
 		return err
 	}
 	return r.ReplicaSetInterface.Delete(ctx, name, opts)

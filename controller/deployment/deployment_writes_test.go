@@ -90,7 +90,7 @@ func TestSyncSkipsADeploymentOurWriteReplaced(t *testing.T) {
 
 	// Events of that sync's ReplicaSet create arrive while the cache still holds version 5.
 	f.client.ClearActions()
-	wantDeferred(t, metrics.DeferredOwnWrite, func() {
+	testutil.WantDeferred(t, metrics.DeferredOwnWrite, func() {
 		if err := f.dc.syncDeployment(f.ctx, "default/foo"); err != nil {
 			t.Fatal(err)
 		}

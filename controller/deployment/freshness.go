@@ -13,48 +13,50 @@ import (
 	"github.com/kubegray/kubectl-gray/controller/metrics"
 )
 
-// cacheChecks says what a sync needs to be recent before it acts. The cached Deployment is
-// always checked against the versions our own Updates replaced (cheap, no request).
-type cacheChecks struct {
-	// replicaSetWrites: every ReplicaSet create or resize of ours is in the ReplicaSet cache.
-	replicaSetWrites bool
-	// live: a live read of the Deployment has the cached version (one GET, before the sync
+// CacheChecks says what a sync needs to be recent before it acts. The cached Deployment is
+// always checked against the versions our own Updates replaced (cheap, no request); upstream's
+// syncs ask for nothing more, a gray sync for the rest (controller/graysync).
+type CacheChecks struct {
+	// ReplicaSetWrites, when set, reports whether every ReplicaSet write the sync's side
+	// remembers for key is in the ReplicaSet cache, and otherwise the name of one missing.
+	ReplicaSetWrites func(key string, rsList []*appsv1.ReplicaSet) (caughtUp bool, missing string)
+	// Live: a live read of the Deployment has the cached version (one GET, before the sync
 	// acts).
-	live bool
-	// liveBeforeUnguardedWrite: the same read, made only before the sync's first write that the
+	Live bool
+	// LiveBeforeUnguardedWrite: the same read, made only before the sync's first write that the
 	// server would not refuse by itself when the cache was behind (liveCheck).
-	liveBeforeUnguardedWrite bool
-	// newReplicaSetNotCached, when set, reports whether the server has a ReplicaSet of the
+	LiveBeforeUnguardedWrite bool
+	// NewReplicaSetNotCached, when set, reports whether the server has a ReplicaSet of the
 	// Deployment's template that the cache lacks (alongside mode: one LIST, only when the cache
 	// has none, before a create).
-	newReplicaSetNotCached func(ctx context.Context, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) (bool, error)
+	NewReplicaSetNotCached func(ctx context.Context, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) (bool, error)
 }
 
-// cacheFresh is the one check a sync passes before it acts on the informers' caches: it says
+// CacheFresh is the one check a sync passes before it acts on the informers' caches: it says
 // whether they are recent enough, and otherwise counts the deferral by reason
 // (gray_controller_sync_deferred_total) and returns fresh false. A deferred sync does nothing:
 // the informer event that brings the newer object syncs the Deployment again. With
-// checks.liveBeforeUnguardedWrite, the returned ctx carries the live check for the sync's writes.
-func (dc *DeploymentController) cacheFresh(ctx context.Context, key string, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet, checks cacheChecks) (_ context.Context, fresh bool, err error) {
+// checks.LiveBeforeUnguardedWrite, the returned ctx carries the live check for the sync's writes.
+func (dc *DeploymentController) CacheFresh(ctx context.Context, key string, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet, checks CacheChecks) (_ context.Context, fresh bool, err error) {
 	logger := klog.FromContext(ctx).V(4)
 	if dc.deploymentWrites.superseded(key, d.ResourceVersion) {
 		logger.Info("Cached deployment is one our own write replaced, waiting for the newer one",
 			"deployment", klog.KObj(d), "resourceVersion", d.ResourceVersion)
 		return deferred(metrics.DeferredOwnWrite)
 	}
-	if checks.replicaSetWrites {
-		if caughtUp, missing := dc.rsExpectations.caughtUp(key, rsList); !caughtUp {
+	if checks.ReplicaSetWrites != nil {
+		if caughtUp, missing := checks.ReplicaSetWrites(key, rsList); !caughtUp {
 			logger.Info("ReplicaSet cache is behind our write, waiting for it", "deployment", klog.KObj(d), "replicaSet", missing)
 			return deferred(metrics.DeferredReplicaSetWrite)
 		}
 	}
-	if checks.live {
+	if checks.Live {
 		if err := dc.liveIs(ctx, d); err != nil {
-			return nil, false, ignoreBehind(err)
+			return nil, false, IgnoreBehind(err)
 		}
 	}
-	if checks.newReplicaSetNotCached != nil {
-		behind, err := checks.newReplicaSetNotCached(ctx, d, rsList)
+	if checks.NewReplicaSetNotCached != nil {
+		behind, err := checks.NewReplicaSetNotCached(ctx, d, rsList)
 		if err != nil {
 			return nil, false, err
 		}
@@ -62,7 +64,7 @@ func (dc *DeploymentController) cacheFresh(ctx context.Context, key string, d *a
 			return deferred(metrics.DeferredNewReplicaSet)
 		}
 	}
-	if checks.liveBeforeUnguardedWrite {
+	if checks.LiveBeforeUnguardedWrite {
 		ctx = context.WithValue(ctx, liveCheckKey{}, &liveCheck{dc: dc, d: d})
 	}
 	return ctx, true, nil
@@ -78,8 +80,8 @@ func deferred(reason string) (context.Context, bool, error) {
 // deleted) before a write: the informer event that brings the newer object syncs it again.
 var errCacheBehind = errors.New("the cached deployment is behind the server")
 
-// ignoreBehind is err, unless it only says the sync was deferred (errCacheBehind).
-func ignoreBehind(err error) error {
+// IgnoreBehind is err, unless it only says the sync was deferred (errCacheBehind).
+func IgnoreBehind(err error) error {
 	if errors.Is(err, errCacheBehind) {
 		return nil
 	}
@@ -122,10 +124,10 @@ type liveCheck struct {
 
 type liveCheckKey struct{}
 
-// confirmLive makes the sync's live check if ctx carries one not yet confirmed: errCacheBehind
+// ConfirmLive makes the sync's live check if ctx carries one not yet confirmed: errCacheBehind
 // when the cache is behind. Without a check in ctx (upstream's syncs, alongside mode, which
 // reads live before it acts) it does nothing.
-func confirmLive(ctx context.Context) error {
+func ConfirmLive(ctx context.Context) error {
 	c, ok := ctx.Value(liveCheckKey{}).(*liveCheck)
 	if !ok || c.confirmed {
 		return nil

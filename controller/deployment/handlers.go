@@ -56,7 +56,7 @@ func (dc *DeploymentController) addDeployment(logger klog.Logger, obj any) {
 		return
 	}
 	logger.V(4).Info("Adding deployment", "deployment", klog.KObj(d))
-	dc.enqueue(d)
+	dc.Enqueue(d)
 }
 
 // updateDeployment enqueues on every update, resyncs included: upstream has no resourceVersion
@@ -71,23 +71,22 @@ func (dc *DeploymentController) updateDeployment(logger klog.Logger, oldObj, new
 		return
 	}
 	logger.V(4).Info("Updating deployment", "deployment", klog.KObj(oldD))
-	dc.enqueue(curD)
+	dc.Enqueue(curD)
 }
 
 // deleteDeployment enqueues like upstream does; the sync then misses the Deployment in the
 // cache and returns without doing anything.
 func (dc *DeploymentController) deleteDeployment(logger klog.Logger, obj any) {
-	d, ok := deletedObject[*appsv1.Deployment](obj)
+	d, ok := DeletedObject[*appsv1.Deployment](obj)
 	if !ok {
 		return
 	}
 	logger.V(4).Info("Deleting deployment", "deployment", klog.KObj(d))
 	if key, err := cache.MetaNamespaceKeyFunc(d); err == nil {
-		dc.rsExpectations.forget(key)
 		dc.deploymentWrites.forget(key)
+		dc.gray.DeploymentDeleted(key, d.UID)
 	}
-	dc.measurer.Forget(d.UID)
-	dc.enqueue(d)
+	dc.Enqueue(d)
 }
 
 // addReplicaSet wakes the owner of a new ReplicaSet, or every matching Deployment if the
@@ -108,7 +107,7 @@ func (dc *DeploymentController) addReplicaSet(logger klog.Logger, obj any) {
 			return
 		}
 		logger.V(4).Info("ReplicaSet added", "replicaSet", klog.KObj(rs))
-		dc.enqueue(d)
+		dc.Enqueue(d)
 		return
 	}
 	ds := dc.getDeploymentsForReplicaSet(logger, rs)
@@ -117,7 +116,7 @@ func (dc *DeploymentController) addReplicaSet(logger klog.Logger, obj any) {
 	}
 	logger.V(4).Info("Orphan ReplicaSet added", "replicaSet", klog.KObj(rs))
 	for _, d := range ds {
-		dc.enqueue(d)
+		dc.Enqueue(d)
 	}
 }
 
@@ -158,7 +157,7 @@ func (dc *DeploymentController) updateReplicaSet(logger klog.Logger, oldObj, new
 	refChanged := !reflect.DeepEqual(curRef, oldRef)
 	if refChanged && oldRef != nil {
 		if d := dc.resolveControllerRef(oldRS.Namespace, oldRef); d != nil {
-			dc.enqueue(d)
+			dc.Enqueue(d)
 		}
 	}
 	if curRef != nil {
@@ -167,7 +166,7 @@ func (dc *DeploymentController) updateReplicaSet(logger klog.Logger, oldObj, new
 			return
 		}
 		logger.V(4).Info("ReplicaSet updated", "replicaSet", klog.KObj(curRS))
-		dc.enqueue(d)
+		dc.Enqueue(d)
 		return
 	}
 
@@ -179,14 +178,14 @@ func (dc *DeploymentController) updateReplicaSet(logger klog.Logger, oldObj, new
 		}
 		logger.V(4).Info("Orphan ReplicaSet updated", "replicaSet", klog.KObj(curRS))
 		for _, d := range ds {
-			dc.enqueue(d)
+			dc.Enqueue(d)
 		}
 	}
 }
 
 // deleteReplicaSet wakes the owner of a deleted ReplicaSet; orphans interest nobody.
 func (dc *DeploymentController) deleteReplicaSet(logger klog.Logger, obj any) {
-	rs, ok := deletedObject[*appsv1.ReplicaSet](obj)
+	rs, ok := DeletedObject[*appsv1.ReplicaSet](obj)
 	if !ok {
 		return
 	}
@@ -200,15 +199,15 @@ func (dc *DeploymentController) deleteReplicaSet(logger klog.Logger, obj any) {
 	}
 	logger.V(4).Info("ReplicaSet deleted", "replicaSet", klog.KObj(rs))
 	if key, err := cache.MetaNamespaceKeyFunc(d); err == nil {
-		dc.rsExpectations.forgetReplicaSet(key, rs.Name)
+		dc.gray.ReplicaSetDeleted(key, rs.Name)
 	}
-	dc.enqueue(d)
+	dc.Enqueue(d)
 }
 
 // deletePod enqueues the Recreate Deployment owning the pod (via its ReplicaSet) on every pod
 // deletion: a Recreate rollout waits for the old pods to be gone before creating the new RS.
 func (dc *DeploymentController) deletePod(logger klog.Logger, obj any) {
-	pod, ok := deletedObject[*cachedPod](obj)
+	pod, ok := DeletedObject[*cachedPod](obj)
 	if !ok {
 		return
 	}
@@ -218,7 +217,7 @@ func (dc *DeploymentController) deletePod(logger klog.Logger, obj any) {
 	}
 	logger.V(4).Info("Pod deleted", "pod", klog.KObj(pod))
 	if d.Spec.Strategy.Type == appsv1.RecreateDeploymentStrategyType {
-		dc.enqueue(d)
+		dc.Enqueue(d)
 	}
 }
 
@@ -254,10 +253,10 @@ func (dc *DeploymentController) resolveControllerRef(namespace string, ref *meta
 	return d
 }
 
-// deletedObject returns the object of a delete event, unwrapping the tombstone
+// DeletedObject returns the object of a delete event, unwrapping the tombstone
 // an informer hands over when it missed the delete itself (the object in it
 // may be stale); anything else is reported and skipped.
-func deletedObject[T runtime.Object](obj any) (T, bool) {
+func DeletedObject[T runtime.Object](obj any) (T, bool) {
 	if o, ok := obj.(T); ok {
 		return o, true
 	}

@@ -209,8 +209,8 @@ func lastStatusWrite(t *testing.T, actions []clienttesting.Action) *appsv1.Deplo
 	return nil
 }
 
-// cached is pod as the pod informer hands it on (stripPod).
+// cached is pod as the pod informer hands it on (StripPod).
 func cached(pod *corev1.Pod) *cachedPod {
-	obj, _ := stripPod(pod)
+	obj, _ := StripPod(pod)
 	return obj.(*cachedPod)
 }

@@ -134,13 +134,32 @@ func (l replicaSetLister) ReplicaSets(namespace string) appslisters.ReplicaSetNa
 	return l.of(namespace).ReplicaSets(namespace)
 }
 
-// configMapLister reads the gate ConfigMaps of the watched namespaces and the controller's own.
-type configMapLister struct {
+// ConfigMapLister reads the ConfigMaps of the watched namespaces and the controller's own, each
+// from the informer Informers.ConfigMaps registered for it.
+type ConfigMapLister struct {
 	byNamespace[corelisters.ConfigMapLister]
 }
 
-func (l configMapLister) ConfigMaps(namespace string) corelisters.ConfigMapNamespaceLister {
+func (l ConfigMapLister) ConfigMaps(namespace string) corelisters.ConfigMapNamespaceLister {
 	return l.of(namespace).ConfigMaps(namespace)
+}
+
+// ConfigMaps registers on each factory (every namespace's, or each watched one's and the
+// controller's own) the ConfigMap informer newInformer makes for its namespace, and returns the
+// lister that reads them and whether all have synced. The gray hook's gate definitions and
+// providers are these ConfigMaps (controller/graysync: gateBook).
+func (i Informers) ConfigMaps(newInformer func(namespace string, factory informers.SharedInformerFactory) (cache.SharedIndexInformer, error)) (ConfigMapLister, cache.InformerSynced, error) {
+	var synced []cache.InformerSynced
+	indexers := map[string]cache.Indexer{}
+	for ns, factory := range i.factories {
+		informer, err := newInformer(ns, factory)
+		if err != nil {
+			return ConfigMapLister{}, nil, err
+		}
+		indexers[ns] = informer.GetIndexer()
+		synced = append(synced, informer.HasSynced)
+	}
+	return ConfigMapLister{routeByNamespace(indexers, corelisters.NewConfigMapLister)}, allSynced(synced), nil
 }
 
 // podIndex finds pods by podControllerUIDIndex in every watched namespace's cache (a UID is

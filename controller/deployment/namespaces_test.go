@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2/ktesting"
@@ -23,8 +24,8 @@ import (
 )
 
 // TestSomeNamespaces runs a controller's caches for two of three namespaces (--namespaces): it
-// must see, and queue, the Deployments, ReplicaSets and pods of those two only, and the gate
-// ConfigMaps of those and of its own namespace.
+// must see, and queue, the Deployments, ReplicaSets and pods of those two only, and the
+// ConfigMaps (the gray hook's gate definitions) of those and of its own namespace.
 func TestSomeNamespaces(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	var objs []runtime.Object
@@ -43,7 +44,13 @@ func TestSomeNamespaces(t *testing.T) {
 	}
 	client := fake.NewClientset(objs...)
 	caches := SomeNamespaces(client, 0, []string{"shop", "web"}, "gray-system")
-	dc, err := NewDeploymentController(ctx, caches, client, Options{FieldManager: testFieldManager, Namespace: "gray-system"})
+	dc, err := NewDeploymentController(ctx, caches, client, Options{FieldManager: testFieldManager})
+	if err != nil {
+		t.Fatal(err)
+	}
+	configMaps, configMapsSynced, err := caches.ConfigMaps(func(_ string, factory informers.SharedInformerFactory) (cache.SharedIndexInformer, error) {
+		return factory.Core().V1().ConfigMaps().Informer(), nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +58,7 @@ func TestSomeNamespaces(t *testing.T) {
 	caches.Start(ctx)
 	defer caches.Shutdown()
 	defer cancel() // before Shutdown, which waits for the informers to stop
-	if !cache.WaitForCacheSync(ctx.Done(), dc.workloadsSynced, dc.gates.synced) {
+	if !cache.WaitForCacheSync(ctx.Done(), dc.workloadsSynced, configMapsSynced) {
 		t.Fatal("caches did not sync")
 	}
 
@@ -82,8 +89,8 @@ func TestSomeNamespaces(t *testing.T) {
 		}
 	}
 	for ns, want := range map[string]int{"shop": 1, "gray-system": 1, "other": 0, "web": 0} {
-		if cms, err := dc.gates.lister.ConfigMaps(ns).List(labels.Everything()); err != nil || len(cms) != want {
-			t.Errorf("gate ConfigMaps of %s: %d, %v; want %d", ns, len(cms), err, want)
+		if cms, err := configMaps.ConfigMaps(ns).List(labels.Everything()); err != nil || len(cms) != want {
+			t.Errorf("ConfigMaps of %s: %d, %v; want %d", ns, len(cms), err, want)
 		}
 	}
 

@@ -1,7 +1,8 @@
 package deployment
 
 // The new ReplicaSet of a Deployment: found by template, its revision and annotations synced,
-// or created (capped at the gray target, labelled by the mode: frozen in alongside mode).
+// or created. Its steps are exported for the gray hook, which writes the status they change
+// with its own and creates a canary at its own size and labels (controller/graysync).
 
 import (
 	"context"
@@ -31,81 +32,95 @@ func (dc *DeploymentController) getAllReplicaSetsAndSyncRevision(ctx context.Con
 
 // getNewReplicaSet returns the ReplicaSet running d's template, or nil if there is none and
 // createIfNotExisted is false. An existing one gets d's annotations and minReadySeconds and a
-// bumped revision; a created one gets upstream's hash-named identity (sync.go: getNewReplicaSet,
-// name from the template hash and collisionCount). Both paths
-// may write d's status (revision annotation, Progressing condition).
+// bumped revision (SyncNewReplicaSet); a created one gets upstream's hash-named identity
+// (NewReplicaSet, CreateNewReplicaSet). Both paths may write d's status (revision annotation,
+// Progressing condition).
 func (dc *DeploymentController) getNewReplicaSet(ctx context.Context, d *appsv1.Deployment, rsList, oldRSs []*appsv1.ReplicaSet, createIfNotExisted bool) (*appsv1.ReplicaSet, error) {
-	return dc.getNewReplicaSetWith(ctx, d, rsList, oldRSs, newReplicaSetOptions{create: createIfNotExisted})
-}
-
-// newReplicaSetOptions tune getNewReplicaSetWith; only create is set on upstream paths, so
-// everything else keeps upstream's behaviour unless a gray rollout asks for it.
-type newReplicaSetOptions struct {
-	// create makes the new ReplicaSet when none runs d's template.
-	create bool
-	// maxReplicas caps the size a created ReplicaSet starts with (the gray target), so that
-	// it never exceeds the target, not even at creation.
-	maxReplicas *int32
-	// deferStatus leaves the revision annotation and Progressing condition changes in d for
-	// the caller's own status write, instead of writing d's status here.
-	deferStatus bool
-	// labels, when set, gives the labels the created ReplicaSet carries from those upstream
-	// gives it (the mode's: alongside mode creates it frozen).
-	labels func(map[string]string) map[string]string
-}
-
-// getNewReplicaSetWith is getNewReplicaSet with the gray options.
-func (dc *DeploymentController) getNewReplicaSetWith(ctx context.Context, d *appsv1.Deployment, rsList, oldRSs []*appsv1.ReplicaSet, opts newReplicaSetOptions) (*appsv1.ReplicaSet, error) {
-	logger := klog.FromContext(ctx)
-	existingNewRS := deployutil.FindNewReplicaSet(d, rsList)
-
-	maxOldRevision := deployutil.MaxRevision(oldRSs)
-	newRevision := strconv.FormatInt(maxOldRevision+1, 10)
-
-	if existingNewRS != nil {
-		rsCopy := existingNewRS.DeepCopy()
-		annotationsUpdated := deployutil.SetNewReplicaSetAnnotations(ctx, d, rsCopy, newRevision, true, deployutil.RevisionHistoryMaxChars)
-		minReadySecondsNeedsUpdate := rsCopy.Spec.MinReadySeconds != d.Spec.MinReadySeconds
-		if annotationsUpdated || minReadySecondsNeedsUpdate {
-			// The Deployment's revision follows on a later sync, from the updated ReplicaSet.
-			rsCopy.Spec.MinReadySeconds = d.Spec.MinReadySeconds
-			return dc.client.AppsV1().ReplicaSets(rsCopy.Namespace).Update(ctx, rsCopy, metav1.UpdateOptions{FieldManager: dc.fieldManager})
+	if existingNewRS := deployutil.FindNewReplicaSet(d, rsList); existingNewRS != nil {
+		rs, statusChanged, err := dc.SyncNewReplicaSet(ctx, d, existingNewRS, oldRSs)
+		if err != nil {
+			return nil, err
 		}
-
-		needsUpdate := deployutil.SetDeploymentRevision(d, rsCopy.Annotations[deployutil.RevisionAnnotation])
-		// A Deployment that gained a progress deadline after its rollout started measures progress
-		// from the moment we first saw its new ReplicaSet.
-		if deployutil.HasProgressDeadline(d) && deployutil.GetDeploymentCondition(d.Status, appsv1.DeploymentProgressing) == nil {
-			msg := fmt.Sprintf("Found new replica set %q", rsCopy.Name)
-			condition := deployutil.NewDeploymentCondition(appsv1.DeploymentProgressing, corev1.ConditionTrue, deployutil.FoundNewRSReason, msg, dc.metaNow())
-			deployutil.SetDeploymentCondition(&d.Status, *condition)
-			needsUpdate = true
-		}
-		if needsUpdate && !opts.deferStatus {
+		if statusChanged {
 			if err := dc.writeStatusMidSync(ctx, d); err != nil {
 				return nil, err
 			}
 		}
-		return rsCopy, nil
+		return rs, nil
 	}
-
-	if !opts.create {
+	if !createIfNotExisted {
 		return nil, nil
 	}
+	newRS, err := dc.NewReplicaSet(d, oldRSs)
+	if err != nil {
+		return nil, err
+	}
+	createdRS, statusChanged, err := dc.CreateNewReplicaSet(ctx, d, newRS, oldRSs)
+	if err != nil {
+		return nil, err
+	}
+	if statusChanged {
+		err = dc.writeStatusMidSync(ctx, d)
+	}
+	return createdRS, err
+}
 
+// newRevision is the revision of the new ReplicaSet beside oldRSs: the highest old one + 1.
+func newRevision(oldRSs []*appsv1.ReplicaSet) string {
+	return strconv.FormatInt(deployutil.MaxRevision(oldRSs)+1, 10)
+}
+
+// SyncNewReplicaSet is the existing new ReplicaSet rs of getNewReplicaSet: when its annotations,
+// revision or minReadySeconds lag d, it is updated and returned as written (d's revision follows
+// on a later sync); otherwise d takes its revision, and a Progressing condition when d has a
+// progress deadline and none yet. statusChanged: d's status changed in memory, for the caller to
+// write.
+func (dc *DeploymentController) SyncNewReplicaSet(ctx context.Context, d *appsv1.Deployment, rs *appsv1.ReplicaSet, oldRSs []*appsv1.ReplicaSet) (_ *appsv1.ReplicaSet, statusChanged bool, _ error) {
+	rsCopy := rs.DeepCopy()
+	annotationsUpdated := deployutil.SetNewReplicaSetAnnotations(ctx, d, rsCopy, newRevision(oldRSs), true, deployutil.RevisionHistoryMaxChars)
+	minReadySecondsNeedsUpdate := rsCopy.Spec.MinReadySeconds != d.Spec.MinReadySeconds
+	if annotationsUpdated || minReadySecondsNeedsUpdate {
+		// The Deployment's revision follows on a later sync, from the updated ReplicaSet.
+		rsCopy.Spec.MinReadySeconds = d.Spec.MinReadySeconds
+		written, err := dc.client.AppsV1().ReplicaSets(rsCopy.Namespace).Update(ctx, rsCopy, metav1.UpdateOptions{FieldManager: dc.fieldManager})
+		return written, false, err
+	}
+
+	needsUpdate := deployutil.SetDeploymentRevision(d, rsCopy.Annotations[deployutil.RevisionAnnotation])
+	// A Deployment that gained a progress deadline after its rollout started measures progress
+	// from the moment we first saw its new ReplicaSet.
+	if deployutil.HasProgressDeadline(d) && deployutil.GetDeploymentCondition(d.Status, appsv1.DeploymentProgressing) == nil {
+		msg := fmt.Sprintf("Found new replica set %q", rsCopy.Name)
+		condition := deployutil.NewDeploymentCondition(appsv1.DeploymentProgressing, corev1.ConditionTrue, deployutil.FoundNewRSReason, msg, dc.metaNow())
+		deployutil.SetDeploymentCondition(&d.Status, *condition)
+		needsUpdate = true
+	}
+	return rsCopy, needsUpdate, nil
+}
+
+// NewReplicaSet builds, without creating it, the ReplicaSet for d's current template beside
+// oldRSs, at the size upstream gives a new ReplicaSet (deployutil.NewRSNewReplicas).
+func (dc *DeploymentController) NewReplicaSet(d *appsv1.Deployment, oldRSs []*appsv1.ReplicaSet) (*appsv1.ReplicaSet, error) {
 	newRS := dc.newReplicaSetFor(d)
 	newReplicasCount, err := deployutil.NewRSNewReplicas(d, append(append([]*appsv1.ReplicaSet{}, oldRSs...), newRS), newRS)
 	if err != nil {
 		return nil, fmt.Errorf("deployment %s/%s: sizing new replica set: %w", d.Namespace, d.Name, err)
 	}
-	if opts.maxReplicas != nil {
-		newReplicasCount = min(newReplicasCount, *opts.maxReplicas)
-	}
 	newRS.Spec.Replicas = &newReplicasCount
-	if opts.labels != nil {
-		newRS.Labels = opts.labels(newRS.Labels)
-	}
-	deployutil.SetNewReplicaSetAnnotations(ctx, d, newRS, newRevision, false, deployutil.RevisionHistoryMaxChars)
+	return newRS, nil
+}
+
+// CreateNewReplicaSet creates newRS (NewReplicaSet's, at the size it has) with its revision
+// annotations, as upstream's getNewReplicaSet does: one of ours already there under its name is
+// taken, another one is a hash collision (collisionCount bumped, AlreadyExists returned); a
+// failure sets the FailedRSCreate condition. On success d takes the revision and, when it has a
+// progress deadline, the NewReplicaSetReason condition; statusChanged: d's status changed in
+// memory, for the caller to write.
+func (dc *DeploymentController) CreateNewReplicaSet(ctx context.Context, d *appsv1.Deployment, newRS *appsv1.ReplicaSet, oldRSs []*appsv1.ReplicaSet) (_ *appsv1.ReplicaSet, statusChanged bool, _ error) {
+	logger := klog.FromContext(ctx)
+	newReplicasCount := *newRS.Spec.Replicas
+	revision := newRevision(oldRSs)
+	deployutil.SetNewReplicaSetAnnotations(ctx, d, newRS, revision, false, deployutil.RevisionHistoryMaxChars)
 
 	alreadyExists := false
 	createdRS, err := dc.client.AppsV1().ReplicaSets(d.Namespace).Create(ctx, newRS, metav1.CreateOptions{FieldManager: dc.fieldManager})
@@ -116,12 +131,11 @@ func (dc *DeploymentController) getNewReplicaSetWith(ctx context.Context, d *app
 		alreadyExists = true
 		rs, rsErr := dc.rsLister.ReplicaSets(newRS.Namespace).Get(newRS.Name)
 		if rsErr != nil {
-			return nil, rsErr
+			return nil, false, rsErr
 		}
 		ref := metav1.GetControllerOf(rs)
 		if ref != nil && ref.UID == d.UID && deployutil.EqualIgnoreHash(&d.Spec.Template, &rs.Spec.Template) {
 			createdRS = rs
-			err = nil
 			break
 		}
 		// Bump collisionCount so the next attempt hashes to another name, and requeue by
@@ -135,10 +149,10 @@ func (dc *DeploymentController) getNewReplicaSetWith(ctx context.Context, d *app
 			logger.V(2).Info("Found a hash collision for deployment - bumping collisionCount to resolve it",
 				"deployment", klog.KObj(d), "oldCollisionCount", preCollisionCount, "newCollisionCount", *d.Status.CollisionCount)
 		}
-		return nil, err
+		return nil, false, err
 	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
 		// Every later create fails the same way; handleErr forgets the key.
-		return nil, err
+		return nil, false, err
 	case err != nil:
 		msg := fmt.Sprintf("Failed to create new replica set %q: %v", newRS.Name, err)
 		if deployutil.HasProgressDeadline(d) {
@@ -148,23 +162,20 @@ func (dc *DeploymentController) getNewReplicaSetWith(ctx context.Context, d *app
 			_, _ = dc.client.AppsV1().Deployments(d.Namespace).UpdateStatus(ctx, d, metav1.UpdateOptions{FieldManager: dc.fieldManager})
 		}
 		dc.eventRecorder.Eventf(d, corev1.EventTypeWarning, deployutil.FailedRSCreateReason, "%s", msg)
-		return nil, err
+		return nil, false, err
 	}
 	if !alreadyExists && newReplicasCount > 0 {
 		dc.eventRecorder.Eventf(d, corev1.EventTypeNormal, scalingReplicaSetReason, "Scaled up replica set %s from 0 to %d", createdRS.Name, newReplicasCount)
 	}
 
-	needsUpdate := deployutil.SetDeploymentRevision(d, newRevision)
+	needsUpdate := deployutil.SetDeploymentRevision(d, revision)
 	if !alreadyExists && deployutil.HasProgressDeadline(d) {
 		msg := fmt.Sprintf("Created new replica set %q", createdRS.Name)
 		condition := deployutil.NewDeploymentCondition(appsv1.DeploymentProgressing, corev1.ConditionTrue, deployutil.NewReplicaSetReason, msg, dc.metaNow())
 		deployutil.SetDeploymentCondition(&d.Status, *condition)
 		needsUpdate = true
 	}
-	if needsUpdate && !opts.deferStatus {
-		err = dc.writeStatusMidSync(ctx, d)
-	}
-	return createdRS, err
+	return createdRS, needsUpdate, nil
 }
 
 // writeStatusMidSync writes d's status in a sync that goes on to write it again, and gives d

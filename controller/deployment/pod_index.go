@@ -1,6 +1,6 @@
 package deployment
 
-// The pod cache's index by controller: Recreate and the pods gate find a ReplicaSet's pods by
+// The pod cache's index by controller: Recreate and the gray pods gate find a ReplicaSet's pods by
 // their owner's UID, without a label selector.
 
 import (
@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubegray/kubectl-gray/pkg/podhealth"
 )
 
 // podControllerUIDIndex indexes pods by the UID of their controller ownerReference (orphan pods
@@ -38,10 +40,10 @@ func controllerUID(obj any) ([]string, error) {
 	return []string{string(ref.UID)}, nil
 }
 
-// getPodMapForDeployment maps each ReplicaSet's UID to the pods it controls according to their
+// GetPodMapForDeployment maps each ReplicaSet's UID to the pods it controls according to their
 // controller ref, terminal and terminating pods included, regardless of labels. The pods share
-// the cache's metadata (stripPod) and must not be modified.
-func (dc *DeploymentController) getPodMapForDeployment(d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) (map[types.UID][]*corev1.Pod, error) {
+// the cache's metadata (StripPod) and must not be modified.
+func (dc *DeploymentController) GetPodMapForDeployment(d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) (map[types.UID][]*corev1.Pod, error) {
 	podMap := make(map[types.UID][]*corev1.Pod, len(rsList))
 	for _, rs := range rsList {
 		objs, err := dc.podIndexer.ByIndex(podControllerUIDIndex, string(rs.UID))
@@ -64,4 +66,20 @@ func (dc *DeploymentController) getPodMapForDeployment(d *appsv1.Deployment, rsL
 		podMap[rs.UID] = pods
 	}
 	return podMap, nil
+}
+
+// PodHealth is the health summary (podhealth.Pod) of each pod the ReplicaSet of rsUID
+// controls that is not terminating: what the gray pods gate reads.
+func (dc *DeploymentController) PodHealth(rsUID types.UID) []podhealth.Pod {
+	objs, err := dc.podIndexer.ByIndex(podControllerUIDIndex, string(rsUID))
+	if err != nil {
+		return nil
+	}
+	var pods []podhealth.Pod
+	for _, obj := range objs {
+		if pod, ok := obj.(*cachedPod); ok && pod.DeletionTimestamp == nil {
+			pods = append(pods, pod.health)
+		}
+	}
+	return pods
 }

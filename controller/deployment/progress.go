@@ -26,14 +26,14 @@ import (
 // (observedGeneration moves), which syncs this Deployment again with the counts that follow
 // the resize. Upstream writes both; this is about one status write less per rollout step.
 func (dc *DeploymentController) syncRolloutStatus(ctx context.Context, allRSs []*appsv1.ReplicaSet, newRS *appsv1.ReplicaSet, d *appsv1.Deployment, resized bool) error {
-	newStatus := dc.calculateRolloutStatus(ctx, allRSs, newRS, d)
+	newStatus := dc.CalculateRolloutStatus(ctx, allRSs, newRS, d)
 	if reflect.DeepEqual(d.Status, newStatus) {
-		dc.requeueStuckDeployment(ctx, d, newStatus)
+		dc.RequeueStuckDeployment(ctx, d, newStatus)
 		return nil
 	}
 	if (resized || !allStatusesObserved(allRSs)) && onlyCountsMoved(d.Status, newStatus) {
 		klog.FromContext(ctx).V(4).Info("Status write waits for the ReplicaSet controller", "deployment", klog.KObj(d))
-		dc.requeueStuckDeployment(ctx, d, newStatus)
+		dc.RequeueStuckDeployment(ctx, d, newStatus)
 		return nil
 	}
 	d.Status = newStatus
@@ -69,11 +69,11 @@ func withoutCounts(status appsv1.DeploymentStatus) appsv1.DeploymentStatus {
 	return s
 }
 
-// calculateRolloutStatus is the status syncRolloutStatus writes: calculateStatus plus the
+// CalculateRolloutStatus is the status syncRolloutStatus writes: calculateStatus plus the
 // Progressing and ReplicaFailure conditions. A gray rollout writes it together with its own
 // annotation and condition.
-func (dc *DeploymentController) calculateRolloutStatus(ctx context.Context, allRSs []*appsv1.ReplicaSet, newRS *appsv1.ReplicaSet, d *appsv1.Deployment) appsv1.DeploymentStatus {
-	newStatus := dc.calculateStatus(allRSs, newRS, d)
+func (dc *DeploymentController) CalculateRolloutStatus(ctx context.Context, allRSs []*appsv1.ReplicaSet, newRS *appsv1.ReplicaSet, d *appsv1.Deployment) appsv1.DeploymentStatus {
+	newStatus := dc.CalculateStatus(allRSs, newRS, d)
 
 	if !deployutil.HasProgressDeadline(d) {
 		deployutil.RemoveDeploymentCondition(&newStatus, appsv1.DeploymentProgressing)
@@ -155,13 +155,13 @@ func getReplicaFailures(allRSs []*appsv1.ReplicaSet, newRS *appsv1.ReplicaSet) [
 	return conditions
 }
 
-// requeueStuckDeployment schedules a sync for the moment d's progress deadline expires, so that
+// RequeueStuckDeployment schedules a sync for the moment d's progress deadline expires, so that
 // Progressing flips to ProgressDeadlineExceeded without any other event. It returns the time
 // until the deadline (0 when requeued immediately, -1 when no check is needed); the queue delay
 // adds one second to absorb clock skew in AddAfter.
 //
 // Example: condition updated 00:00:00, deadline 600s, now 00:03:00 → AddAfter(7m + 1s).
-func (dc *DeploymentController) requeueStuckDeployment(ctx context.Context, d *appsv1.Deployment, newStatus appsv1.DeploymentStatus) time.Duration {
+func (dc *DeploymentController) RequeueStuckDeployment(ctx context.Context, d *appsv1.Deployment, newStatus appsv1.DeploymentStatus) time.Duration {
 	logger := klog.FromContext(ctx)
 	currentCond := deployutil.GetDeploymentCondition(d.Status, appsv1.DeploymentProgressing)
 	if !deployutil.HasProgressDeadline(d) || currentCond == nil {
@@ -178,6 +178,6 @@ func (dc *DeploymentController) requeueStuckDeployment(ctx context.Context, d *a
 		return 0
 	}
 	logger.V(4).Info("Queueing up deployment for a progress check", "deployment", klog.KObj(d), "queueAfter", int(after.Seconds()))
-	dc.enqueueAfter(d, after+time.Second)
+	dc.EnqueueAfter(d, after+time.Second)
 	return after
 }

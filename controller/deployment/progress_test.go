@@ -60,7 +60,7 @@ func TestRequeueStuckDeployment(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
 			f.dc.now = func() time.Time { return tc.now }
-			if got := f.dc.requeueStuckDeployment(f.ctx, tc.d, tc.status); got != tc.want {
+			if got := f.dc.RequeueStuckDeployment(f.ctx, tc.d, tc.status); got != tc.want {
 				t.Errorf("requeueStuckDeployment = %v, want %v", got, tc.want)
 			}
 			limited := f.dc.queue.NumRequeues("default/progress-test") == 1

@@ -48,7 +48,7 @@ func (dc *DeploymentController) rolloutRecreate(ctx context.Context, d *appsv1.D
 	}
 
 	if deployutil.DeploymentComplete(d, &d.Status) {
-		if err := dc.cleanupDeployment(ctx, oldRSs, d); err != nil {
+		if err := dc.CleanupDeployment(ctx, oldRSs, d); err != nil {
 			return err
 		}
 	}
@@ -63,7 +63,7 @@ func (dc *DeploymentController) scaleDownOldReplicaSetsForRecreate(ctx context.C
 		if *rs.Spec.Replicas == 0 {
 			continue
 		}
-		scaledRS, updatedRS, err := dc.scaleReplicaSet(ctx, rs, 0, d, false)
+		scaledRS, updatedRS, err := dc.ScaleReplicaSet(ctx, rs, 0, d, false)
 		if err != nil {
 			return false, err
 		}
@@ -100,6 +100,6 @@ func oldPodsRunning(newRS *appsv1.ReplicaSet, oldRSs []*appsv1.ReplicaSet, podMa
 
 // scaleUpNewReplicaSetForRecreate scales the new ReplicaSet to R.
 func (dc *DeploymentController) scaleUpNewReplicaSetForRecreate(ctx context.Context, newRS *appsv1.ReplicaSet, d *appsv1.Deployment) (bool, error) {
-	scaled, _, err := dc.scaleReplicaSet(ctx, newRS, *d.Spec.Replicas, d, false)
+	scaled, _, err := dc.ScaleReplicaSet(ctx, newRS, *d.Spec.Replicas, d, false)
 	return scaled, err
 }

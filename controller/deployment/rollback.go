@@ -13,11 +13,11 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 )
 
-// rollback serves the deprecated rollback annotation (the round-tripped form of the removed
+// Rollback serves the deprecated rollback annotation (the round-tripped form of the removed
 // spec.rollbackTo): copy the template of the ReplicaSet with the requested revision (0 = the
 // previous one) into the Deployment and clear the annotation. The rollout itself happens on
 // later syncs, when the old ReplicaSet becomes the new one again.
-func (dc *DeploymentController) rollback(ctx context.Context, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) error {
+func (dc *DeploymentController) Rollback(ctx context.Context, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) error {
 	logger := klog.FromContext(ctx)
 	newRS, allOldRSs, err := dc.getAllReplicaSetsAndSyncRevision(ctx, d, rsList, true)
 	if err != nil {
@@ -25,7 +25,7 @@ func (dc *DeploymentController) rollback(ctx context.Context, d *appsv1.Deployme
 	}
 	allRSs := deployutil.WithNewRS(allOldRSs, newRS)
 
-	rollbackRevision := *getRollbackTo(d)
+	rollbackRevision := *GetRollbackTo(d)
 	if rollbackRevision == 0 {
 		if rollbackRevision = deployutil.LastRevision(allRSs); rollbackRevision == 0 {
 			dc.emitRollbackWarningEvent(d, deployutil.RollbackRevisionNotFound, "Unable to find last revision.")
@@ -90,9 +90,9 @@ func (dc *DeploymentController) updateDeploymentAndClearRollbackTo(ctx context.C
 	return err
 }
 
-// getRollbackTo returns the revision requested by the rollback annotation, or nil if it is
+// GetRollbackTo returns the revision requested by the rollback annotation, or nil if it is
 // absent or not an integer (an invalid value is ignored and left in place).
-func getRollbackTo(d *appsv1.Deployment) *int64 {
+func GetRollbackTo(d *appsv1.Deployment) *int64 {
 	revision := d.Annotations[deployutil.RollbackToAnnotation]
 	if revision == "" {
 		return nil

@@ -40,7 +40,7 @@ func (dc *DeploymentController) rolloutRolling(ctx context.Context, d *appsv1.De
 	}
 
 	if deployutil.DeploymentComplete(d, &d.Status) {
-		if err := dc.cleanupDeployment(ctx, oldRSs, d); err != nil {
+		if err := dc.CleanupDeployment(ctx, oldRSs, d); err != nil {
 			return err
 		}
 	}
@@ -55,14 +55,14 @@ func (dc *DeploymentController) reconcileNewReplicaSet(ctx context.Context, allR
 		return false, nil
 	}
 	if *newRS.Spec.Replicas > replicas {
-		scaled, _, err := dc.scaleReplicaSet(ctx, newRS, replicas, d, false)
+		scaled, _, err := dc.ScaleReplicaSet(ctx, newRS, replicas, d, false)
 		return scaled, err
 	}
 	target, err := newReplicaSetTargetForRolling(d, allRSs, newRS)
 	if err != nil {
 		return false, err
 	}
-	scaled, _, err := dc.scaleReplicaSet(ctx, newRS, target, d, false)
+	scaled, _, err := dc.ScaleReplicaSet(ctx, newRS, target, d, false)
 	return scaled, err
 }
 
@@ -150,7 +150,7 @@ func (dc *DeploymentController) cleanupUnhealthyReplicas(ctx context.Context, ol
 		if newReplicasCount > *targetRS.Spec.Replicas {
 			return nil, 0, fmt.Errorf("when cleaning up unhealthy replicas, got invalid request to scale down %s/%s %d -> %d", targetRS.Namespace, targetRS.Name, *targetRS.Spec.Replicas, newReplicasCount)
 		}
-		_, updatedOldRS, err := dc.scaleReplicaSet(ctx, targetRS, newReplicasCount, d, false)
+		_, updatedOldRS, err := dc.ScaleReplicaSet(ctx, targetRS, newReplicasCount, d, false)
 		if err != nil {
 			return nil, totalScaledDown, err
 		}
@@ -187,7 +187,7 @@ func (dc *DeploymentController) scaleDownOldReplicaSetsForRollingUpdate(ctx cont
 		if newReplicasCount > *targetRS.Spec.Replicas {
 			return 0, fmt.Errorf("when scaling down old RS, got invalid request to scale down %s/%s %d -> %d", targetRS.Namespace, targetRS.Name, *targetRS.Spec.Replicas, newReplicasCount)
 		}
-		if _, _, err := dc.scaleReplicaSet(ctx, targetRS, newReplicasCount, d, false); err != nil {
+		if _, _, err := dc.ScaleReplicaSet(ctx, targetRS, newReplicasCount, d, false); err != nil {
 			return totalScaledDown, err
 		}
 		totalScaledDown += scaleDownCount

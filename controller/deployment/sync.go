@@ -41,8 +41,8 @@ func (dc *DeploymentController) sync(ctx context.Context, d *appsv1.Deployment, 
 	}
 	// History is trimmed while paused, but not while a rollback is pending (the rollback target
 	// must survive) nor on unpaused scaling events.
-	if d.Spec.Paused && getRollbackTo(d) == nil {
-		if err := dc.cleanupDeployment(ctx, oldRSs, d); err != nil {
+	if d.Spec.Paused && GetRollbackTo(d) == nil {
+		if err := dc.CleanupDeployment(ctx, oldRSs, d); err != nil {
 			return err
 		}
 	}
@@ -83,18 +83,18 @@ func (dc *DeploymentController) checkPausedConditions(ctx context.Context, d *ap
 // remaining ReplicaSets are handled by the next sync.
 func (dc *DeploymentController) scale(ctx context.Context, d *appsv1.Deployment, newRS *appsv1.ReplicaSet, oldRSs []*appsv1.ReplicaSet) error {
 	for _, step := range deployutil.ScalePlan(ctx, d, newRS, oldRSs) {
-		if _, _, err := dc.scaleReplicaSet(ctx, step.ReplicaSet, step.Size, d, step.Force); err != nil {
+		if _, _, err := dc.ScaleReplicaSet(ctx, step.ReplicaSet, step.Size, d, step.Force); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// scaleReplicaSet sets rs to newScale and refreshes its desired-replicas and max-replicas
+// ScaleReplicaSet sets rs to newScale and refreshes its desired-replicas and max-replicas
 // annotations. Without forceUpdate it writes only when the size changes; with it, also when the
 // annotations are stale. It reports whether the size changed (annotation-only writes do not
 // count and emit no event) and returns the ReplicaSet as written.
-func (dc *DeploymentController) scaleReplicaSet(ctx context.Context, rs *appsv1.ReplicaSet, newScale int32, d *appsv1.Deployment, forceUpdate bool) (bool, *appsv1.ReplicaSet, error) {
+func (dc *DeploymentController) ScaleReplicaSet(ctx context.Context, rs *appsv1.ReplicaSet, newScale int32, d *appsv1.Deployment, forceUpdate bool) (bool, *appsv1.ReplicaSet, error) {
 	oldScale := *rs.Spec.Replicas
 	if !forceUpdate && oldScale == newScale {
 		return false, rs, nil
@@ -127,11 +127,11 @@ func (dc *DeploymentController) scaleReplicaSet(ctx context.Context, rs *appsv1.
 	return true, updated, nil
 }
 
-// cleanupDeployment deletes the oldest old ReplicaSets beyond revisionHistoryLimit. Only the
+// CleanupDeployment deletes the oldest old ReplicaSets beyond revisionHistoryLimit. Only the
 // first len(cleanable)−limit ReplicaSets by revision are candidates; candidates that still have
 // replicas, are unobserved by the ReplicaSet controller or are being deleted are skipped, not
 // replaced, so fewer may be deleted.
-func (dc *DeploymentController) cleanupDeployment(ctx context.Context, oldRSs []*appsv1.ReplicaSet, d *appsv1.Deployment) error {
+func (dc *DeploymentController) CleanupDeployment(ctx context.Context, oldRSs []*appsv1.ReplicaSet, d *appsv1.Deployment) error {
 	logger := klog.FromContext(ctx)
 	if !deployutil.HasRevisionHistoryLimit(d) {
 		return nil
@@ -167,7 +167,7 @@ func (dc *DeploymentController) cleanupDeployment(ctx context.Context, oldRSs []
 // syncDeploymentStatus writes the status computed from the ReplicaSets if it changed. It does
 // not touch the Progressing or ReplicaFailure conditions (see syncRolloutStatus).
 func (dc *DeploymentController) syncDeploymentStatus(ctx context.Context, allRSs []*appsv1.ReplicaSet, newRS *appsv1.ReplicaSet, d *appsv1.Deployment) error {
-	newStatus := dc.calculateStatus(allRSs, newRS, d)
+	newStatus := dc.CalculateStatus(allRSs, newRS, d)
 	if reflect.DeepEqual(d.Status, newStatus) {
 		return nil
 	}
@@ -176,12 +176,12 @@ func (dc *DeploymentController) syncDeploymentStatus(ctx context.Context, allRSs
 	return err
 }
 
-// calculateStatus derives the Deployment status from its ReplicaSets: replica counts are sums
+// CalculateStatus derives the Deployment status from its ReplicaSets: replica counts are sums
 // of ReplicaSet status fields, except unavailableReplicas which uses the spec sum (surge pods
 // count), and the Available condition is set from R − maxUnavailable. The
 // DeploymentReplicaSetTerminatingReplicas gate is on by default since v1.35, so
 // terminatingReplicas is always reported.
-func (dc *DeploymentController) calculateStatus(allRSs []*appsv1.ReplicaSet, newRS *appsv1.ReplicaSet, d *appsv1.Deployment) appsv1.DeploymentStatus {
+func (dc *DeploymentController) CalculateStatus(allRSs []*appsv1.ReplicaSet, newRS *appsv1.ReplicaSet, d *appsv1.Deployment) appsv1.DeploymentStatus {
 	availableReplicas := deployutil.GetAvailableReplicaCountForReplicaSets(allRSs)
 	// More available than desired happens while scaling down; that is not negative unavailability.
 	unavailableReplicas := max(deployutil.GetReplicaCountForReplicaSets(allRSs)-availableReplicas, 0)

@@ -85,7 +85,7 @@ func TestDeploymentController_cleanupDeployment(t *testing.T) {
 			}
 			d := newDeployment("foo", 1)
 			d.Spec.RevisionHistoryLimit = tc.limit
-			if err := f.dc.cleanupDeployment(f.ctx, tc.oldRSs, d); err != nil {
+			if err := f.dc.CleanupDeployment(f.ctx, tc.oldRSs, d); err != nil {
 				t.Fatalf("cleanupDeployment: %v", err)
 			}
 			if got := deletedNames(f.actions()); !reflect.DeepEqual(got, orEmpty(tc.wantDeleted)) {
@@ -162,7 +162,7 @@ func TestDeploymentController_cleanupDeploymentOrder(t *testing.T) {
 				f.server(rs)
 			}
 			d := newDeployment("foo", 1, testutil.WithRevisionHistoryLimit(tc.limit))
-			if err := f.dc.cleanupDeployment(f.ctx, tc.oldRSs, d); err != nil {
+			if err := f.dc.CleanupDeployment(f.ctx, tc.oldRSs, d); err != nil {
 				t.Fatalf("cleanupDeployment: %v", err)
 			}
 			if got := deletedNames(f.actions()); !reflect.DeepEqual(got, orEmpty(tc.wantDeleted)) {

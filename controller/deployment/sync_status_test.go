@@ -82,7 +82,7 @@ func TestCalculateStatus(t *testing.T) {
 	cur := testutil.ReplicaSet("new", 5, testutil.RSCreatedAt(newerTime))
 	cur.Status = appsv1.ReplicaSetStatus{Replicas: 5, ReadyReplicas: 1, AvailableReplicas: 0, TerminatingReplicas: ptr.To[int32](0), ObservedGeneration: 1}
 
-	got := f.dc.calculateStatus([]*appsv1.ReplicaSet{old, cur}, cur, d)
+	got := f.dc.CalculateStatus([]*appsv1.ReplicaSet{old, cur}, cur, d)
 	want := appsv1.DeploymentStatus{
 		ObservedGeneration: 7,
 		Replicas:           14,
@@ -102,7 +102,7 @@ func TestCalculateStatus(t *testing.T) {
 
 	// One fewer available replica drops below R − maxUnavailable = 8.
 	old.Status.AvailableReplicas = 7
-	got = f.dc.calculateStatus([]*appsv1.ReplicaSet{old, cur}, cur, d)
+	got = f.dc.CalculateStatus([]*appsv1.ReplicaSet{old, cur}, cur, d)
 	if c := got.Conditions[0]; c.Status != corev1.ConditionFalse || c.Reason != "MinimumReplicasUnavailable" || c.Message != "Deployment does not have minimum availability." {
 		t.Errorf("Available = %+v, want False/MinimumReplicasUnavailable", c)
 	}

@@ -42,7 +42,7 @@ func (dc *DeploymentController) Run(ctx context.Context, workers int) {
 		wg.Wait()
 	}()
 
-	if !cache.WaitForNamedCacheSyncWithContext(ctx, dc.workloadsSynced, dc.gates.synced) {
+	if !cache.WaitForNamedCacheSyncWithContext(ctx, dc.workloadsSynced, dc.gray.HasSynced) {
 		return
 	}
 	for range workers {
@@ -53,13 +53,16 @@ func (dc *DeploymentController) Run(ctx context.Context, workers int) {
 	<-ctx.Done()
 }
 
-// HasSynced reports whether every informer cache (Deployments, ReplicaSets, pods, gate
-// ConfigMaps) has synced at least once.
+// HasSynced reports whether every informer cache (Deployments, ReplicaSets, pods, and the gray
+// hook's) has synced at least once.
 func (dc *DeploymentController) HasSynced() bool {
-	return dc.workloadsSynced() && dc.gates.synced()
+	return dc.workloadsSynced() && dc.gray.HasSynced()
 }
 
-func (dc *DeploymentController) enqueue(d *appsv1.Deployment) {
+// EnqueueKey queues the Deployment of key (a measurement taken off the sync path wakes it).
+func (dc *DeploymentController) EnqueueKey(key string) { dc.queue.Add(key) }
+
+func (dc *DeploymentController) Enqueue(d *appsv1.Deployment) {
 	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(d)
 	if err != nil {
 		utilruntime.HandleError(fmt.Errorf("couldn't get key for object %#v: %w", d, err))
@@ -77,8 +80,8 @@ func (dc *DeploymentController) enqueueRateLimited(d *appsv1.Deployment) {
 	dc.queue.AddRateLimited(key)
 }
 
-// enqueueAfter schedules a progress-deadline check of d.
-func (dc *DeploymentController) enqueueAfter(d *appsv1.Deployment, after time.Duration) {
+// EnqueueAfter schedules a progress-deadline check of d.
+func (dc *DeploymentController) EnqueueAfter(d *appsv1.Deployment, after time.Duration) {
 	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(d)
 	if err != nil {
 		utilruntime.HandleError(fmt.Errorf("couldn't get key for object %#v: %w", d, err))

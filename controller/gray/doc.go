@@ -13,7 +13,7 @@
 // The decisions DecideSync composes are unexported: a sync asks for its whole decision at once.
 //
 // Every function here is pure: it reads no client and no clock (now is a fact like any other),
-// and writes nothing; controller/deployment reads the objects, asks, and writes what was
+// and writes nothing; controller/graysync reads the objects, asks, and writes what was
 // decided, in the order its mode requires. The sizing arithmetic itself is pkg/rollout's; this
 // package picks which rule applies and feeds it from the objects.
 //

@@ -1,0 +1,59 @@
+package graysync
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/kubegray/kubectl-gray/controller/metrics"
+	"github.com/kubegray/kubectl-gray/pkg/deployutil"
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
+)
+
+// GrayRollouts are the gray Deployments of the cache whose status gray-controller has reported,
+// for the per-rollout series (metrics.RegisterRollouts), read at each scrape. A status that does
+// not parse is left out: the Deployment's Invalid phase and its events say why.
+func (gs *Controller) GrayRollouts() []metrics.Rollout {
+	ds, err := gs.port.DeploymentLister().List(labels.Everything())
+	if err != nil {
+		return nil
+	}
+	var out []metrics.Rollout
+	for _, d := range ds {
+		raw, reported := d.Annotations[grayapi.StatusAnnotation]
+		if _, gray := d.Annotations[grayapi.PercentAnnotation]; !gray || !reported {
+			continue
+		}
+		st, err := grayapi.ParseStatus(raw)
+		if err != nil {
+			continue
+		}
+		r := metrics.Rollout{Namespace: d.Namespace, Name: d.Name, Status: st}
+		if rs := gs.cachedReplicaSetAt(d, st.Revision); rs != nil {
+			r.CanaryAvailable = rs.Status.AvailableReplicas
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// cachedReplicaSetAt is the cached ReplicaSet d controls at revision (nil when there is none).
+func (gs *Controller) cachedReplicaSetAt(d *appsv1.Deployment, revision int64) *appsv1.ReplicaSet {
+	selector, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
+	if err != nil {
+		return nil
+	}
+	rss, err := gs.port.ReplicaSets(d.Namespace).List(selector)
+	if err != nil {
+		return nil
+	}
+	for _, rs := range rss {
+		if ref := metav1.GetControllerOf(rs); ref == nil || ref.UID != d.UID {
+			continue
+		}
+		if rev, err := deployutil.Revision(rs); err == nil && rev == revision {
+			return rs
+		}
+	}
+	return nil
+}
