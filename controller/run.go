@@ -180,7 +180,8 @@ func (o *Options) handOver(stepDown context.CancelCauseFunc) func(reason string)
 func (o *Options) runController(ctx context.Context, client kubernetes.Interface, recorder record.EventRecorder, ready *readiness,
 	handOver func(reason string)) error {
 	resync := minResyncPeriod + rand.N(minResyncPeriod)
-	caches := deployment.AllNamespaces(informers.NewSharedInformerFactory(client, resync))
+	caches := deployment.AllNamespaces(informers.NewSharedInformerFactory(client, resync),
+		informers.NewSharedInformerFactoryWithOptions(client, resync, informers.WithNamespace(o.ControllerNamespace)), o.ControllerNamespace)
 	if len(o.Namespaces) > 0 {
 		caches = deployment.SomeNamespaces(client, resync, o.Namespaces, o.ControllerNamespace)
 	}
@@ -198,7 +199,6 @@ func (o *Options) runController(ctx context.Context, client kubernetes.Interface
 			graySide, err = graysync.New(ctx, port, caches, graysync.Options{
 				Mode:      o.Mode,
 				Takeover:  o.Takeover,
-				Namespace: o.ControllerNamespace,
 				Providers: providers,
 				Self:      types.NamespacedName{Namespace: o.ControllerNamespace, Name: o.PodName},
 				HandOver:  handOver,

@@ -131,7 +131,7 @@ func TestCachesKeepWhatTheControllerReads(t *testing.T) {
 	}
 	client := fake.NewClientset(d, rs, pod)
 	factory := informers.NewSharedInformerFactory(client, 0)
-	if _, err := NewDeploymentController(ctx, AllNamespaces(factory), client, Options{FieldManager: testFieldManager}); err != nil {
+	if _, err := NewDeploymentController(ctx, AllNamespaces(factory, informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace("gray-system")), "gray-system"), client, Options{FieldManager: testFieldManager}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(ctx)

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 
@@ -307,7 +308,7 @@ func TestNewDeploymentControllerRegistersPodIndexAndTransform(t *testing.T) {
 		t.Error("HasSynced = true before the informers ran")
 	}
 	// A second controller on the same factory must not fail on the existing index.
-	if _, err := NewDeploymentController(f.ctx, AllNamespaces(f.factory), f.client, Options{}); err != nil {
+	if _, err := NewDeploymentController(f.ctx, AllNamespaces(f.factory, informers.NewSharedInformerFactoryWithOptions(f.client, 0, informers.WithNamespace("gray-system")), "gray-system"), f.client, Options{}); err != nil {
 		t.Errorf("second NewDeploymentController on the same factory: %v", err)
 	}
 }

@@ -52,7 +52,7 @@ func newFixtureIn(t *testing.T, opts Options) *fixture {
 	factory := informers.NewSharedInformerFactory(client, 0)
 	recorder := record.NewFakeRecorder(100)
 	opts.FieldManager, opts.Recorder = testFieldManager, recorder
-	dc, err := NewDeploymentController(ctx, AllNamespaces(factory), client, opts)
+	dc, err := NewDeploymentController(ctx, AllNamespaces(factory, informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace("gray-system")), "gray-system"), client, opts)
 	if err != nil {
 		t.Fatalf("NewDeploymentController: %v", err)
 	}

@@ -17,31 +17,43 @@ import (
 
 // Informers are the controller's caches: one informer factory for every namespace, or, with
 // alongside mode's --namespaces, one factory per watched namespace (a namespaced list and watch
-// is what a RoleBinding allows) and one for the controller's own namespace, whose ConfigMaps hold
-// the gate providers and the cluster-wide gate definitions.
+// is what a RoleBinding allows); and in both, one for the controller's own namespace, whose
+// ConfigMaps hold the gate providers and the cluster-wide gate definitions.
 type Informers struct {
-	// factories by namespace; metav1.NamespaceAll's is the only one when every namespace is
-	// watched.
+	// factories by namespace: metav1.NamespaceAll's when every namespace is watched, else each
+	// watched namespace's; and own's.
 	factories map[string]informers.SharedInformerFactory
-	// watched are the namespaces whose Deployments, ReplicaSets and pods are cached; the
-	// controller's own namespace has a factory for its ConfigMaps even when it is not watched.
+	// watched are the namespaces whose Deployments, ReplicaSets and pods are cached; own is the
+	// controller's namespace, which has a factory for its ConfigMaps even when it is not watched.
 	watched []string
+	own     string
 }
 
-// AllNamespaces are the caches of one factory watching every namespace.
-func AllNamespaces(factory informers.SharedInformerFactory) Informers {
-	return Informers{factories: map[string]informers.SharedInformerFactory{metav1.NamespaceAll: factory}, watched: []string{metav1.NamespaceAll}}
+// AllNamespaces are the caches of every namespace (factory) and of the controller's own, own
+// (ownFactory, made with informers.WithNamespace(own)).
+func AllNamespaces(factory, ownFactory informers.SharedInformerFactory, own string) Informers {
+	return Informers{factories: map[string]informers.SharedInformerFactory{metav1.NamespaceAll: factory, own: ownFactory},
+		watched: []string{metav1.NamespaceAll}, own: own}
 }
 
 // SomeNamespaces are the caches of the given namespaces and of the controller's own.
 func SomeNamespaces(client kubernetes.Interface, resync time.Duration, namespaces []string, own string) Informers {
-	i := Informers{factories: map[string]informers.SharedInformerFactory{}, watched: namespaces}
+	i := Informers{factories: map[string]informers.SharedInformerFactory{}, watched: namespaces, own: own}
 	for _, ns := range append(slices.Clone(namespaces), own) {
 		if i.factories[ns] == nil {
 			i.factories[ns] = informers.NewSharedInformerFactoryWithOptions(client, resync, informers.WithNamespace(ns))
 		}
 	}
 	return i
+}
+
+// Own is the controller's namespace.
+func (i Informers) Own() string { return i.own }
+
+// WatchesAll reports whether one factory watches every namespace.
+func (i Informers) WatchesAll() bool {
+	_, all := i.factories[metav1.NamespaceAll]
+	return all
 }
 
 // Start starts every factory's informers.
@@ -135,10 +147,15 @@ func (l replicaSetLister) ReplicaSets(namespace string) appslisters.ReplicaSetNa
 }
 
 // ConfigMapLister reads the ConfigMaps of the watched namespaces and the controller's own, each
-// from the informer Informers.ConfigMaps registered for it.
+// from the informer Informers.ConfigMaps registered for it (the one of every namespace first).
 type ConfigMapLister struct {
 	byNamespace[corelisters.ConfigMapLister]
+	own corelisters.ConfigMapNamespaceLister
 }
+
+// Own reads the controller's namespace's ConfigMaps as its own factory's informer has them
+// (which may list what the informer of every namespace does not).
+func (l ConfigMapLister) Own() corelisters.ConfigMapNamespaceLister { return l.own }
 
 func (l ConfigMapLister) ConfigMaps(namespace string) corelisters.ConfigMapNamespaceLister {
 	return l.of(namespace).ConfigMaps(namespace)
@@ -159,7 +176,8 @@ func (i Informers) ConfigMaps(newInformer func(namespace string, factory informe
 		indexers[ns] = informer.GetIndexer()
 		synced = append(synced, informer.HasSynced)
 	}
-	return ConfigMapLister{routeByNamespace(indexers, corelisters.NewConfigMapLister)}, allSynced(synced), nil
+	return ConfigMapLister{routeByNamespace(indexers, corelisters.NewConfigMapLister), corelisters.NewConfigMapLister(indexers[i.own]).ConfigMaps(i.own)},
+		allSynced(synced), nil
 }
 
 // podIndex finds pods by podControllerUIDIndex in every watched namespace's cache (a UID is

@@ -68,9 +68,6 @@ type Options struct {
 	// value: the admission policy or the plugin does it with the template change) or
 	// grayapi.TakeoverEager.
 	Takeover grayapi.Takeover
-	// Namespace is gray-controller's own: the gate definitions of its labelled ConfigMaps apply
-	// to every namespace, and the providers of metric gates are read there (gray_gates.go).
-	Namespace string
 	// Providers are the metric gates' providers given by flags (--prometheus-url).
 	Providers []*gates.Provider
 	// Self is the pod this process runs in (empty outside a pod), and HandOver, when set, steps
@@ -129,7 +126,7 @@ func New(ctx context.Context, port Port, caches deployment.Informers, opts Optio
 		self:            opts.Self,
 		handOver:        opts.HandOver,
 	}
-	book, err := newGateBook(caches, opts.Namespace, opts.Providers, func(ns string) { gs.enqueueGated(logger, ns) })
+	book, err := newGateBook(caches, opts.Providers, func(ns string) { gs.enqueueGated(logger, ns) })
 	if err != nil {
 		return nil, err
 	}

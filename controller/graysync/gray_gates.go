@@ -32,14 +32,18 @@ import (
 )
 
 // gateBook finds gate definitions and the providers metric gates name. It watches only
-// ConfigMaps labelled kubegray.io/gates (=true: definitions; =providers: providers, read in
-// gray-controller's namespace only), caches of each what gates.TrimConfigMap keeps, and keeps
-// each one's definitions parsed (CEL compiled) until the ConfigMap changes.
+// ConfigMaps labelled kubegray.io/gates (=true: definitions, in every namespace watched and
+// gray-controller's; =providers: providers, in gray-controller's namespace alone), caches of each
+// what gates.TrimConfigMap keeps, and keeps each one's definitions parsed (CEL compiled) until
+// the ConfigMap changes.
 type gateBook struct {
-	lister interface {
+	// definitions reads a namespace's gate definitions; providers gray-controller's namespace's
+	// providers ConfigMaps.
+	definitions interface {
 		ConfigMaps(namespace string) corelisters.ConfigMapNamespaceLister
 	}
-	synced cache.InformerSynced
+	providers corelisters.ConfigMapNamespaceLister
+	synced    cache.InformerSynced
 	// namespace is gray-controller's: its ConfigMaps define cluster-wide defaults and the
 	// providers.
 	namespace string
@@ -61,7 +65,8 @@ type parsedConfigMap struct {
 // newGateBook registers a labelled ConfigMap informer on each of the caches' factories (every
 // namespace, or each watched one and gray-controller's own); onChange is called with the namespace
 // of every ConfigMap added, changed or deleted.
-func newGateBook(caches deployment.Informers, namespace string, flagged []*gates.Provider, onChange func(namespace string)) (*gateBook, error) {
+func newGateBook(caches deployment.Informers, flagged []*gates.Provider, onChange func(namespace string)) (*gateBook, error) {
+	namespace := caches.Own()
 	b := &gateBook{namespace: namespace, flagged: map[string]*gates.Provider{}, parsed: map[types.UID]parsedConfigMap{}}
 	for _, p := range flagged {
 		b.flagged[p.Name] = p
@@ -72,18 +77,12 @@ func newGateBook(caches deployment.Informers, namespace string, flagged []*gates
 		}
 	}
 	lister, synced, err := caches.ConfigMaps(func(ns string, factory informers.SharedInformerFactory) (cache.SharedIndexInformer, error) {
-		// Providers are read in gray-controller's namespace only: a watched namespace's factory
-		// lists definitions alone (the one of every namespace lists both, and the transform keeps
-		// no other namespace's providers).
-		selector := fmt.Sprintf("%s in (%s,%s)", grayapi.GatesLabel, grayapi.GatesLabelValue, grayapi.ProvidersLabelValue)
-		if ns != metav1.NamespaceAll && ns != namespace {
-			selector = grayapi.GatesLabel + "=" + grayapi.GatesLabelValue
-		}
+		selector := configMapSelector(ns, namespace, caches.WatchesAll())
 		informer := factory.InformerFor(&corev1.ConfigMap{}, func(client kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
 			return coreinformers.NewFilteredConfigMapInformer(client, ns, resync, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
 				func(o *metav1.ListOptions) { o.LabelSelector = selector })
 		})
-		if err := informer.SetTransform(gates.TrimConfigMap(namespace)); err != nil {
+		if err := informer.SetTransform(gates.TrimConfigMap); err != nil {
 			return nil, fmt.Errorf("installing the gate configmap cache transform: %w", err)
 		}
 		if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -105,8 +104,23 @@ func newGateBook(caches deployment.Informers, namespace string, flagged []*gates
 	if err != nil {
 		return nil, err
 	}
-	b.lister, b.synced = lister, synced
+	b.definitions, b.providers, b.synced = lister, lister.Own(), synced
 	return b, nil
+}
+
+// configMapSelector is the label selector of the ConfigMap informer of namespace ns (own is
+// gray-controller's). Providers are listed in own alone, so that the API server sends the
+// controller no tenant's ConfigMap labelled as providers; definitions everywhere else, and in
+// own too unless the informer of every namespace (everyNamespace) lists them already.
+func configMapSelector(ns, own string, everyNamespace bool) string {
+	definitions, providers := grayapi.GatesLabel+"="+grayapi.GatesLabelValue, grayapi.GatesLabel+"="+grayapi.ProvidersLabelValue
+	switch {
+	case ns != own:
+		return definitions
+	case everyNamespace:
+		return providers
+	}
+	return fmt.Sprintf("%s in (%s,%s)", grayapi.GatesLabel, grayapi.GatesLabelValue, grayapi.ProvidersLabelValue)
 }
 
 // namedGates are the gates a Deployment names, resolved.
@@ -170,7 +184,7 @@ func (b *gateBook) usable(namespace string, def *gates.Definition) (*gates.Provi
 // provider is provider name: a key of a ConfigMap labelled kubegray.io/gates=providers in
 // gray-controller's namespace, or one given by a flag; defined twice is an error.
 func (b *gateBook) provider(name string) (*gates.Provider, error) {
-	cms, err := b.lister.ConfigMaps(b.namespace).List(labels.SelectorFromSet(labels.Set{grayapi.GatesLabel: grayapi.ProvidersLabelValue}))
+	cms, err := b.providers.List(labels.SelectorFromSet(labels.Set{grayapi.GatesLabel: grayapi.ProvidersLabelValue}))
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +205,7 @@ func (b *gateBook) provider(name string) (*gates.Provider, error) {
 // version of its ConfigMap.
 func (b *gateBook) find(namespace, name string) (*gates.Definition, error) {
 	list := func(ns string) ([]*corev1.ConfigMap, error) {
-		return b.lister.ConfigMaps(ns).List(labels.SelectorFromSet(labels.Set{grayapi.GatesLabel: grayapi.GatesLabelValue}))
+		return b.definitions.ConfigMaps(ns).List(labels.SelectorFromSet(labels.Set{grayapi.GatesLabel: grayapi.GatesLabelValue}))
 	}
 	return gates.Find(name, namespace, b.namespace, list, func(cm *corev1.ConfigMap) (*gates.Definition, error) {
 		return cachedParse(b, cm, name, gates.Parse)

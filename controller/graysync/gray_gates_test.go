@@ -82,7 +82,7 @@ func TestGateWithoutDefinitionIsInvalid(t *testing.T) {
 	w.setImage("v2")
 	w.settle()
 	wantPhase(t, w, grayapi.PhaseInvalid)
-	if msg := w.status().Message; !strings.Contains(msg, `gate "error-rate" is defined nowhere`) || !strings.Contains(msg, "in namespace default has the key") {
+	if msg := w.status().Message; !strings.Contains(msg, `gate "error-rate" is defined nowhere`) || !strings.Contains(msg, "in namespace default or gray-system has the key") {
 		t.Errorf("Invalid message %q does not name the gate and where it looked", msg)
 	}
 	w.wantSizes(sz("v1", 10))
@@ -137,7 +137,7 @@ func TestGateBookFinds(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	b := &gateBook{lister: everyNamespace(indexer), namespace: "kube-system", parsed: map[types.UID]parsedConfigMap{}}
+	b := &gateBook{definitions: everyNamespace(indexer), namespace: "kube-system", parsed: map[types.UID]parsedConfigMap{}}
 	for _, tc := range []struct{ namespace, gate, success, err string }{
 		{"shop", grayapi.PodsGate, "canary.oomKills == 0", ""},
 		{"shop", "errors", "canary.failedPods == 0", ""},
@@ -190,7 +190,8 @@ func TestGateBookProviders(t *testing.T) {
 		t.Fatal(err)
 	}
 	flagged.Name = "twice"
-	b := &gateBook{lister: everyNamespace(indexer), namespace: "gray-system", flagged: map[string]*gates.Provider{"twice": flagged},
+	b := &gateBook{definitions: everyNamespace(indexer), providers: corelisters.NewConfigMapLister(indexer).ConfigMaps("gray-system"),
+		namespace: "gray-system", flagged: map[string]*gates.Provider{"twice": flagged},
 		parsed: map[types.UID]parsedConfigMap{}}
 	n, err := b.resolve("shop", grayapi.Policy{Gates: []string{"errors"}})
 	if err != nil || n.providers["errors"] == nil || n.providers["errors"].URL.String() != "http://prometheus.monitoring:9090" {

@@ -60,7 +60,7 @@ func newFixtureIn(t *testing.T, opts Options) *fixture {
 func (f *fixture) start(opts Options) {
 	f.t.Helper()
 	f.factory = informers.NewSharedInformerFactory(f.client, 0)
-	caches := deployment.AllNamespaces(f.factory)
+	caches := deployment.AllNamespaces(f.factory, informers.NewSharedInformerFactoryWithOptions(f.client, 0, informers.WithNamespace("gray-system")), "gray-system")
 	dc, err := deployment.NewDeploymentController(f.ctx, caches, f.client, deployment.Options{
 		FieldManager: testFieldManager, Recorder: f.recorder, Now: func() time.Time { return f.now },
 		Gray: func(ctx context.Context, port *deployment.DeploymentController) (deployment.GrayHook, error) {

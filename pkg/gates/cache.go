@@ -21,30 +21,24 @@ const OversizedKey = grayapi.Prefix + "oversized"
 // TrimConfigMap is the transform of gray-controller's informers of labelled ConfigMaps: of each
 // it keeps what finding and parsing a definition reads (name, namespace, UID, resourceVersion,
 // the kubegray.io/gates label, the data), and of the data at most MaxGatesConfigMap (else only
-// OversizedKey); a providers ConfigMap outside providersNamespace keeps no data, since providers
-// are read in gray-controller's namespace only. In place (the informer hands over the object it
-// just decoded) and idempotent; other objects pass unchanged.
-func TrimConfigMap(providersNamespace string) func(obj any) (any, error) {
-	return func(obj any) (any, error) {
-		cm, ok := obj.(*corev1.ConfigMap)
-		if !ok {
-			return obj, nil
-		}
-		label := cm.Labels[grayapi.GatesLabel]
-		data := cm.Data
-		size := 0
-		for k, v := range data {
-			size += len(k) + len(v)
-		}
-		switch {
-		case label == grayapi.ProvidersLabelValue && cm.Namespace != providersNamespace:
-			data = nil
-		case size > MaxGatesConfigMap:
-			data = map[string]string{OversizedKey: strconv.Itoa(size)}
-		}
-		cm.ObjectMeta = metav1.ObjectMeta{Name: cm.Name, Namespace: cm.Namespace, UID: cm.UID, ResourceVersion: cm.ResourceVersion,
-			Labels: map[string]string{grayapi.GatesLabel: label}}
-		cm.Data, cm.BinaryData, cm.Immutable = data, nil, nil
-		return cm, nil
+// OversizedKey). In place (the informer hands over the object it just decoded) and idempotent;
+// other objects pass unchanged. (Which ConfigMaps reach it is the informers' label selectors':
+// providers only from gray-controller's namespace.)
+func TrimConfigMap(obj any) (any, error) {
+	cm, ok := obj.(*corev1.ConfigMap)
+	if !ok {
+		return obj, nil
 	}
+	data := cm.Data
+	size := 0
+	for k, v := range data {
+		size += len(k) + len(v)
+	}
+	if size > MaxGatesConfigMap {
+		data = map[string]string{OversizedKey: strconv.Itoa(size)}
+	}
+	cm.ObjectMeta = metav1.ObjectMeta{Name: cm.Name, Namespace: cm.Namespace, UID: cm.UID, ResourceVersion: cm.ResourceVersion,
+		Labels: map[string]string{grayapi.GatesLabel: cm.Labels[grayapi.GatesLabel]}}
+	cm.Data, cm.BinaryData, cm.Immutable = data, nil, nil
+	return cm, nil
 }
