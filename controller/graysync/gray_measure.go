@@ -139,7 +139,7 @@ func (gs *Controller) providerClient(ctx context.Context, provider *gates.Provid
 	if c, ok := gs.providerClients[provider.Name]; ok && c.version == version {
 		return c.client, nil
 	}
-	client, err := measure.NewClient(ca, provider.InsecureSkipVerify, string(token))
+	client, err := measure.NewClient(ca, provider.InsecureSkipVerify, string(token), provider.URL)
 	if err != nil {
 		return nil, fmt.Errorf("provider %s: CA Secret %s/%s: %w", provider.Name, gs.gates.namespace, provider.CASecret, err)
 	}

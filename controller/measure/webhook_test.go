@@ -25,7 +25,7 @@ func TestCallFollowsNoRedirect(t *testing.T) {
 			defer other.Close()
 			provider := httptest.NewServer(http.RedirectHandler(other.URL+"/check", code))
 			defer provider.Close()
-			client, err := NewClient(nil, false, "s3cret")
+			client, err := NewClient(nil, false, "s3cret", webhookAt(t, provider.URL).URL)
 			if err != nil {
 				t.Fatal(err)
 			}
