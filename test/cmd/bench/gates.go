@@ -151,7 +151,7 @@ func (g gatesBench) run(ctx context.Context) error {
 		name := "without gates"
 		if gated {
 			name = "with gates"
-			if err := g.nameGates(ctx, client); err != nil {
+			if err := nameGate(ctx, client, "default", g.deployments, benchGate, g.interval); err != nil {
 				return err
 			}
 		}
@@ -173,55 +173,67 @@ func (g gatesBench) run(ctx context.Context) error {
 }
 
 // hold creates the gate definition (named by no Deployment yet) and N Deployments held at
-// -percent: created, rolled out, then given a new image, which gray-controller holds.
+// -percent.
 func (g gatesBench) hold(ctx context.Context, c *cluster.Cluster) error {
-	client := c.Client
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "bench-gates", Labels: map[string]string{grayapi.GatesLabel: grayapi.GatesLabelValue}},
-		Data: map[string]string{benchGate: gateDefinition(g.interval)}}
-	if _, err := client.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+	if err := defineGate(ctx, c.Client, "default", g.interval); err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "bench: creating %d Deployments x %d replicas\n", g.deployments, g.replicas)
-	if err := forAll(g.deployments, func(i int) error {
-		d := g.deployment(i)
-		d.Annotations = map[string]string{grayapi.PercentAnnotation: strconv.Itoa(g.percent)}
-		_, err := client.AppsV1().Deployments("default").Create(ctx, d, metav1.CreateOptions{})
+	return holdDeployments(ctx, c, g.bench, "default", g.deployments, g.percent)
+}
+
+// defineGate creates, in namespace, the ConfigMap defining benchGate, measured every interval.
+func defineGate(ctx context.Context, client kubernetes.Interface, namespace string, interval time.Duration) error {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "bench-gates", Labels: map[string]string{grayapi.GatesLabel: grayapi.GatesLabelValue}},
+		Data: map[string]string{benchGate: gateDefinition(interval)}}
+	_, err := client.CoreV1().ConfigMaps(namespace).Create(ctx, cm, metav1.CreateOptions{})
+	return err
+}
+
+// holdDeployments creates n of b's Deployments in namespace held at percent: created, rolled
+// out, then given a new image, which gray-controller holds.
+func holdDeployments(ctx context.Context, c *cluster.Cluster, b bench, namespace string, n, percent int) error {
+	client := c.Client
+	fmt.Fprintf(os.Stderr, "bench: creating %d Deployments x %d replicas in %s\n", n, b.replicas, namespace)
+	if err := forAll(n, func(i int) error {
+		d := b.deployment(i)
+		d.Annotations = map[string]string{grayapi.PercentAnnotation: strconv.Itoa(percent)}
+		_, err := client.AppsV1().Deployments(namespace).Create(ctx, d, metav1.CreateOptions{})
 		return err
 	}); err != nil {
 		return err
 	}
-	if err := waitAllRolledOut(ctx, client, g.deployments, 10*time.Minute); err != nil {
+	if err := waitAllRolledOut(ctx, client, namespace, n, 10*time.Minute); err != nil {
 		return fmt.Errorf("initial rollout: %w", err)
 	}
-	if err := changeImages(ctx, client, g.deployments); err != nil {
+	if err := changeImages(ctx, client, namespace, n); err != nil {
 		return err
 	}
-	return waitAllHeld(ctx, c, g.deployments, 10*time.Minute)
+	return waitAllHeld(ctx, c, namespace, n, 10*time.Minute)
 }
 
-// nameGates annotates every Deployment with the gate and waits until each has opened its
-// gate's window. The annotations are spread evenly over one interval: written at once, every
-// Deployment's measurements would fall due in the same instant, interval after interval, and
-// the phase would measure a burst of N measurements at once (a cluster whose holds all settled
-// in one second) rather than N independent holds.
-func (g gatesBench) nameGates(ctx context.Context, client kubernetes.Interface) error {
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, grayapi.GatesAnnotation, benchGate)
-	fmt.Fprintf(os.Stderr, "bench: naming gate %s on %d Deployments over %v\n", benchGate, g.deployments, g.interval)
-	tick := time.NewTicker(g.interval / time.Duration(g.deployments))
+// nameGate annotates namespace's n Deployments with gate and waits until each has opened the
+// gate's window. The annotations are spread evenly over spread (the gate's interval): written at
+// once, every Deployment's measurements would fall due in the same instant, interval after
+// interval, and a phase would measure a burst of n measurements at once (a cluster whose holds
+// all settled in one second) rather than n independent holds.
+func nameGate(ctx context.Context, client kubernetes.Interface, namespace string, n int, gate string, spread time.Duration) error {
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, grayapi.GatesAnnotation, gate)
+	fmt.Fprintf(os.Stderr, "bench: naming gate %s on %d Deployments of %s over %v\n", gate, n, namespace, spread)
+	tick := time.NewTicker(spread / time.Duration(n))
 	defer tick.Stop()
-	for i := range g.deployments {
-		if _, err := client.AppsV1().Deployments("default").Patch(ctx, deploymentName(i), types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+	for i := range n {
+		if _, err := client.AppsV1().Deployments(namespace).Patch(ctx, deploymentName(i), types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 			return err
 		}
 		<-tick.C
 	}
-	return waitAll(ctx, client, g.deployments, 2*time.Minute, "with the gate's window open", func(d *appsv1.Deployment) bool {
+	return waitAll(ctx, client, namespace, n, 2*time.Minute, "with the gate's window open", func(d *appsv1.Deployment) bool {
 		st, err := grayapi.ParseStatus(d.Annotations[grayapi.StatusAnnotation])
 		if err != nil || st.Phase != grayapi.PhaseHeld {
 			return false
 		}
 		for _, gs := range st.Gates {
-			if gs.Name == benchGate && gs.At != nil {
+			if gs.Name == gate && gs.At != nil {
 				return true
 			}
 		}

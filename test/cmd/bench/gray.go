@@ -65,7 +65,7 @@ func runGray(args []string) error {
 	}); err != nil {
 		return err
 	}
-	if err := waitAllRolledOut(ctx, client, b.deployments, 10*time.Minute); err != nil {
+	if err := waitAllRolledOut(ctx, client, "default", b.deployments, 10*time.Minute); err != nil {
 		return fmt.Errorf("initial rollout: %w", err)
 	}
 
@@ -104,10 +104,10 @@ func runGray(args []string) error {
 	}
 
 	began := time.Now()
-	if err := changeImages(ctx, client, b.deployments); err != nil {
+	if err := changeImages(ctx, client, "default", b.deployments); err != nil {
 		return err
 	}
-	if err := waitAllHeld(ctx, c, b.deployments, 10*time.Minute); err != nil {
+	if err := waitAllHeld(ctx, c, "default", b.deployments, 10*time.Minute); err != nil {
 		return err
 	}
 	stopWatching()
@@ -159,8 +159,8 @@ func newImage(deployment string) string {
 	return fmt.Sprintf("nginx:%d.2", i)
 }
 
-func waitAllHeld(ctx context.Context, c *cluster.Cluster, n int, timeout time.Duration) error {
-	return waitAll(ctx, c.Client, n, timeout, "held", func(d *appsv1.Deployment) bool {
+func waitAllHeld(ctx context.Context, c *cluster.Cluster, namespace string, n int, timeout time.Duration) error {
+	return waitAll(ctx, c.Client, namespace, n, timeout, "held", func(d *appsv1.Deployment) bool {
 		st, err := grayapi.ParseStatus(d.Annotations[grayapi.StatusAnnotation])
 		return err == nil && st.Phase == grayapi.PhaseHeld
 	})

@@ -75,15 +75,15 @@ func (b bench) run(ctx context.Context, ours bool) (result, error) {
 	}); err != nil {
 		return result{}, err
 	}
-	if err := waitAllRolledOut(ctx, client, b.deployments, 10*time.Minute); err != nil {
+	if err := waitAllRolledOut(ctx, client, "default", b.deployments, 10*time.Minute); err != nil {
 		return result{}, fmt.Errorf("%s: initial rollout: %w", name, err)
 	}
 
 	began := time.Now()
-	if err := changeImages(ctx, client, b.deployments); err != nil {
+	if err := changeImages(ctx, client, "default", b.deployments); err != nil {
 		return result{}, err
 	}
-	if err := waitAllRolledOut(ctx, client, b.deployments, 10*time.Minute); err != nil {
+	if err := waitAllRolledOut(ctx, client, "default", b.deployments, 10*time.Minute); err != nil {
 		return result{}, fmt.Errorf("%s: rolling update: %w", name, err)
 	}
 	wall := time.Since(began)
@@ -213,22 +213,22 @@ func startInstead(ctx context.Context, c *cluster.Cluster, binary string, worker
 			"--health-probe-bind-address=" + health}, extra...)...)
 }
 
-// changeImages gives each of the n Deployments a new image at once: every rollout starts.
-func changeImages(ctx context.Context, client kubernetes.Interface, n int) error {
-	return forAll(n, func(i int) error { return changeImage(ctx, client, i) })
+// changeImages gives each of namespace's n Deployments a new image at once: every rollout starts.
+func changeImages(ctx context.Context, client kubernetes.Interface, namespace string, n int) error {
+	return forAll(n, func(i int) error { return changeImage(ctx, client, namespace, i) })
 }
 
-// changeImage gives Deployment i its new image.
-func changeImage(ctx context.Context, client kubernetes.Interface, i int) error {
+// changeImage gives namespace's Deployment i its new image.
+func changeImage(ctx context.Context, client kubernetes.Interface, namespace string, i int) error {
 	patch := fmt.Sprintf(`{"spec":{"template":{"spec":{"containers":[{"name":"app","image":"nginx:%d.2"}]}}}}`, i)
-	_, err := client.AppsV1().Deployments("default").Patch(ctx, deploymentName(i), "application/strategic-merge-patch+json", []byte(patch), metav1.PatchOptions{})
+	_, err := client.AppsV1().Deployments(namespace).Patch(ctx, deploymentName(i), "application/strategic-merge-patch+json", []byte(patch), metav1.PatchOptions{})
 	return err
 }
 
-// waitAll polls until done holds for n Deployments of the namespace.
-func waitAll(ctx context.Context, client kubernetes.Interface, n int, timeout time.Duration, what string, done func(*appsv1.Deployment) bool) error {
+// waitAll polls until done holds for n Deployments of namespace.
+func waitAll(ctx context.Context, client kubernetes.Interface, namespace string, n int, timeout time.Duration, what string, done func(*appsv1.Deployment) bool) error {
 	err := cluster.Poll(ctx, timeout, 200*time.Millisecond, func(ctx context.Context) (bool, string, error) {
-		list, err := client.AppsV1().Deployments("default").List(ctx, metav1.ListOptions{})
+		list, err := client.AppsV1().Deployments(namespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, err.Error(), nil
 		}
@@ -241,13 +241,13 @@ func waitAll(ctx context.Context, client kubernetes.Interface, n int, timeout ti
 		return count == n, fmt.Sprintf("%d of %d Deployments %s", count, n, what), nil
 	})
 	if err != nil {
-		return fmt.Errorf("waiting for %d Deployments %s: %w", n, what, err)
+		return fmt.Errorf("waiting for %d Deployments of %s %s: %w", n, namespace, what, err)
 	}
 	return nil
 }
 
-func waitAllRolledOut(ctx context.Context, client kubernetes.Interface, n int, timeout time.Duration) error {
-	return waitAll(ctx, client, n, timeout, "rolled out", rolledOut)
+func waitAllRolledOut(ctx context.Context, client kubernetes.Interface, namespace string, n int, timeout time.Duration) error {
+	return waitAll(ctx, client, namespace, n, timeout, "rolled out", rolledOut)
 }
 
 // rolledOut reports whether d's controller has seen its spec and every

@@ -152,7 +152,7 @@ func (s scale) run(ctx context.Context, ours bool) (scaleResult, error) {
 	began := time.Now()
 	if err := forAll(s.deployments, func(i int) error {
 		changed[i] = time.Now()
-		return changeImage(ctx, client, i)
+		return changeImage(ctx, client, "default", i)
 	}); err != nil {
 		return r, err
 	}
