@@ -364,6 +364,11 @@ bench-gates: build ## Benchmark: 100 held Deployments without and with a Prometh
 	$(CONTROLPLANE_ENV); \
 	cd test && go run ./cmd/bench gates -controller $(BIN)/gray-controller $(BENCH_FLAGS)
 
+.PHONY: bench-gates-fairness
+bench-gates-fairness: build ## Benchmark: a quiet namespace's gate measurement delay p50/p99 alone and beside a noisy namespace whose gates are slow on the same provider.
+	$(CONTROLPLANE_ENV); \
+	cd test && go run ./cmd/bench gates-fairness -controller $(BIN)/gray-controller $(BENCH_FLAGS)
+
 .PHONY: bench-status
 bench-status: build ## Benchmark: `kubectl gray status` vs `kubectl rollout status` on one Deployment.
 	$(CONTROLPLANE_ENV); export KUBEGRAY_BIN=$(BIN); \

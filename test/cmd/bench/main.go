@@ -24,6 +24,14 @@
 //	    against N/interval, sync duration and workqueue wait p50/p99,
 //	    gray-controller's API requests, CPU and RSS, side by side, and the
 //	    ratio of the sync p99s against the goal of 1.1.
+//	bench gates-fairness -controller ../bin/gray-controller
+//	    a quiet namespace's 10 held Deployments (-deployments), each with a
+//	    gate every 10 s (-interval), measured alone and then beside a noisy
+//	    namespace's 20 (-noisy-deployments) whose gates name the same
+//	    provider and take 8 s an answer (-noisy-answer): the quiet
+//	    namespace's delay from due to taken and to recorded, p50/p99/max,
+//	    and both namespaces' outcomes ("provider busy" counted), side by
+//	    side, against the goal of one interval.
 //	bench configmaps -controller ../bin/gray-controller -baseline OLD
 //	    1,000 ConfigMaps labelled kubegray.io/gates=true of 256 KiB each
 //	    (-configmaps, -size) in 10 namespaces: gray-controller's RSS once
@@ -49,8 +57,10 @@ func main() {
 		err = runConfigMaps(os.Args[2:])
 	case len(os.Args) > 1 && os.Args[1] == "gates":
 		err = runGates(os.Args[2:])
+	case len(os.Args) > 1 && os.Args[1] == "gates-fairness":
+		err = runGatesFairness(os.Args[2:])
 	default:
-		err = fmt.Errorf("usage: bench rollout|gray|scale|gates|configmaps -controller PATH [flags]")
+		err = fmt.Errorf("usage: bench rollout|gray|scale|gates|gates-fairness|configmaps -controller PATH [flags]")
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
