@@ -80,21 +80,26 @@ func (p *Pool) slot(pr *gates.Provider) *slots {
 }
 
 // run takes j's measurement once its namespace is given a slot of the provider. The provider's
-// timeout covers the wait: a measurement that got no slot within it is Inconclusive ("provider
-// busy"), recorded like any other, so a busy provider makes a gate late by one timeout at most.
+// timeout covers the wait, of which the wait takes half at most: a measurement that got no slot
+// within half the timeout is Inconclusive ("provider busy"), recorded like any other, so a busy
+// provider makes a gate late by one timeout at most; and one given a slot has at least half the
+// timeout left to be answered in, so the provider is not asked for answers nobody waits for.
 func (p *Pool) run(j Job, slot *slots) {
 	ctx, cancel := context.WithTimeout(p.ctx, j.Provider.Timeout)
 	defer cancel()
 	namespace, _, _ := cache.SplitMetaNamespaceKey(j.Name)
 	tracked := metrics.WaitForProvider(j.Provider.Name, j.Provider.Type)
-	if err := slot.acquire(ctx, namespace); err != nil {
+	waitCtx, cancelWait := context.WithTimeout(ctx, j.Provider.Timeout/2)
+	err := slot.acquire(waitCtx, namespace)
+	cancelWait()
+	if err != nil {
 		tracked.Cancelled()
 		if p.ctx.Err() != nil {
 			p.finish(j, nil)
 			return
 		}
 		p.finish(j, &gates.Measurement{Revision: j.Revision, Step: j.Step, Due: j.Due, At: p.now(), Outcome: grayapi.GateInconclusive,
-			Why: fmt.Sprintf("provider busy: %s gave namespace %s no slot within its timeout %s", j.Provider.Name, namespace, j.Provider.Timeout)})
+			Why: fmt.Sprintf("provider busy: %s gave namespace %s no slot within half its timeout %s", j.Provider.Name, namespace, j.Provider.Timeout)})
 		return
 	}
 	at := p.now()

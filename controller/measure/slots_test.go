@@ -130,7 +130,7 @@ func TestPoolFreedSlotGoesToTheFewest(t *testing.T) {
 	}
 }
 
-// TestPoolBusyIsInconclusive: a measurement that gets no slot within the provider's timeout is
+// TestPoolBusyIsInconclusive: a measurement that gets no slot within half the provider's timeout is
 // recorded Inconclusive ("provider busy"), not left waiting.
 func TestPoolBusyIsInconclusive(t *testing.T) {
 	s := newSlowProvider(t, 1, 50*time.Millisecond)
@@ -139,6 +139,43 @@ func TestPoolBusyIsInconclusive(t *testing.T) {
 	s.submit("shop/web")
 	if got := s.next(s.done, "recorded"); got != "shop/web" {
 		t.Fatalf("%s recorded, want shop/web", got)
+	}
+	m, ok := s.pool.Latest(Key{Deployment: "shop/web", Gate: "errors"})
+	if !ok || m.Outcome != grayapi.GateInconclusive || !strings.Contains(m.Why, "provider busy") {
+		t.Errorf("latest %+v, %v; want Inconclusive, provider busy", m, ok)
+	}
+}
+
+// TestPoolWaitsHalfTheTimeoutForASlot: a measurement waits for a slot half its provider's
+// timeout at most, and is then Inconclusive ("provider busy") without asking the provider; a
+// slot freed later is not taken with too little time left to answer in (the provider would be
+// asked for an answer nobody waits for, as the noisy namespace of bench gates-fairness was).
+func TestPoolWaitsHalfTheTimeoutForASlot(t *testing.T) {
+	s := newSlowProvider(t, 1, time.Second)
+	s.submit("hog/web")
+	s.next(s.started, "of the namespace that takes the only slot started")
+	s.submit("shop/web")
+	select {
+	case name := <-s.done:
+		if name != "shop/web" {
+			t.Fatalf("%s recorded, want shop/web", name)
+		}
+	case <-time.After(900 * time.Millisecond):
+		// Past half the timeout: the slot is freed with 100 ms left of shop's timeout.
+		close(s.release["hog/web"])
+		if name := s.next(s.done, "recorded"); name != "hog/web" {
+			t.Fatalf("%s recorded, want hog/web", name)
+		}
+		select {
+		case name := <-s.started:
+			t.Fatalf("%s measured with 100 ms of its timeout left, want it busy", name)
+		case name := <-s.done:
+			if name != "shop/web" {
+				t.Fatalf("%s recorded, want shop/web", name)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("shop/web neither measured nor recorded")
+		}
 	}
 	m, ok := s.pool.Latest(Key{Deployment: "shop/web", Gate: "errors"})
 	if !ok || m.Outcome != grayapi.GateInconclusive || !strings.Contains(m.Why, "provider busy") {
