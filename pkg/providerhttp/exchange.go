@@ -7,10 +7,12 @@
 package providerhttp
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 )
 
 // MaxShownFailure bounds what is read of a failed (non-2xx) answer's body: enough for the
@@ -37,6 +39,13 @@ func Exchange(client *http.Client, provider string, req *http.Request, limit int
 	noRedirects.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	resp, err := noRedirects.Do(req)
 	if err != nil {
+		// The cause first, and the request without its query string: a gate's record keeps the
+		// first 256 bytes of a why, which a long query would fill before the cause.
+		var failed *url.Error
+		if errors.As(err, &failed) {
+			return Answer{}, fmt.Errorf("provider %s: %w (%s %s://%s%s)", provider, failed.Err, strings.ToUpper(failed.Op), req.URL.Scheme, req.URL.Host,
+				req.URL.Path)
+		}
 		return Answer{}, fmt.Errorf("provider %s: %w", provider, err)
 	}
 	defer func() { _ = resp.Body.Close() }()
