@@ -51,6 +51,8 @@ type grayWorld struct {
 	cap      int32
 	rsWrites []rsWrite
 	events   []string
+	// perSync is every sync's writes, by kind, in the order the syncs ran.
+	perSync []syncWrites
 	// allowConflicts lets a sync fail with a Conflict (requeued in a cluster). The gray path
 	// never conflicts with itself, so only scenarios that hand over to upstream set it.
 	allowConflicts bool
@@ -327,7 +329,9 @@ func (w *grayWorld) sync() []clienttesting.Action {
 		w.t.Fatalf("syncDeployment: %v", err)
 	}
 	w.events = append(w.events, w.f.events()...)
-	return w.f.client.Actions()[before:]
+	actions := w.f.client.Actions()[before:]
+	w.perSync = append(w.perSync, writesBy(actions))
+	return actions
 }
 
 // conflictNextStatusWrite makes the next status write answer 409, as one sent against a version
@@ -394,6 +398,40 @@ func writes(actions []clienttesting.Action) int {
 	}
 	return n
 }
+
+// syncWrites is one sync's writes by kind: deployment are main-resource Deployment writes (the
+// hold, a consumed request, an undo), of which held send spec.paused true; status are Deployment
+// status writes; created and resized are ReplicaSet creates and updates; other are ReplicaSet
+// patches (the abort record, the stable label) and deletes.
+type syncWrites struct {
+	deployment, held, status, created, resized, other int
+}
+
+// writesBy counts the writes among one sync's actions by kind.
+func writesBy(actions []clienttesting.Action) syncWrites {
+	var n syncWrites
+	for _, a := range actions {
+		switch v, r := a.GetVerb(), a.GetResource().Resource; {
+		case v == "update" && r == "deployments" && a.GetSubresource() == "status":
+			n.status++
+		case v == "update" && r == "deployments":
+			n.deployment++
+			if a.(clienttesting.UpdateAction).GetObject().(*appsv1.Deployment).Spec.Paused {
+				n.held++
+			}
+		case v == "create" && r == "replicasets":
+			n.created++
+		case v == "update" && r == "replicasets":
+			n.resized++
+		case v == "patch" || v == "delete" || v == "create" || v == "update":
+			n.other++
+		}
+	}
+	return n
+}
+
+// total is every write of n.
+func (n syncWrites) total() int { return n.deployment + n.status + n.created + n.resized + n.other }
 
 // edit changes the Deployment like kubectl would (a main-resource write).
 func (w *grayWorld) edit(mutate func(d *appsv1.Deployment)) {
