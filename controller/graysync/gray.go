@@ -213,6 +213,6 @@ func (in grayInputs) metaNow() metav1.Time { return metav1.NewTime(in.now) }
 // statusOnServer is our status as the server has it now: as read, or as this sync last wrote
 // it (every write adopts what the server answered). ok: it names a rollout.
 func (g *graySync) statusOnServer() (st grayapi.Status, ok bool) {
-	st, err := grayapi.ParseStatus(g.cur.server.Annotations[grayapi.StatusAnnotation])
+	st, _, err := grayapi.RecordedStatus(g.cur.server.Annotations)
 	return st, err == nil && st.Revision > 0
 }

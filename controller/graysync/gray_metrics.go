@@ -20,12 +20,9 @@ func (gs *Controller) GrayRollouts() []metrics.Rollout {
 	}
 	var out []metrics.Rollout
 	for _, d := range ds {
-		raw, reported := d.Annotations[grayapi.StatusAnnotation]
-		if _, gray := d.Annotations[grayapi.PercentAnnotation]; !gray || !reported {
-			continue
-		}
-		st, err := grayapi.ParseStatus(raw)
-		if err != nil {
+		_, gray := d.Annotations[grayapi.PercentAnnotation]
+		st, reported, err := grayapi.RecordedStatus(d.Annotations)
+		if !gray || !reported || err != nil {
 			continue
 		}
 		r := metrics.Rollout{Namespace: d.Namespace, Name: d.Name, Status: st}

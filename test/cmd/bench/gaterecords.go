@@ -89,7 +89,7 @@ func watchGateRecords(ctx context.Context, client kubernetes.Interface, gate str
 // counts one more outcome (passes, fails and unsure). A record counting more than one more
 // means the watch missed a write; its measurements are counted as missed, not guessed.
 func (r *gateRecords) see(d *appsv1.Deployment, now time.Time) {
-	st, err := grayapi.ParseStatus(d.Annotations[grayapi.StatusAnnotation])
+	st, _, err := grayapi.RecordedStatus(d.Annotations)
 	if err != nil {
 		return
 	}
