@@ -3,8 +3,8 @@
 // (Identify); then one decision for the sync (DecideSync): which way it goes (decideCourse: an
 // undo, an abort, a retry or on), and when it goes on, the hold's gates (decideGates) and the
 // move they feed (decideMove: a resume, a hold kept or left, the ReplicaSet sizes and the hold
-// they reach, built on decideResume, decideHold and planSizes; AfterCreate once a created
-// canary exists); what an aborted rollout's sync does (DecideAborted); the report once the
+// they reach, built on decideResume, decideHold and planSizes, which plans a canary's creation
+// and the roll after it at once); what an aborted rollout's sync does (DecideAborted); the report once the
 // writes are done (DecideReport: the phase, DecidePhase; the step's deadline, DecideDeadline;
 // the events; when to look again); and what a rollout with an unreadable annotation still does
 // (DecideInvalid). The moves a status makes are transition.go's: no phase is set anywhere else.

@@ -49,18 +49,20 @@ func decideHold(f holdFacts) HoldChange {
 }
 
 // pauseAfter reports whether our hold follows m's ReplicaSet writes in the same sync: nothing
-// pauses the rollout and the canary as m leaves it (canary as read, or resized by m.Sizes) is at
-// the target of a hold point. Web at 20% of 10 stepping its canary from 1 to 2 pauses after
+// pauses the rollout and the canary as m leaves it (canary as read, or created or resized by
+// m.Sizes) is at the target of a hold point. Web at 20% of 10 stepping its canary from 1 to 2 pauses after
 // that write; at 2 already, with no hold, it pauses with no write before.
 func pauseAfter(m Move, canary *appsv1.ReplicaSet, steps int) bool {
-	if m.Paused || canary == nil || int(m.Status.Step) >= steps {
+	if m.Paused || int(m.Status.Step) >= steps {
 		return false
 	}
-	size := *canary.Spec.Replicas
-	if m.Sizes.resizes() {
-		size = m.Sizes.NewSize
+	switch {
+	case m.Sizes.resizes():
+		return m.Sizes.NewSize >= m.Status.Target
+	case canary != nil:
+		return *canary.Spec.Replicas >= m.Status.Target
 	}
-	return size >= m.Status.Target
+	return false
 }
 
 // pausedByItsUser reports a pause the Deployment's user made, not our hold: spec.paused on a

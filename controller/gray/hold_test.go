@@ -67,7 +67,8 @@ func TestPauseAfter(t *testing.T) {
 		{"the sizes kept, the canary read below its target", move(0, 2, SizesKept, 0), canary, false},
 		{"already paused", paused, canary, false},
 		{"past the last hold point", move(2, 10, SizesRolled, 10), canary, false},
-		{"no canary yet: decided once it is created (AfterCreate)", move(0, 2, SizesCreateFirst, 0), nil, false},
+		{"no canary yet, created and rolled to its target 2", move(0, 2, SizesCreateFirst, 2), nil, true},
+		{"no canary yet, created at 1 of its target 2", move(0, 2, SizesCreateFirst, 1), nil, false},
 	} {
 		if got := pauseAfter(tc.m, tc.canary, 2); got != tc.want {
 			t.Errorf("pauseAfter, %s = %t, want %t", tc.name, got, tc.want)

@@ -61,8 +61,8 @@ type Move struct {
 
 // decideMove decides the rollout's move: web at 20% of 10 held at 2 with "2:next" and hold
 // points 20,50 moves to step 1 (target 5), leaves the hold (the canary is below 5), plans one
-// roll toward 5 and, that roll reaching 5, pauses after it. A move that creates
-// the canary is finished by AfterCreate.
+// roll toward 5 and, that roll reaching 5, pauses after it. A move that creates the canary
+// plans the roll after the create and the pause it reaches in the same decision (planCreate).
 func decideMove(ctx context.Context, f moveFacts) Move {
 	d := f.Deployment
 	replicas, steps := *d.Spec.Replicas, len(f.Points)
@@ -94,17 +94,6 @@ func decideMove(ctx context.Context, f moveFacts) Move {
 		StableRevision: st.StableRevision, Held: m.Paused && st.HeldAt != nil, Scaling: f.Scaling,
 		StableGone: StableGone(st, steps, f.NewRS, f.OldRSs)})
 	m.Status = st
-	m.PauseAfter = pauseAfter(m, f.NewRS, steps)
-	return m
-}
-
-// AfterCreate finishes a move whose sizes created the canary (SizesCreateFirst), as upstream
-// plans a rolling step in the sync that created its new ReplicaSet: f sees the canary as the
-// server made it (within the target, or as it already was when it existed), and the roll is
-// planned with it whatever the old ReplicaSets' sizes; the hold follows if the canary is at its
-// target. steps is the number of hold points.
-func AfterCreate(m Move, f SizeFacts, steps int) Move {
-	m.Sizes = keepOldFromGrowing(f, planRoll(f))
 	m.PauseAfter = pauseAfter(m, f.NewRS, steps)
 	return m
 }

@@ -3,7 +3,6 @@ package gray
 import (
 	"context"
 	"math/rand/v2"
-	"slices"
 	"testing"
 	"time"
 
@@ -115,7 +114,8 @@ func TestDecideMove(t *testing.T) {
 		paused: true,
 		sizes:  sizes{Kind: SizesRolled, NewSize: 2, OldSizes: []int32{8}},
 	}, {
-		name: "a new template while our hold pauses the former rollout: the hold goes, the canary is created first",
+		// Created at min(10+3−8, 2) = 2, at its target: our hold follows in the same sync.
+		name: "a new template while our hold pauses the former rollout: the hold goes, the canary is created at its target and held",
 		f: func() moveFacts {
 			f := facts(web(10))
 			f.NewRollout, f.NewRS, f.Status = true, nil, grayapi.Status{Revision: 3, StableRevision: 2}
@@ -123,7 +123,8 @@ func TestDecideMove(t *testing.T) {
 		}(),
 		status: grayapi.Status{Revision: 3, StableRevision: 2, Step: 0, Percent: 20, Target: 2, Phase: grayapi.PhaseProgressing},
 		hold:   HoldLeft,
-		sizes:  sizes{Kind: SizesCreateFirst},
+		sizes:  sizes{Kind: SizesCreateFirst, NewSize: 2, OldSizes: []int32{8}},
+		pause:  true,
 	}, {
 		name: "no hold, the canary at 1 of its target 2: a step to 2 and our hold after it",
 		f: func() moveFacts {
@@ -155,36 +156,6 @@ func TestDecideMove(t *testing.T) {
 					m.Status, m.Resume, m.Hold, m.Paused, got, m.PauseAfter, tt.status, tt.resume, tt.hold, tt.paused, tt.sizes, tt.pause)
 			}
 		})
-	}
-}
-
-// TestAfterCreate finishes a move that created the canary: web at 20% of 10 (target 2, maxSurge
-// 3, maxUnavailable 2) over stable revision 1's 10. The canary created at 2 is at its target:
-// the old ReplicaSet shrinks by maxUnavailable to 8 (none of the canary's pods is available, so
-// 10 − 2 may go, within 2 unavailable) and our hold follows. One that already existed at 1 grows
-// to 2 first, the old one left for the next step, and the hold follows too.
-func TestAfterCreate(t *testing.T) {
-	d := testutil.GrayWeb(10, "20")
-	st := grayapi.Status{Revision: 2, StableRevision: 1, Step: 0, Percent: 20, Target: 2, Phase: grayapi.PhaseProgressing}
-	created := planRS(2, 2, 0, 10)
-	created.Status = appsv1.ReplicaSetStatus{} // not observed by the ReplicaSet controller yet
-	stable := planRS(1, 10, 10, 10)
-	for _, tc := range []struct {
-		name     string
-		canary   *appsv1.ReplicaSet
-		newSize  int32
-		oldSizes []int32
-	}{
-		{"created at its target", created, 2, []int32{8}},
-		{"found at 1, created by an earlier sync", planRS(2, 1, 0, 10), 2, []int32{10}},
-	} {
-		m := Move{Status: st, Sizes: SizePlan{Kind: SizesCreateFirst}}
-		f := SizeFacts{Deployment: d, NewRS: tc.canary, OldRSs: []*appsv1.ReplicaSet{stable}, Target: 2, StableRevision: 1}
-		got := AfterCreate(m, f, 1)
-		if got.Sizes.Kind != SizesRolled || got.Sizes.NewSize != tc.newSize || !slices.Equal(got.Sizes.OldSizes, tc.oldSizes) || !got.PauseAfter {
-			t.Errorf("AfterCreate, %s: sizes %+v pause after %t, want stepped to %d, old %v, pause after", tc.name, got.Sizes, got.PauseAfter,
-				tc.newSize, tc.oldSizes)
-		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 	"github.com/kubegray/kubectl-gray/pkg/rollout"
@@ -30,10 +31,12 @@ type SizeFacts struct {
 // SizeKind says which rule sized the ReplicaSets.
 type SizeKind int
 
-// SizePlan is a sync's ReplicaSet writes: the new ReplicaSet's size first, then the old
-// ReplicaSets' in the order they are written.
+// SizePlan is a sync's ReplicaSet writes: the new ReplicaSet's size first (its creation at
+// Created first when there is none), then the old ReplicaSets' in the order they are written.
 type SizePlan struct {
-	Kind     SizeKind
+	Kind SizeKind
+	// Created is the size the canary's ReplicaSet is created with (SizesCreateFirst).
+	Created  int32
 	NewSize  int32
 	Old      []*appsv1.ReplicaSet
 	OldSizes []int32
@@ -44,7 +47,7 @@ type SizePlan struct {
 
 // resizes reports whether the plan gives the ReplicaSets sizes (NewSize, OldSizes) to write.
 func (p SizePlan) resizes() bool {
-	return p.Kind == SizesScaled || p.Kind == SizesRestored || p.Kind == SizesRolled
+	return p.Kind == SizesCreateFirst || p.Kind == SizesScaled || p.Kind == SizesRestored || p.Kind == SizesRolled
 }
 
 // planSizes decides a gray sync's ReplicaSet writes. A scaling event keeps the share; caps
@@ -63,7 +66,7 @@ func planSizes(ctx context.Context, f SizeFacts) SizePlan {
 	case f.Deployment.Spec.Paused && !f.Held:
 		return SizePlan{Kind: SizesKept}
 	case f.NewRS == nil:
-		return SizePlan{Kind: SizesCreateFirst}
+		return planCreate(f)
 	default:
 		plan = planRoll(f)
 	}
@@ -78,6 +81,23 @@ func keepOldFromGrowing(f SizeFacts, plan SizePlan) SizePlan {
 			plan.OldSizes[i] = min(plan.OldSizes[i], *rs.Spec.Replicas)
 		}
 	}
+	return plan
+}
+
+// planCreate plans the canary's creation and the roll after it, as upstream plans a rolling step
+// in the sync that creates its new ReplicaSet: the canary starts at upstream's size for a new
+// ReplicaSet (NewReplicasForRolling), capped at the target, and the roll is planned with it as
+// the server will make it (generation 1, its status not yet observed). Web at 20% of 10 with
+// maxSurge 25% and 10 old replicas creates its canary at 2, and the roll shrinks no old
+// ReplicaSet yet: nothing new is available. A roll never grows an old ReplicaSet, so a gone
+// stable ReplicaSet changes nothing here.
+func planCreate(f SizeFacts) SizePlan {
+	d := f.Deployment
+	created := min(rollout.NewReplicasForRolling(*d.Spec.Replicas, deployutil.MaxSurge(*d), 0,
+		deployutil.GetReplicaCountForReplicaSets(f.OldRSs)), f.Target)
+	f.NewRS = &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Generation: 1}, Spec: appsv1.ReplicaSetSpec{Replicas: &created}}
+	plan := planRoll(f)
+	plan.Kind, plan.Created = SizesCreateFirst, created
 	return plan
 }
 
@@ -199,7 +219,7 @@ const (
 	// SizesKept: the user's own pause stops the rollout, as upstream's does; nothing is written.
 	SizesKept SizeKind = iota
 	// SizesCreateFirst: there is no new ReplicaSet yet; it is created (within the target) and
-	// the roll is planned with it (AfterCreate).
+	// the roll is planned with it (planCreate).
 	SizesCreateFirst
 	// SizesScaled: spec.replicas changed and every ReplicaSet keeps its share (GrayScaleSizes).
 	SizesScaled

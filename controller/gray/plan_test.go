@@ -49,6 +49,7 @@ func TestPlanSizes(t *testing.T) {
 		name     string
 		f        SizeFacts
 		kind     SizeKind
+		created  int32
 		newSize  int32
 		oldNames []string
 		oldSizes []int32
@@ -59,9 +60,18 @@ func TestPlanSizes(t *testing.T) {
 			NewRS: planRS(2, 1, 1, 10), OldRSs: []*appsv1.ReplicaSet{planRS(1, 9, 9, 10)}},
 		kind: SizesKept,
 	}, {
-		name: "no new ReplicaSet yet: it is created first",
+		// Created at min(10+3−10, 2) = 2; nothing of it available yet, so the roll may take
+		// min(12−8−2, 10−8) = 2 old replicas.
+		name: "no new ReplicaSet yet: it is created at its target, and the roll planned with it",
 		f:    SizeFacts{Deployment: web(10, false), Target: 2, StableRevision: 1, OldRSs: []*appsv1.ReplicaSet{planRS(1, 10, 10, 10)}},
-		kind: SizesCreateFirst,
+		kind: SizesCreateFirst, created: 2, newSize: 2, oldNames: []string{"web-1"}, oldSizes: []int32{8},
+	}, {
+		// 12 replicas already at surge 13 − 1: created at 1. budget₁ min(13−8−1, 12−8) = 4 takes
+		// the abandoned canary's 2 unready ones; budget₂ min(10−8, 10−8) = 2, from the stable one.
+		name: "no new ReplicaSet yet beside an abandoned canary: created within the surge left",
+		f: SizeFacts{Deployment: web(10, false), Target: 2, StableRevision: 1,
+			OldRSs: []*appsv1.ReplicaSet{planRS(1, 10, 10, 10), planRS(2, 2, 0, 10)}},
+		kind: SizesCreateFirst, created: 1, newSize: 1, oldNames: []string{"web-2", "web-1"}, oldSizes: []int32{0, 8},
 	}, {
 		name: "a step grows the canary to its target, within the surge of 3",
 		f: SizeFacts{Deployment: web(10, false), Target: 2, StableRevision: 1,
@@ -104,20 +114,20 @@ func TestPlanSizes(t *testing.T) {
 			if plan.Kind != tc.kind {
 				t.Fatalf("kind = %d, want %d", plan.Kind, tc.kind)
 			}
-			if tc.kind == SizesKept || tc.kind == SizesCreateFirst {
+			if tc.kind == SizesKept {
 				return
 			}
-			if plan.NewSize != tc.newSize || !apiequality.Semantic.DeepEqual(planNames(plan.Old), tc.oldNames) ||
+			if plan.Created != tc.created || plan.NewSize != tc.newSize || !apiequality.Semantic.DeepEqual(planNames(plan.Old), tc.oldNames) ||
 				!apiequality.Semantic.DeepEqual(plan.OldSizes, tc.oldSizes) || plan.Force != tc.force {
-				t.Errorf("plan = new %d, old %v %v, force %t; want new %d, old %v %v, force %t", plan.NewSize, planNames(plan.Old),
-					plan.OldSizes, plan.Force, tc.newSize, tc.oldNames, tc.oldSizes, tc.force)
+				t.Errorf("plan = created %d, new %d, old %v %v, force %t; want created %d, new %d, old %v %v, force %t", plan.Created,
+					plan.NewSize, planNames(plan.Old), plan.OldSizes, plan.Force, tc.created, tc.newSize, tc.oldNames, tc.oldSizes, tc.force)
 			}
 		})
 	}
 }
 
 // TestPlanSizesProperties runs planSizes over random Deployments and ReplicaSets: it never
-// plans the canary above its target (above it, it only shrinks), never lets an old ReplicaSet
+// plans the canary above its target (above it, it only shrinks), nor creates it above, never lets an old ReplicaSet
 // grow while the stable one is gone, plans every old ReplicaSet exactly once, and changes
 // nothing it was given.
 func TestPlanSizesProperties(t *testing.T) {
@@ -133,10 +143,13 @@ func TestPlanSizesProperties(t *testing.T) {
 		if !apiequality.Semantic.DeepEqual(d, f.Deployment) || !sameReplicaSets(snapshot, deployutil.WithNewRS(f.OldRSs, f.NewRS)) {
 			t.Fatalf("case %d: planSizes modified its facts", i)
 		}
-		if plan.Kind == SizesKept || plan.Kind == SizesCreateFirst {
+		if plan.Kind == SizesKept {
 			continue
 		}
-		if f.NewRS == nil {
+		if plan.Created > max(f.Target, 0) {
+			t.Fatalf("case %d (%+v): the canary created at %d, past its target %d", i, f, plan.Created, f.Target)
+		}
+		if f.NewRS == nil && plan.Kind != SizesCreateFirst {
 			// A scaling event before the new ReplicaSet exists: there is nothing to size.
 			if plan.NewSize != 0 {
 				t.Fatalf("case %d: no new ReplicaSet, yet planned at %d", i, plan.NewSize)

@@ -142,7 +142,7 @@ func (g *graySync) run(ctx context.Context) error {
 	}
 
 	_, g.cur.oldRSs = deployutil.FindOldReplicaSets(d, rsList)
-	if g.cur.newRS, err = g.getNewReplicaSet(ctx, false); err != nil {
+	if g.cur.newRS, err = g.findNewReplicaSet(ctx); err != nil {
 		return err
 	}
 
@@ -174,7 +174,7 @@ func (g *graySync) run(ctx context.Context) error {
 		return err
 	}
 	g.takeGates(dec.Gates)
-	scaled, done, err := g.takeMove(ctx, dec.Move, scaling)
+	scaled, done, err := g.takeMove(ctx, dec.Move)
 	if done || err != nil {
 		return err
 	}

@@ -8,8 +8,6 @@ package graysync
 import (
 	"context"
 
-	"github.com/kubegray/kubectl-gray/controller/gray"
-
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -51,9 +49,4 @@ func (g *graySync) writeRollback(ctx context.Context, stable *appsv1.ReplicaSet)
 	updated.Spec.Paused = g.mode.rollbackPaused(updated.Spec.Paused)
 	_, err := g.gs.client.AppsV1().Deployments(updated.Namespace).Update(ctx, updated, metav1.UpdateOptions{FieldManager: g.gs.fieldManager})
 	return err
-}
-
-// stableGone is gray.StableGone for this sync.
-func (g *graySync) stableGone() bool {
-	return gray.StableGone(g.st, len(g.in.points), g.cur.newRS, g.cur.oldRSs)
 }

@@ -20,14 +20,14 @@ import (
 // takeMove carries out m: the hold change, then the deprecated rollback annotation where the mode
 // serves it (the sync ends there: done), the ReplicaSet writes and the pause after them.
 // scaled: a ReplicaSet's size changed.
-func (g *graySync) takeMove(ctx context.Context, m gray.Move, scaling bool) (scaled, done bool, err error) {
+func (g *graySync) takeMove(ctx context.Context, m gray.Move) (scaled, done bool, err error) {
 	if err := g.takeHoldChange(ctx, m); err != nil {
 		return false, false, err
 	}
 	if served, err := g.mode.serveRollbackTo(ctx, g); served || err != nil {
 		return false, true, err
 	}
-	if m, scaled, err = g.reconcileReplicaSets(ctx, m, scaling); err != nil {
+	if m, scaled, err = g.reconcileReplicaSets(ctx, m); err != nil {
 		return scaled, false, err
 	}
 	if m.PauseAfter {

@@ -1,6 +1,6 @@
 package graysync
 
-// Writing the ReplicaSets of a gray sync as controller/gray decided them (planSizes, AfterCreate);
+// Writing the ReplicaSets of a gray sync as controller/gray decided them (planSizes);
 // the status that raises a target is written before the ReplicaSet writes that use it.
 
 import (
@@ -39,9 +39,10 @@ func (g *graySync) persistTargetFirst(ctx context.Context) error {
 }
 
 // reconcileReplicaSets performs this sync's ReplicaSet writes as m planned them, and reports
-// whether any size changed. A new ReplicaSet is created first when there is none (its size
-// capped at the target), and m is finished with it (gray.AfterCreate) before its sizes are written.
-func (g *graySync) reconcileReplicaSets(ctx context.Context, m gray.Move, scaling bool) (gray.Move, bool, error) {
+// whether any size changed. A new ReplicaSet is created first when there is none, at the size m
+// planned; when the server already had it (a create our cache had not seen yet) at another
+// size, the roll planned for the size m created is not written and the sync looks again.
+func (g *graySync) reconcileReplicaSets(ctx context.Context, m gray.Move) (gray.Move, bool, error) {
 	switch plan := m.Sizes; plan.Kind {
 	case gray.SizesKept:
 		return m, false, nil
@@ -49,13 +50,17 @@ func (g *graySync) reconcileReplicaSets(ctx context.Context, m gray.Move, scalin
 		if err := g.persistTargetFirst(ctx); err != nil {
 			return m, false, err
 		}
-		newRS, err := g.getNewReplicaSet(ctx, true)
+		newRS, err := g.createNewReplicaSet(ctx, plan.Created)
 		if err != nil {
 			return m, false, err
 		}
 		g.gs.rsExpectations.wrote(g.in.key, newRS)
 		g.cur.newRS = newRS
-		m = gray.AfterCreate(m, g.sizeFacts(scaling), len(g.in.points))
+		if *newRS.Spec.Replicas != plan.Created {
+			g.gs.port.EnqueueAfter(g.cur.d, 0)
+			m.Sizes, m.PauseAfter = gray.SizePlan{Kind: gray.SizesKept}, false
+			return m, false, nil
+		}
 	case gray.SizesScaled:
 		klog.FromContext(ctx).V(2).Info("Scaling gray deployment", "deployment", klog.KObj(g.cur.d), "replicas", *g.cur.d.Spec.Replicas,
 			"target", g.st.Target, "held", g.cur.d.Spec.Paused && g.st.HeldAt != nil, "newReplicas", plan.NewSize, "oldReplicas", plan.OldSizes)
@@ -67,35 +72,32 @@ func (g *graySync) reconcileReplicaSets(ctx context.Context, m gray.Move, scalin
 	return m, scaled, err
 }
 
-// getNewReplicaSet is upstream's getNewReplicaSet (deployment.DeploymentController's steps of
-// it) for a gray sync: what it changes of the Deployment's status stays in cur.d for the sync's
-// own status write, and a ReplicaSet it creates (when create) starts at no more than the target,
-// with the mode's labels, so that it never exceeds the target, not even at creation.
-func (g *graySync) getNewReplicaSet(ctx context.Context, create bool) (*appsv1.ReplicaSet, error) {
-	d, port := g.cur.d, g.gs.port
-	if existing := deployutil.FindNewReplicaSet(d, g.in.rsList); existing != nil {
-		rs, _, err := port.SyncNewReplicaSet(ctx, d, existing, g.cur.oldRSs)
-		return rs, err
-	}
-	if !create {
+// findNewReplicaSet is the new ReplicaSet of upstream's getNewReplicaSet as a gray sync reads it,
+// never created here: its revision and annotations synced (deployment.DeploymentController's
+// SyncNewReplicaSet), and what that changes of the Deployment's status kept in cur.d for the
+// sync's own status write. nil: the template has no ReplicaSet yet.
+func (g *graySync) findNewReplicaSet(ctx context.Context) (*appsv1.ReplicaSet, error) {
+	existing := deployutil.FindNewReplicaSet(g.cur.d, g.in.rsList)
+	if existing == nil {
 		return nil, nil
 	}
+	rs, _, err := g.gs.port.SyncNewReplicaSet(ctx, g.cur.d, existing, g.cur.oldRSs)
+	return rs, err
+}
+
+// createNewReplicaSet creates the template's ReplicaSet as upstream does, but at size (the
+// plan's, never above the target) and with the mode's labels, so that the canary never exceeds
+// its target, not even at creation.
+func (g *graySync) createNewReplicaSet(ctx context.Context, size int32) (*appsv1.ReplicaSet, error) {
+	d, port := g.cur.d, g.gs.port
 	newRS, err := port.NewReplicaSet(d, g.cur.oldRSs)
 	if err != nil {
 		return nil, err
 	}
-	*newRS.Spec.Replicas = min(*newRS.Spec.Replicas, g.st.Target)
+	*newRS.Spec.Replicas = size
 	newRS.Labels = g.mode.newReplicaSetLabels(newRS.Labels)
 	created, _, err := port.CreateNewReplicaSet(ctx, d, newRS, g.cur.oldRSs)
 	return created, err
-}
-
-// SizeFacts is what planSizes needs of this sync.
-func (g *graySync) sizeFacts(scaling bool) gray.SizeFacts {
-	return gray.SizeFacts{
-		Deployment: g.cur.d, NewRS: g.cur.newRS, OldRSs: g.cur.oldRSs, Target: g.st.Target, StableRevision: g.st.StableRevision,
-		Held: g.cur.d.Spec.Paused && g.st.HeldAt != nil, Scaling: scaling, StableGone: g.stableGone(),
-	}
 }
 
 // apply writes plan: the new ReplicaSet first and then the old ones in the plan's order, as
