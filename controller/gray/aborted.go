@@ -12,8 +12,8 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
-// AbortedFacts is what DecideAborted decides from.
-type AbortedFacts struct {
+// abortedFacts is what decideAborted decides from.
+type abortedFacts struct {
 	// Status is the rollout in flight, its abort just started (decideCourse) or standing; Prev is
 	// the status read, HasPrev whether it names a rollout and is trusted.
 	Status, Prev grayapi.Status
@@ -25,7 +25,7 @@ type AbortedFacts struct {
 	Now    time.Time
 }
 
-// AbortedSync is what DecideAborted decided.
+// AbortedSync is what decideAborted decided.
 type AbortedSync struct {
 	// Status goes with the first write, saying how many replicas the stable revision runs as
 	// found; Reported ends the sync, saying it as the sizes leave them.
@@ -41,11 +41,11 @@ type AbortedSync struct {
 	Progressing *appsv1.DeploymentCondition
 }
 
-// DecideAborted decides the sync of an aborted rollout: the status saying so first, with our
+// decideAborted decides the sync of an aborted rollout: the status saying so first, with our
 // hold, which an abort leaves; then the sizes back to the stable revision; then the status with
 // the counts. Revision 3 aborted at 20% of 10 over stable revision 1 at 8 reports "stable
 // revision 1 runs 8 of 10 replicas" first and "runs 10 of 10" once the sizes are written.
-func DecideAborted(f AbortedFacts) AbortedSync {
+func decideAborted(f abortedFacts) AbortedSync {
 	d := f.Deployment
 	st := Aborted(f.Status, f.NewRS.Name)
 	ourHold := d.Spec.Paused && f.HasPrev && f.Prev.HeldAt != nil

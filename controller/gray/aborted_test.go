@@ -42,32 +42,32 @@ func TestDecideAborted(t *testing.T) {
 	canary, stable := planRS(3, 2, 0, 10), planRS(1, 8, 8, 10)
 	tests := []struct {
 		name  string
-		f     AbortedFacts
+		f     abortedFacts
 		want  AbortedSync
 		sizes []int32 // the canary's, then the old ReplicaSets' in the plan's order
 	}{{
 		name: "aborted on its deadline while held: the hold goes first, the stable revision back to 10",
-		f: AbortedFacts{Status: inFlight, Prev: inFlight, HasPrev: true, Deployment: web(true), NewRS: canary,
+		f: abortedFacts{Status: inFlight, Prev: inFlight, HasPrev: true, Deployment: web(true), NewRS: canary,
 			OldRSs: []*appsv1.ReplicaSet{stable}, Now: testNow},
 		want: AbortedSync{Status: aborted(failure, "8"), Reported: aborted(failure, "10"), LeavesHold: true,
 			Progressing: timedOut(aborted(failure, "10").Message)},
 		sizes: []int32{0, 10},
 	}, {
 		name: "the next sync, not paused, the failure already mirrored: nothing to say again",
-		f: AbortedFacts{Status: aborted(failure, "10"), Prev: aborted(failure, "10"), HasPrev: true,
+		f: abortedFacts{Status: aborted(failure, "10"), Prev: aborted(failure, "10"), HasPrev: true,
 			Deployment: web(false, *timedOut(aborted(failure, "10").Message)), NewRS: planRS(3, 0, 0, 10),
 			OldRSs: []*appsv1.ReplicaSet{planRS(1, 10, 10, 10)}, Now: testNow},
 		want:  AbortedSync{Status: aborted(failure, "10"), Reported: aborted(failure, "10")},
 		sizes: []int32{0, 10},
 	}, {
 		name: "the stable ReplicaSet deleted under a standing abort: no sizes, and the message says 0",
-		f: AbortedFacts{Status: inFlight, Prev: inFlight, HasPrev: true, Deployment: web(true), NewRS: canary,
+		f: abortedFacts{Status: inFlight, Prev: inFlight, HasPrev: true, Deployment: web(true), NewRS: canary,
 			OldRSs: []*appsv1.ReplicaSet{planRS(2, 0, 0, 10)}, Now: testNow},
 		want: AbortedSync{Status: aborted(failure, "0"), Reported: aborted(failure, "0"), LeavesHold: true,
 			Progressing: timedOut(aborted(failure, "0").Message)},
 	}, {
 		name: "its status lost: the failure re-derived from the abort record, a pause not ours kept",
-		f: AbortedFacts{Status: grayapi.Status{Revision: 3, StableRevision: 1, Percent: 20, Target: 2}, Deployment: web(true),
+		f: abortedFacts{Status: grayapi.Status{Revision: 3, StableRevision: 1, Percent: 20, Target: 2}, Deployment: web(true),
 			NewRS: canary, OldRSs: []*appsv1.ReplicaSet{stable}, Now: testNow},
 		want: func() AbortedSync {
 			lost := &grayapi.Failure{Reason: grayapi.ReasonAborted, Message: "replica set web-3 carries kubegray.io/aborted=3"}
@@ -78,14 +78,14 @@ func TestDecideAborted(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := DecideAborted(tt.f)
+			got := decideAborted(tt.f)
 			var sizes []int32
 			if got.Sizes != nil {
 				sizes = append([]int32{got.Sizes.NewSize}, got.Sizes.OldSizes...)
 			}
 			got.Sizes = nil
 			if !apiequality.Semantic.DeepEqual(got, tt.want) || !apiequality.Semantic.DeepEqual(sizes, tt.sizes) {
-				t.Errorf("DecideAborted =\n%+v sizes %v\nwant\n%+v sizes %v", got, sizes, tt.want, tt.sizes)
+				t.Errorf("decideAborted =\n%+v sizes %v\nwant\n%+v sizes %v", got, sizes, tt.want, tt.sizes)
 			}
 		})
 	}

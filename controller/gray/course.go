@@ -1,6 +1,8 @@
 package gray
 
 import (
+	"time"
+
 	appsv1 "k8s.io/api/apps/v1"
 
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
@@ -18,7 +20,7 @@ const (
 	CourseUndo
 	// CourseAbort: the abort is recorded on the canary's ReplicaSet, then the aborted sync.
 	CourseAbort
-	// CourseAborted: the aborted sync of a rollout aborted before (DecideAborted).
+	// CourseAborted: the aborted sync of a rollout aborted before (decideAborted).
 	CourseAborted
 	// CourseRetry: the abort record goes, and the rollout moves again from its first hold point.
 	CourseRetry
@@ -33,8 +35,11 @@ type courseFacts struct {
 	// Request is kubegray.io/resume parsed (zero when absent or unreadable).
 	Request grayapi.Resume
 	Policy  grayapi.Policy
-	NewRS   *appsv1.ReplicaSet
-	OldRSs  []*appsv1.ReplicaSet
+	// Deployment and Now are what the aborted sync's sizes and conditions are decided from.
+	Deployment *appsv1.Deployment
+	NewRS      *appsv1.ReplicaSet
+	OldRSs     []*appsv1.ReplicaSet
+	Now        time.Time
 }
 
 // CourseDecision is what decideCourse decided.
@@ -49,6 +54,9 @@ type CourseDecision struct {
 	// request goes with the next write); Consume: a served request goes with the next write.
 	Ignored string
 	Consume bool
+	// Aborted is the aborted sync (CourseAbort, once the abort is recorded, and CourseAborted),
+	// decided with the course.
+	Aborted AbortedSync
 }
 
 // decideCourse decides which way this sync goes, from the resume request and the abort record.
@@ -79,8 +87,17 @@ func decideCourse(f courseFacts) CourseDecision {
 		dec.Course = CourseRetry
 	case abort.What == abortStart:
 		dec.Course = CourseAbort
+		st := f.Status
+		st.Failure = abort.Failure
+		dec.Aborted = decideAborted(f.aborted(st))
 	case aborted:
 		dec.Course = CourseAborted
+		dec.Aborted = decideAborted(f.aborted(f.Status))
 	}
 	return dec
+}
+
+// aborted is f as decideAborted's facts, for the aborted rollout st.
+func (f courseFacts) aborted(st grayapi.Status) abortedFacts {
+	return abortedFacts{Status: st, Prev: f.Prev, HasPrev: f.HasPrev, Deployment: f.Deployment, NewRS: f.NewRS, OldRSs: f.OldRSs, Now: f.Now}
 }

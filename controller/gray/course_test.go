@@ -5,12 +5,13 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
-// TestDecideCourse pins which way a sync goes when requests and an abort meet. Revision 3 is held
-// at 20% over stable revision 1's ReplicaSet; decideUndo's and decideAbort's own tables pin each
-// request alone.
+// TestDecideCourse pins which way a sync goes when requests and an abort meet, and that an abort's
+// sync is decided with it. Revision 3 is held at 20% over stable revision 1's ReplicaSet;
+// decideUndo's, decideAbort's and decideAborted's own tables pin each alone.
 func TestDecideCourse(t *testing.T) {
 	held := grayapi.Status{Revision: 3, StableRevision: 1, Step: 0, Percent: 20, Target: 2, Phase: grayapi.PhaseHeld}
 	failure := &grayapi.Failure{Reason: grayapi.ReasonProgressDeadlineExceeded, Message: "0 of 2 available"}
@@ -62,7 +63,14 @@ func TestDecideCourse(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			tt.f.Deployment, tt.f.Now = testutil.GrayWeb(10, "20"), testNow
 			got := decideCourse(tt.f)
+			// The aborted sync is decided with the course that leads to it, and only then.
+			aborting := got.Course == CourseAbort || got.Course == CourseAborted
+			if aborting != (got.Aborted.Status.Phase == grayapi.PhaseAborted) ||
+				(aborting && (got.Aborted.Status.Failure == nil || got.Aborted.Status.Revision != 3)) {
+				t.Fatalf("decideCourse = %+v with the aborted sync %+v", got.Course, got.Aborted)
+			}
 			if got.Course != tt.want.Course || got.UndoTo != tt.want.UndoTo || got.Ignored != tt.want.Ignored || got.Consume != tt.want.Consume ||
 				(got.Failure == nil) != (tt.want.Failure == nil) || (got.Failure != nil && *got.Failure != *tt.want.Failure) {
 				t.Fatalf("decideCourse = %+v (failure %+v), want %+v (failure %+v)", got, got.Failure, tt.want, tt.want.Failure)

@@ -1,10 +1,10 @@
 // Package gray decides a gray rollout's next move from the facts of one sync, in the order a
 // sync asks: whether the status read is trusted (TrustStatus) and which rollout is in flight
 // (Identify); then one decision for the sync (DecideSync): which way it goes (decideCourse: an
-// undo, an abort, a retry or on), and when it goes on, the hold's gates (decideGates) and the
+// undo, an abort, a retry or on, with an aborted rollout's sync, decideAborted), and when it goes on, the hold's gates (decideGates) and the
 // move they feed (decideMove: a resume, a hold kept or left, the ReplicaSet sizes and the hold
 // they reach, built on decideResume, decideHold and planSizes, which plans a canary's creation
-// and the roll after it at once); what an aborted rollout's sync does (DecideAborted); the report once the
+// and the roll after it at once); the report once the
 // writes are done (DecideReport: the phase, DecidePhase; the step's deadline, DecideDeadline;
 // the events; when to look again); and what a rollout with an unreadable annotation still does
 // (DecideInvalid). The moves a status makes are transition.go's: no phase is set anywhere else.

@@ -7,6 +7,7 @@ package gray
 import (
 	"context"
 	"fmt"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -32,6 +33,7 @@ type InvalidFacts struct {
 	Aborted, Scaling bool
 	// Policy is the policy as far as it could be read (zero when it is the bad value).
 	Policy grayapi.Policy
+	Now    time.Time
 }
 
 // InvalidDecision is what DecideInvalid decided.
@@ -70,7 +72,8 @@ func DecideInvalid(ctx context.Context, f InvalidFacts) InvalidDecision {
 	if f.HasPrev {
 		st = f.Prev
 		if abortAsked || (!requested && f.Aborted) {
-			c := decideCourse(courseFacts{Status: st, Prev: f.Prev, HasPrev: true, Request: req, Policy: f.Policy, NewRS: f.NewRS, OldRSs: f.OldRSs})
+			c := decideCourse(courseFacts{Status: st, Prev: f.Prev, HasPrev: true, Request: req, Policy: f.Policy, Deployment: d,
+				NewRS: f.NewRS, OldRSs: f.OldRSs, Now: f.Now})
 			dec.Abort = &c
 		}
 	}

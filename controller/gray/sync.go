@@ -55,7 +55,7 @@ type SyncDecision struct {
 // move are those of step 0 with no hold, no clocks and no failure (Retried).
 func DecideSync(ctx context.Context, f SyncFacts) SyncDecision {
 	dec := SyncDecision{Course: decideCourse(courseFacts{Status: f.Status, Prev: f.Prev, HasPrev: f.HasPrev, Request: f.Request,
-		Policy: f.Policy, NewRS: f.NewRS, OldRSs: f.OldRSs})}
+		Policy: f.Policy, Deployment: f.Deployment, NewRS: f.NewRS, OldRSs: f.OldRSs, Now: f.Now})}
 	st := f.Status
 	switch dec.Course.Course {
 	case CourseMove:

@@ -39,7 +39,6 @@ func (g *graySync) startAbort(ctx context.Context, failure *grayapi.Failure) err
 			g.st.Revision, rs.Name, err)
 	}
 	g.cur.newRS = written
-	g.st.Failure = failure
 	g.gs.eventRecorder.Eventf(g.cur.d, corev1.EventTypeWarning, grayapi.ReasonGrayAborted,
 		"Revision %d aborted at %d%% (%s): scaling replica set %s to 0 and stable revision %d back to %d replicas; the template is kept",
 		g.st.Revision, g.st.Percent, failure.Reason, rs.Name, g.st.StableRevision, *g.cur.d.Spec.Replicas)
@@ -70,12 +69,10 @@ func (g *graySync) retry(ctx context.Context) error {
 	return nil
 }
 
-// syncAborted carries out gray.DecideAborted: the status saying so first (with our hold, which
-// an abort leaves, and a consumed request), then the sizes back to the stable revision, then the
-// status with the counts.
-func (g *graySync) syncAborted(ctx context.Context) error {
-	dec := gray.DecideAborted(gray.AbortedFacts{Status: g.st, Prev: g.in.prev, HasPrev: g.in.hasPrev, Deployment: g.cur.d,
-		NewRS: g.cur.newRS, OldRSs: g.cur.oldRSs, Now: g.in.now})
+// syncAborted carries out the aborted sync decided with the course (gray.AbortedSync): the
+// status saying so first (with our hold, which an abort leaves, and a consumed request), then the
+// sizes back to the stable revision, then the status with the counts.
+func (g *graySync) syncAborted(ctx context.Context, dec gray.AbortedSync) error {
 	g.st = dec.Status
 	if dec.LeavesHold || g.removeResume {
 		if err := g.writeHold(ctx, dec.Paused); err != nil {

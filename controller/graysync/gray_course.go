@@ -38,9 +38,9 @@ func (g *graySync) takeCourse(ctx context.Context, c gray.CourseDecision) (bool,
 		if err := g.startAbort(ctx, c.Failure); err != nil {
 			return true, err
 		}
-		return true, g.syncAborted(ctx)
+		return true, g.syncAborted(ctx, c.Aborted)
 	case gray.CourseAborted:
-		return true, g.syncAborted(ctx)
+		return true, g.syncAborted(ctx, c.Aborted)
 	}
 	return false, nil
 }

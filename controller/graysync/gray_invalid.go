@@ -28,7 +28,7 @@ func (g *graySync) reportInvalid(ctx context.Context, perr error) error {
 	dec := gray.DecideInvalid(ctx, gray.InvalidFacts{Problem: perr.Error(), Prev: g.in.prev, HasPrev: g.in.hasPrev, Deployment: d,
 		NewRS: g.cur.newRS, OldRSs: g.cur.oldRSs,
 		Aborted: gray.AbortRecorded(g.cur.newRS) || (g.in.hasPrev && g.in.prev.Phase == grayapi.PhaseAborted),
-		Scaling: deployutil.ReplicasChanged(ctx, d, deployutil.WithNewRS(g.cur.oldRSs, g.cur.newRS)), Policy: g.in.policy})
+		Scaling: deployutil.ReplicasChanged(ctx, d, deployutil.WithNewRS(g.cur.oldRSs, g.cur.newRS)), Policy: g.in.policy, Now: g.in.now})
 	if dec.Abort != nil {
 		g.st = g.in.prev
 		if done, err := g.takeCourse(ctx, *dec.Abort); done || err != nil {
