@@ -28,7 +28,7 @@ const (
 
 // courseFacts is what decideCourse decides from.
 type courseFacts struct {
-	// Status is the rollout in flight (Identify); Prev the status read, HasPrev whether it
+	// Status is the rollout in flight (identify); Prev the status read, HasPrev whether it
 	// names a rollout this sync trusts.
 	Status, Prev grayapi.Status
 	HasPrev      bool

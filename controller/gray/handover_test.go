@@ -62,7 +62,7 @@ func TestDecideHandOver(t *testing.T) {
 	}
 }
 
-// TestDecideSyncHandsOver carries the hand-over through DecideSync: TestDecideSync's held
+// TestDecideSyncHandsOver carries the hand-over through decideSync: TestDecideSync's held
 // rollout, its pods gate pending, decided by a leader of the stable revision with both canary
 // pods ready, then by a leader that is not.
 func TestDecideSyncHandsOver(t *testing.T) {
@@ -73,15 +73,15 @@ func TestDecideSyncHandsOver(t *testing.T) {
 	held := heldAt20()
 	d := testutil.GrayWeb(10, "20")
 	d.Spec.Paused = true
-	f := SyncFacts{Status: held, Prev: held, HasPrev: true, Points: []int32{20}, Deployment: d, NewRS: planRS(2, 2, 2, 10),
+	f := syncFacts{Status: held, Prev: held, HasPrev: true, Points: []int32{20}, Deployment: d, NewRS: planRS(2, 2, 2, 10),
 		OldRSs: []*appsv1.ReplicaSet{planRS(1, 8, 8, 10)}, HeldByUs: true, PausedByUs: true, LeaderInStable: true, Now: testNow,
 		Gates: GateFacts{Gates: []*gates.Definition{pods}, Canary: []gates.Pod{{Ready: true}, {Ready: true}}}}
 	want := "handing the leader-election lease to the canary of revision 2, ready and not restarted since the hold settled: its gates judge it while it leads"
-	if got := DecideSync(context.Background(), f).HandOver; got != want {
+	if got := decideSync(context.Background(), f).HandOver; got != want {
 		t.Errorf("a leader of the stable revision: HandOver %q, want %q", got, want)
 	}
 	f.LeaderInStable = false
-	if got := DecideSync(context.Background(), f).HandOver; got != "" {
+	if got := decideSync(context.Background(), f).HandOver; got != "" {
 		t.Errorf("a leader that is no pod of the stable revision: HandOver %q, want none", got)
 	}
 }

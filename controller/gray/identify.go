@@ -16,8 +16,8 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/rollout"
 )
 
-// IdentifyFacts is what Identify decides from.
-type IdentifyFacts struct {
+// identifyFacts is what identify decides from.
+type identifyFacts struct {
 	// Prev is the status read; HasPrev: it names a rollout, and one the sync trusts.
 	Prev    grayapi.Status
 	HasPrev bool
@@ -26,11 +26,11 @@ type IdentifyFacts struct {
 	Deployment *appsv1.Deployment
 	NewRS      *appsv1.ReplicaSet
 	OldRSs     []*appsv1.ReplicaSet
-	// Now stamps a hold that Identify re-derives.
+	// Now stamps a hold that identify re-derives.
 	Now metav1.Time
 }
 
-// Identity is what Identify decided: which rollout is in flight, where it stands, and how it
+// Identity is what identify decided: which rollout is in flight, where it stands, and how it
 // stands with our hold.
 type Identity struct {
 	Status grayapi.Status
@@ -52,11 +52,11 @@ func (id Identity) HeldByUs(prev grayapi.Status, hasPrev bool) bool {
 	return (hasPrev && prev.HeldAt != nil && !id.NewRollout) || id.RederivedHold
 }
 
-// Identify works out which rollout is in flight and where it stands (revision, stable revision,
+// identify works out which rollout is in flight and where it stands (revision, stable revision,
 // step). A revision other than the recorded one is a new rollout: it starts at the first hold
 // point, unless the stable ReplicaSet is coming back (rollback: every hold point is skipped) or
 // there is nothing to canary against (no old replicas).
-func Identify(f IdentifyFacts) Identity {
+func identify(f identifyFacts) Identity {
 	rev := RevisionInFlight(f.NewRS, f.OldRSs)
 	stableRS := StableReplicaSet(deployutil.WithNewRS(f.OldRSs, f.NewRS))
 	if f.HasPrev && f.Prev.Revision == rev {

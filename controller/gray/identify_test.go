@@ -15,7 +15,7 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
-// TestIdentify pins which rollout Identify finds in flight, from the facts alone. web has 10
+// TestIdentify pins which rollout identify finds in flight, from the facts alone. web has 10
 // replicas and hold points 20 and 50 (targets 2 and 5).
 func TestIdentify(t *testing.T) {
 	points := []int32{20, 50}
@@ -38,7 +38,7 @@ func TestIdentify(t *testing.T) {
 	now := metav1.NewTime(testNow)
 	tests := []struct {
 		name    string
-		f       IdentifyFacts
+		f       identifyFacts
 		want    grayapi.Status
 		newRoll bool
 		rederiv bool
@@ -46,23 +46,23 @@ func TestIdentify(t *testing.T) {
 		rollingBack string
 	}{{
 		name: "the recorded rollout goes on at its step",
-		f: IdentifyFacts{HasPrev: true, Deployment: web(true), NewRS: planRS(2, 2, 2, 10), OldRSs: []*appsv1.ReplicaSet{stable(planRS(1, 8, 8, 10))},
+		f: identifyFacts{HasPrev: true, Deployment: web(true), NewRS: planRS(2, 2, 2, 10), OldRSs: []*appsv1.ReplicaSet{stable(planRS(1, 8, 8, 10))},
 			Prev: grayapi.Status{Revision: 2, StableRevision: 1, Step: 0, Percent: 20, Target: 2, Phase: grayapi.PhaseHeld, HeldAt: &held}},
 		want: grayapi.Status{Revision: 2, StableRevision: 1, Step: 0, Percent: 20, Target: 2, Phase: grayapi.PhaseHeld, HeldAt: &held},
 	}, {
 		name: "the stable label wins over a status naming another stable revision",
-		f: IdentifyFacts{HasPrev: true, Deployment: web(false), NewRS: planRS(3, 2, 2, 10), OldRSs: []*appsv1.ReplicaSet{stable(planRS(1, 8, 8, 10))},
+		f: identifyFacts{HasPrev: true, Deployment: web(false), NewRS: planRS(3, 2, 2, 10), OldRSs: []*appsv1.ReplicaSet{stable(planRS(1, 8, 8, 10))},
 			Prev: grayapi.Status{Revision: 3, StableRevision: 2, Step: 0, Percent: 20, Target: 2, Phase: grayapi.PhaseProgressing}},
 		want: grayapi.Status{Revision: 3, StableRevision: 1, Step: 0, Percent: 20, Target: 2, Phase: grayapi.PhaseProgressing},
 	}, {
 		name: "a new template after a completed rollout starts at the first hold point, the completed revision stable",
-		f: IdentifyFacts{HasPrev: true, Deployment: web(false), OldRSs: []*appsv1.ReplicaSet{planRS(1, 10, 10, 10)},
+		f: identifyFacts{HasPrev: true, Deployment: web(false), OldRSs: []*appsv1.ReplicaSet{planRS(1, 10, 10, 10)},
 			Prev: grayapi.Status{Revision: 1, StableRevision: 1, Step: 2, Phase: grayapi.PhaseComplete}},
 		want:    grayapi.Status{Mode: grayapi.ModeInstead, Revision: 2, StableRevision: 1, Step: 0, Phase: grayapi.PhaseProgressing},
 		newRoll: true,
 	}, {
 		name: "the stable ReplicaSet coming back skips every hold point and records the abandoned rollout",
-		f: IdentifyFacts{HasPrev: true, Deployment: web(false), NewRS: renumbered(), OldRSs: []*appsv1.ReplicaSet{planRS(3, 2, 2, 10)},
+		f: identifyFacts{HasPrev: true, Deployment: web(false), NewRS: renumbered(), OldRSs: []*appsv1.ReplicaSet{planRS(3, 2, 2, 10)},
 			Prev: grayapi.Status{Revision: 3, StableRevision: 1, Step: 0, Percent: 20, Target: 2, Phase: grayapi.PhaseHeld}},
 		want: grayapi.Status{Mode: grayapi.ModeInstead, Revision: 4, StableRevision: 1, Step: 2, Phase: grayapi.PhaseRolledBack,
 			Message: "rolling back to stable revision 1",
@@ -72,36 +72,36 @@ func TestIdentify(t *testing.T) {
 		rollingBack: "Rolling back to stable revision 1 (replica set web-4): hold points skipped, revision 3 abandoned",
 	}, {
 		name:    "a first Deployment has no old replicas to canary against: its last step at once",
-		f:       IdentifyFacts{Deployment: web(false), NewRS: planRS(1, 10, 0, 10)},
+		f:       identifyFacts{Deployment: web(false), NewRS: planRS(1, 10, 0, 10)},
 		want:    grayapi.Status{Mode: grayapi.ModeInstead, Revision: 1, StableRevision: 1, Step: 2, Phase: grayapi.PhaseProgressing},
 		newRoll: true,
 	}, {
 		name:    "the stable ReplicaSet at rest with its status lost is not rolling back",
-		f:       IdentifyFacts{Deployment: web(false), NewRS: stable(planRS(3, 10, 10, 10)), OldRSs: []*appsv1.ReplicaSet{planRS(2, 0, 0, 10)}},
+		f:       identifyFacts{Deployment: web(false), NewRS: stable(planRS(3, 10, 10, 10)), OldRSs: []*appsv1.ReplicaSet{planRS(2, 0, 0, 10)}},
 		want:    grayapi.Status{Mode: grayapi.ModeInstead, Revision: 3, StableRevision: 3, Step: 2, Phase: grayapi.PhaseProgressing},
 		newRoll: true,
 	}, {
 		name: "opted in mid-rollout: the first hold point not yet passed, the largest old ReplicaSet stable",
-		f: IdentifyFacts{Deployment: web(false), NewRS: planRS(3, 3, 3, 10),
+		f: identifyFacts{Deployment: web(false), NewRS: planRS(3, 3, 3, 10),
 			OldRSs: []*appsv1.ReplicaSet{planRS(1, 2, 2, 10), planRS(2, 5, 5, 10)}},
 		want:    grayapi.Status{Mode: grayapi.ModeInstead, Revision: 3, StableRevision: 2, Step: 1, Phase: grayapi.PhaseProgressing},
 		newRoll: true,
 	}, {
 		name: "status lost while paused at a hold point's target: our hold, re-derived",
-		f:    IdentifyFacts{Deployment: web(true), NewRS: planRS(2, 2, 2, 10), OldRSs: []*appsv1.ReplicaSet{planRS(1, 8, 8, 10)}},
+		f:    identifyFacts{Deployment: web(true), NewRS: planRS(2, 2, 2, 10), OldRSs: []*appsv1.ReplicaSet{planRS(1, 8, 8, 10)}},
 		want: grayapi.Status{Mode: grayapi.ModeInstead, Revision: 2, StableRevision: 1, Step: 0, Phase: grayapi.PhaseProgressing,
 			HeldAt: &now},
 		rederiv: true,
 	}, {
 		name:    "paused short of the target is the user's pause, not ours",
-		f:       IdentifyFacts{Deployment: web(true), NewRS: planRS(2, 1, 1, 10), OldRSs: []*appsv1.ReplicaSet{planRS(1, 9, 9, 10)}},
+		f:       identifyFacts{Deployment: web(true), NewRS: planRS(2, 1, 1, 10), OldRSs: []*appsv1.ReplicaSet{planRS(1, 9, 9, 10)}},
 		want:    grayapi.Status{Mode: grayapi.ModeInstead, Revision: 2, StableRevision: 1, Step: 0, Phase: grayapi.PhaseProgressing},
 		newRoll: true,
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.f.Points, tt.f.Now = points, now
-			id := Identify(tt.f)
+			id := identify(tt.f)
 			if !apiequality.Semantic.DeepEqual(id.Status, tt.want) {
 				t.Errorf("status\n got %s\nwant %s", asJSON(t, id.Status), asJSON(t, tt.want))
 			}

@@ -17,8 +17,8 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/rollout"
 )
 
-// InvalidFacts is what DecideInvalid decides from.
-type InvalidFacts struct {
+// invalidFacts is what decideInvalid decides from.
+type invalidFacts struct {
 	// Problem is the parse error, which quotes the bad value and the rule.
 	Problem string
 	// Prev is the status read (Prev.Phase is empty when none was); HasPrev: it names a rollout.
@@ -36,7 +36,7 @@ type InvalidFacts struct {
 	Now    time.Time
 }
 
-// InvalidDecision is what DecideInvalid decided.
+// InvalidDecision is what decideInvalid decided.
 type InvalidDecision struct {
 	// Abort is the course of an abort asked for, or of one standing (decideCourse, on the status
 	// read), carried out before anything else; what follows applies when that did not end the
@@ -53,12 +53,12 @@ type InvalidDecision struct {
 	Events []Event
 }
 
-// DecideInvalid decides the sync of a rollout with an unreadable annotation. A request other
+// decideInvalid decides the sync of a rollout with an unreadable annotation. A request other
 // than an abort is dropped at once with the reason, never kept to be carried out by surprise
 // when someone fixes the value. A change of spec.replicas keeps the share of the last valid
 // status (GrayScaleSizes: 20% of 10 held at 2, scaled to 20, holds 4) or, when no valid status
 // was ever written, is upstream's proportional scaling.
-func DecideInvalid(ctx context.Context, f InvalidFacts) InvalidDecision {
+func decideInvalid(ctx context.Context, f invalidFacts) InvalidDecision {
 	d := f.Deployment
 	value, requested := d.Annotations[grayapi.ResumeAnnotation]
 	req, err := grayapi.ParseResume(value)

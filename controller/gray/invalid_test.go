@@ -28,14 +28,14 @@ func TestDecideInvalid(t *testing.T) {
 		}
 		return d
 	}
-	facts := func(d *appsv1.Deployment) InvalidFacts {
-		return InvalidFacts{Problem: problem, Prev: held, HasPrev: true, Deployment: d, NewRS: planRS(2, 2, 2, 10),
+	facts := func(d *appsv1.Deployment) invalidFacts {
+		return invalidFacts{Problem: problem, Prev: held, HasPrev: true, Deployment: d, NewRS: planRS(2, 2, 2, 10),
 			OldRSs: []*appsv1.ReplicaSet{planRS(1, 8, 8, 10)}}
 	}
 	said := []Event{{corev1.EventTypeWarning, grayapi.ReasonGrayInvalid, stopped}}
 	tests := []struct {
 		name  string
-		f     InvalidFacts
+		f     invalidFacts
 		want  InvalidDecision
 		sizes *SizePlan
 		// abort is the course of the abort served (nil: none)
@@ -46,7 +46,7 @@ func TestDecideInvalid(t *testing.T) {
 		want: InvalidDecision{Status: invalid, Events: said},
 	}, {
 		name: "the same value reported before: nothing said again",
-		f:    func() InvalidFacts { f := facts(web(10, "")); f.Prev = invalid; return f }(),
+		f:    func() invalidFacts { f := facts(web(10, "")); f.Prev = invalid; return f }(),
 		want: InvalidDecision{Status: invalid},
 	}, {
 		name: "2:next is dropped with the reason",
@@ -60,7 +60,7 @@ func TestDecideInvalid(t *testing.T) {
 		abort: new(CourseAbort),
 	}, {
 		name: "an abort standing is kept up",
-		f: func() InvalidFacts {
+		f: func() invalidFacts {
 			f := facts(web(10, ""))
 			f.NewRS.Labels = map[string]string{grayapi.AbortedLabel: "2"}
 			f.Aborted = true
@@ -70,12 +70,12 @@ func TestDecideInvalid(t *testing.T) {
 		abort: new(CourseAborted),
 	}, {
 		name: "an abort standing with 2:next asked: the request dropped, nothing served",
-		f:    func() InvalidFacts { f := facts(web(10, "2:next")); f.Aborted = true; return f }(),
+		f:    func() invalidFacts { f := facts(web(10, "2:next")); f.Aborted = true; return f }(),
 		want: InvalidDecision{Status: invalid, Events: said,
 			Ignored: `Ignored kubegray.io/resume="2:next": the rollout is Invalid (` + problem + `); fix the annotation first (kubectl gray abort works while Invalid)`},
 	}, {
 		name: "no status ever written: an abort has no rollout to act on and is left alone",
-		f: func() InvalidFacts {
+		f: func() invalidFacts {
 			f := facts(web(10, "2:abort"))
 			f.Prev, f.HasPrev = grayapi.Status{}, false
 			return f
@@ -83,7 +83,7 @@ func TestDecideInvalid(t *testing.T) {
 		want: InvalidDecision{Status: grayapi.Status{Phase: grayapi.PhaseInvalid, Message: problem}, Events: said},
 	}, {
 		name: "scaled to 20 while held at 20%: the share kept, 4 and 16",
-		f:    func() InvalidFacts { f := facts(web(20, "")); f.Scaling = true; return f }(),
+		f:    func() invalidFacts { f := facts(web(20, "")); f.Scaling = true; return f }(),
 		want: func() InvalidDecision {
 			st := invalid
 			st.Target = 4
@@ -93,7 +93,7 @@ func TestDecideInvalid(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := DecideInvalid(context.Background(), tt.f)
+			got := decideInvalid(context.Background(), tt.f)
 			gotSizes, gotAbort := got.Sizes, got.Abort
 			got.Sizes, got.Abort = nil, nil
 			switch {
@@ -103,7 +103,7 @@ func TestDecideInvalid(t *testing.T) {
 				t.Errorf("abort served with course %d, want %d", gotAbort.Course, *tt.abort)
 			}
 			if !apiequality.Semantic.DeepEqual(got, tt.want) {
-				t.Errorf("DecideInvalid =\n%+v\nwant\n%+v", got, tt.want)
+				t.Errorf("decideInvalid =\n%+v\nwant\n%+v", got, tt.want)
 			}
 			switch {
 			case (gotSizes == nil) != (tt.sizes == nil):

@@ -17,7 +17,7 @@ import (
 
 // moveFacts is what decideMove decides from.
 type moveFacts struct {
-	// Status is the rollout as identified (Identify, then an abort retried); Prev is the status
+	// Status is the rollout as identified (identify, then an abort retried); Prev is the status
 	// read (whatever its trust), HasPrev whether it names a rollout and is trusted.
 	Status, Prev grayapi.Status
 	HasPrev      bool
@@ -28,7 +28,7 @@ type moveFacts struct {
 	NewRS      *appsv1.ReplicaSet
 	OldRSs     []*appsv1.ReplicaSet
 	// HeldByUs: the rollout in flight is held by us (Identity.HeldByUs); PausedByUs: spec.paused
-	// is a hold's (one recorded, even by a status since distrusted, or one Identify re-derived).
+	// is a hold's (one recorded, even by a status since distrusted, or one identify re-derived).
 	HeldByUs, PausedByUs bool
 	// NewRollout: the revision in flight changed in this sync (Identity.NewRollout).
 	NewRollout bool

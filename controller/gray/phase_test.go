@@ -84,7 +84,7 @@ func TestDecidePhase(t *testing.T) {
 		f:     PhaseFacts{Status: grayapi.Status{Revision: 4, StableRevision: 1, Step: 1, Percent: 100, Target: 10}, Steps: 1, Deployment: web(false), NewRS: rollback},
 		phase: grayapi.PhaseRolledBack, message: "rolling back to stable revision 1",
 	}, {
-		// Identify only skips the hold points for a rollback; one still at a hold point is rolling.
+		// identify only skips the hold points for a rollback; one still at a hold point is rolling.
 		name: "a renumbered ReplicaSet still at a hold point is not rolling back",
 		f: PhaseFacts{Status: grayapi.Status{Revision: 4, StableRevision: 1, Percent: 20, Target: 2}, Steps: 1, Deployment: web(false),
 			NewRS: rollback},

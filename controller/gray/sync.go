@@ -9,11 +9,11 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
-// SyncFacts is what one gray sync decides from, all read before it writes its course or its
+// syncFacts is what one gray sync decides from, all read before it writes its course or its
 // move: the rollout in flight as identified, the status read, the request and the policy, the
 // objects (through the mode's view), the gates' evidence and the clock.
-type SyncFacts struct {
-	// Status is the rollout in flight (Identify); Prev the status read, HasPrev whether it names
+type syncFacts struct {
+	// Status is the rollout in flight (identify); Prev the status read, HasPrev whether it names
 	// a rollout this sync trusts.
 	Status, Prev grayapi.Status
 	HasPrev      bool
@@ -28,7 +28,7 @@ type SyncFacts struct {
 	// HeldByUs, PausedByUs, NewRollout, Scaling and ModePaused are moveFacts'.
 	HeldByUs, PausedByUs, NewRollout, Scaling, ModePaused bool
 	// Gates is the hold's gates and their evidence: GateFacts but for the status and the clock,
-	// which DecideSync fills in.
+	// which decideSync fills in.
 	Gates GateFacts
 	// LeaderInStable: this process is a pod of one of the Deployment's old ReplicaSets (its own
 	// Deployment, in instead mode: handover.go).
@@ -48,12 +48,12 @@ type SyncDecision struct {
 	HandOver string
 }
 
-// DecideSync decides a gray sync: its course (decideCourse), then, when the course goes on, the
+// decideSync decides a gray sync: its course (decideCourse), then, when the course goes on, the
 // hold's gates (decideGates) and the move they feed (decideMove), both judged on the rollout as
 // the course leaves it, and whether this leader then hands its lease to the canary
 // (decideHandOver). Revision 3 aborted at 20% and asked "3:retry" is retried: its gates and its
 // move are those of step 0 with no hold, no clocks and no failure (Retried).
-func DecideSync(ctx context.Context, f SyncFacts) SyncDecision {
+func decideSync(ctx context.Context, f syncFacts) SyncDecision {
 	dec := SyncDecision{Course: decideCourse(courseFacts{Status: f.Status, Prev: f.Prev, HasPrev: f.HasPrev, Request: f.Request,
 		Policy: f.Policy, Deployment: f.Deployment, NewRS: f.NewRS, OldRSs: f.OldRSs, Now: f.Now})}
 	st := f.Status
@@ -73,7 +73,7 @@ func DecideSync(ctx context.Context, f SyncFacts) SyncDecision {
 }
 
 // forMove is f as decideMove's facts, for the rollout st and the gates as decided.
-func (f SyncFacts) forMove(st grayapi.Status, gates GateDecision) moveFacts {
+func (f syncFacts) forMove(st grayapi.Status, gates GateDecision) moveFacts {
 	return moveFacts{Status: st, Prev: f.Prev, HasPrev: f.HasPrev, Points: f.Points, Policy: f.Policy, Deployment: f.Deployment,
 		NewRS: f.NewRS, OldRSs: f.OldRSs, HeldByUs: f.HeldByUs, PausedByUs: f.PausedByUs, NewRollout: f.NewRollout,
 		Scaling: f.Scaling, ModePaused: f.ModePaused, Gates: gates, Now: f.Now}

@@ -29,10 +29,10 @@ func TestDecideSync(t *testing.T) {
 	aborted := grayapi.Status{Revision: 2, StableRevision: 1, Step: 0, Percent: 20, Phase: grayapi.PhaseAborted,
 		Failure: &grayapi.Failure{Reason: grayapi.ReasonAborted, Message: "aborted by hand"}}
 	stable := planRS(1, 8, 8, 10)
-	facts := func(st grayapi.Status, request string, edit func(*SyncFacts)) SyncFacts {
+	facts := func(st grayapi.Status, request string, edit func(*syncFacts)) syncFacts {
 		d := testutil.GrayWeb(10, "20")
 		d.Spec.Paused = st.HeldAt != nil
-		f := SyncFacts{Status: st, Prev: st, HasPrev: true, Points: []int32{20}, Policy: grayapi.Policy{HoldFor: time.Minute},
+		f := syncFacts{Status: st, Prev: st, HasPrev: true, Points: []int32{20}, Policy: grayapi.Policy{HoldFor: time.Minute},
 			Deployment: d, NewRS: planRS(2, 2, 2, 10), OldRSs: []*appsv1.ReplicaSet{stable}, HeldByUs: st.HeldAt != nil,
 			PausedByUs: d.Spec.Paused, Gates: GateFacts{Gates: []*gates.Definition{pods}}, Now: testNow}
 		if request != "" {
@@ -59,7 +59,7 @@ func TestDecideSync(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		f       SyncFacts
+		f       syncFacts
 		course  Course
 		undoTo  string
 		pending []string
@@ -81,7 +81,7 @@ func TestDecideSync(t *testing.T) {
 		course: CourseAbort,
 	}, {
 		name: "2:retry of an aborted canary at 0: step 0 again, a step to 2 and our hold after it",
-		f: facts(aborted, "2:retry", func(f *SyncFacts) {
+		f: facts(aborted, "2:retry", func(f *syncFacts) {
 			f.NewRS = planRS(2, 0, 0, 10)
 			f.NewRS.Labels = map[string]string{grayapi.AbortedLabel: "2"}
 			f.OldRSs = []*appsv1.ReplicaSet{planRS(1, 10, 10, 10)}
@@ -93,7 +93,7 @@ func TestDecideSync(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dec := DecideSync(context.Background(), tt.f)
+			dec := decideSync(context.Background(), tt.f)
 			m := dec.Move
 			got := move{Status: m.Status, Hold: m.Hold, Paused: m.Paused, Kind: m.Sizes.Kind, NewSize: m.Sizes.NewSize,
 				OldSizes: m.Sizes.OldSizes, PauseAfter: m.PauseAfter}
@@ -126,7 +126,7 @@ func TestDecideSyncSettles(t *testing.T) {
 		next := randomSyncFacts(r)
 		served, quiet := 0, false
 		for decision := range 4 {
-			dec := DecideSync(ctx, next)
+			dec := decideSync(ctx, next)
 			if decision == 0 {
 				courses[dec.Course.Course]++
 			}
@@ -166,9 +166,9 @@ func TestDecideSyncSettles(t *testing.T) {
 
 // randomSyncFacts is randomMoveFacts as a sync's facts, with a request of any kind, a fifth of
 // them aborted at step 0.
-func randomSyncFacts(r *rand.Rand) SyncFacts {
+func randomSyncFacts(r *rand.Rand) syncFacts {
 	m := randomMoveFacts(r)
-	f := SyncFacts{Status: m.Status, Prev: m.Prev, HasPrev: m.HasPrev, Points: m.Points, Policy: m.Policy, Deployment: m.Deployment,
+	f := syncFacts{Status: m.Status, Prev: m.Prev, HasPrev: m.HasPrev, Points: m.Points, Policy: m.Policy, Deployment: m.Deployment,
 		NewRS: m.NewRS, OldRSs: m.OldRSs, HeldByUs: m.HeldByUs, PausedByUs: m.PausedByUs, Scaling: m.Scaling, ModePaused: m.ModePaused, Now: m.Now}
 	if r.IntN(5) == 0 {
 		replicas := *f.Deployment.Spec.Replicas
@@ -189,7 +189,7 @@ func randomSyncFacts(r *rand.Rand) SyncFacts {
 
 // afterSync is f after the sync that decided dec went on to its move: a request the course or the
 // move consumed or dropped gone, a retried canary's abort record gone, and afterMove's writes.
-func afterSync(f SyncFacts, dec SyncDecision) SyncFacts {
+func afterSync(f syncFacts, dec SyncDecision) syncFacts {
 	m := afterMove(f.forMove(f.Status, GateDecision{}), dec.Move)
 	next := f
 	next.Status, next.Prev, next.Deployment, next.NewRS, next.OldRSs = m.Status, m.Prev, m.Deployment, m.NewRS, m.OldRSs

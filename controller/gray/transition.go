@@ -1,7 +1,7 @@
 package gray
 
 // The moves a sync makes on the rollout's status between identifying it and reporting it. With
-// Identify and DecidePhase these are the only code that sets a phase (TestPhaseSetOnlyInCore),
+// identify and DecidePhase these are the only code that sets a phase (TestPhaseSetOnlyInCore),
 // so each phase's meaning lives in one package: Progressing is a rollout moving or about to,
 // Held is DecidePhase's alone (a hold is Held only once it settles), RolledBack is said from the
 // first write of a rollback on and a hold left then does not unsay it.

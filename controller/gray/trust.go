@@ -12,7 +12,7 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
-// Trust is what TrustStatus found; the zero value is a status taken as it is.
+// Trust is what trustStatus found; the zero value is a status taken as it is.
 type Trust int
 
 const (
@@ -24,8 +24,8 @@ const (
 	StatusCopied
 )
 
-// TrustFacts is what TrustStatus decides from.
-type TrustFacts struct {
+// trustFacts is what trustStatus decides from.
+type trustFacts struct {
 	// Prev is the status read; HasPrev: it names a rollout.
 	Prev    grayapi.Status
 	HasPrev bool
@@ -38,7 +38,7 @@ type TrustFacts struct {
 	Cached []*appsv1.ReplicaSet
 }
 
-// TrustStatus decides whether a status naming another revision than the one in flight is kept.
+// trustStatus decides whether a status naming another revision than the one in flight is kept.
 // It is a copy when the new ReplicaSet was already in flight under its revision before this
 // sync (nothing changed the template since). Two look-alikes are not copies:
 //
@@ -48,7 +48,7 @@ type TrustFacts struct {
 //     failed canary above the stable one and then the stable one above it again);
 //   - a rollback: the new ReplicaSet is the status's stable revision, renumbered, and not the
 //     revision the status was rolling out.
-func TrustStatus(f TrustFacts) Trust {
+func trustStatus(f trustFacts) Trust {
 	rev := RevisionInFlight(f.NewRS, f.OldRSs)
 	if !f.HasPrev || f.Prev.Revision == rev || f.NewRS == nil {
 		return 0

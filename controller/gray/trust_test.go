@@ -21,54 +21,54 @@ func TestTrustStatus(t *testing.T) {
 	canary := planRS(3, 2, 2, 10)
 	tests := []struct {
 		name string
-		f    TrustFacts
+		f    trustFacts
 		want Trust
 	}{{
 		name: "no status read: nothing to drop",
-		f:    TrustFacts{Generation: 2, NewRS: canary, OldRSs: old, Cached: []*appsv1.ReplicaSet{canary, old[0]}},
+		f:    trustFacts{Generation: 2, NewRS: canary, OldRSs: old, Cached: []*appsv1.ReplicaSet{canary, old[0]}},
 	}, {
 		name: "the status of the rollout in flight is kept",
-		f: TrustFacts{HasPrev: true, Prev: grayapi.Status{Revision: 3, StableRevision: 1, ObservedGeneration: 2}, Generation: 2,
+		f: trustFacts{HasPrev: true, Prev: grayapi.Status{Revision: 3, StableRevision: 1, ObservedGeneration: 2}, Generation: 2,
 			NewRS: canary, OldRSs: old, Cached: []*appsv1.ReplicaSet{canary, old[0]}},
 	}, {
 		name: "revision 2's status on revision 3, in flight before this sync, was copied in",
-		f: TrustFacts{HasPrev: true, Prev: grayapi.Status{Revision: 2, StableRevision: 1, ObservedGeneration: 1}, Generation: 2,
+		f: trustFacts{HasPrev: true, Prev: grayapi.Status{Revision: 2, StableRevision: 1, ObservedGeneration: 1}, Generation: 2,
 			NewRS: canary, OldRSs: old, Cached: []*appsv1.ReplicaSet{canary, old[0]}},
 		want: StatusCopied,
 	}, {
 		name: "revision 2's status with revision 3 created in this sync is the previous rollout's, kept",
-		f: TrustFacts{HasPrev: true, Prev: grayapi.Status{Revision: 2, StableRevision: 1, ObservedGeneration: 1}, Generation: 2,
+		f: trustFacts{HasPrev: true, Prev: grayapi.Status{Revision: 2, StableRevision: 1, ObservedGeneration: 1}, Generation: 2,
 			NewRS: canary, OldRSs: old, Cached: old},
 	}, {
 		name: "revision 3's status on the same ReplicaSet renumbered 5, the Deployment unchanged: renumbered",
-		f: TrustFacts{HasPrev: true, Prev: grayapi.Status{Revision: 3, StableRevision: 1, ObservedGeneration: 2}, Generation: 2,
+		f: trustFacts{HasPrev: true, Prev: grayapi.Status{Revision: 3, StableRevision: 1, ObservedGeneration: 2}, Generation: 2,
 			NewRS: had(planRS(5, 2, 2, 10), "3"), OldRSs: old, Cached: []*appsv1.ReplicaSet{had(planRS(5, 2, 2, 10), "3"), old[0]}},
 		want: StatusRenumbered,
 	}, {
 		name: "the same renumbering after the Deployment changed is a copy",
-		f: TrustFacts{HasPrev: true, Prev: grayapi.Status{Revision: 3, StableRevision: 1, ObservedGeneration: 1}, Generation: 2,
+		f: trustFacts{HasPrev: true, Prev: grayapi.Status{Revision: 3, StableRevision: 1, ObservedGeneration: 1}, Generation: 2,
 			NewRS: had(planRS(5, 2, 2, 10), "3"), OldRSs: old, Cached: []*appsv1.ReplicaSet{had(planRS(5, 2, 2, 10), "3"), old[0]}},
 		want: StatusCopied,
 	}, {
 		name: "a rollback: stable revision 1 back as 4, revision 3's status kept",
-		f: TrustFacts{HasPrev: true, Prev: grayapi.Status{Revision: 3, StableRevision: 1, ObservedGeneration: 1}, Generation: 2,
+		f: trustFacts{HasPrev: true, Prev: grayapi.Status{Revision: 3, StableRevision: 1, ObservedGeneration: 1}, Generation: 2,
 			NewRS: had(planRS(4, 10, 8, 10), "1"), OldRSs: []*appsv1.ReplicaSet{canary},
 			Cached: []*appsv1.ReplicaSet{had(planRS(4, 10, 8, 10), "1"), canary}},
 	}, {
 		name: "a copy of a ReplicaSet's own earlier revision (1, stable 1) on revision 4 is no rollback",
-		f: TrustFacts{HasPrev: true, Prev: grayapi.Status{Revision: 1, StableRevision: 1, ObservedGeneration: 1}, Generation: 2,
+		f: trustFacts{HasPrev: true, Prev: grayapi.Status{Revision: 1, StableRevision: 1, ObservedGeneration: 1}, Generation: 2,
 			NewRS: had(planRS(4, 10, 10, 10), "1"), OldRSs: []*appsv1.ReplicaSet{canary},
 			Cached: []*appsv1.ReplicaSet{had(planRS(4, 10, 10, 10), "1"), canary}},
 		want: StatusCopied,
 	}, {
 		name: "no new ReplicaSet yet: kept until there is one",
-		f: TrustFacts{HasPrev: true, Prev: grayapi.Status{Revision: 2, StableRevision: 1, ObservedGeneration: 1}, Generation: 2,
+		f: trustFacts{HasPrev: true, Prev: grayapi.Status{Revision: 2, StableRevision: 1, ObservedGeneration: 1}, Generation: 2,
 			OldRSs: old, Cached: old},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := TrustStatus(tt.f); got != tt.want {
-				t.Errorf("TrustStatus = %d, want %d", got, tt.want)
+			if got := trustStatus(tt.f); got != tt.want {
+				t.Errorf("trustStatus = %d, want %d", got, tt.want)
 			}
 		})
 	}

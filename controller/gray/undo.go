@@ -10,7 +10,7 @@ import (
 
 // undoFacts is what decideUndo decides from.
 type undoFacts struct {
-	// Status is the rollout in flight (Identify); Request is kubegray.io/resume parsed.
+	// Status is the rollout in flight (identify); Request is kubegray.io/resume parsed.
 	Status  grayapi.Status
 	Request grayapi.Resume
 	NewRS   *appsv1.ReplicaSet

@@ -2,9 +2,10 @@ package graysync
 
 // The entry of a gray sync (docs/design.md: One gray sync, step by step): a Deployment with
 // kubegray.io/percent and the RollingUpdate strategy takes syncGray instead of upstream's
-// dispatch. controller/gray decides; these files read the objects and write, in an order that
-// keeps the new ReplicaSet within the target recorded on the Deployment (the status raising a
-// target goes before the ReplicaSet write using it, the pause in the sync the target is reached).
+// dispatch. The sync gathers its facts (gray_facts.go), controller/gray decides once
+// (gray.Decide), and these files write what it decided, in an order that keeps the new
+// ReplicaSet within the target recorded on the Deployment (the status raising a target goes
+// before the ReplicaSet write using it, the pause in the sync the target is reached), then report.
 
 import (
 	"context"
@@ -57,9 +58,9 @@ type graySync struct {
 	mode grayMode
 }
 
-// grayInputs is what a sync reads before it decides anything: the cached ReplicaSets, the hold
-// points, the policy and our status as stored. Nothing the sync writes changes them; only
-// distrustCopiedStatus revises prev, before any decision reads it.
+// grayInputs is what a sync reads before it decides anything (gather): the cached ReplicaSets,
+// the hold points, the policy and our status as the decision trusts it. Nothing the sync writes
+// changes them.
 type grayInputs struct {
 	key string
 	// now is the clock, read once when the sync began: every time this sync records or
@@ -72,7 +73,7 @@ type grayInputs struct {
 	policy grayapi.Policy
 	gates  namedGates
 	// prev is the status read at the start (statusOnServer is the one on the server now);
-	// hasPrev: it names a rollout, and one this sync trusts (distrustCopiedStatus).
+	// hasPrev: it names a rollout, and one this sync trusts (gray.Plan's Prev and HasPrev).
 	prev    grayapi.Status
 	hasPrev bool
 	// statusWriter is who last wrote kubegray.io/status when it was not this controller (from
@@ -123,53 +124,36 @@ func (gs *Controller) runGray(ctx context.Context, key string, d *appsv1.Deploym
 	return g, nil
 }
 
-// run is the body of a gray sync, in the order the file comment describes.
+// run is the body of a gray sync: its facts gathered, one decision (gray.Decide), and the writes
+// it decided, in the order the file comment describes.
 func (g *graySync) run(ctx context.Context) error {
-	gs, d, rsList := g.gs, g.cur.d, g.in.rsList
-	var err error
-	g.in.prev, g.in.hasPrev = readGrayStatus(ctx, d)
-
-	points, err := grayapi.ParsePercent(d.Annotations[grayapi.PercentAnnotation])
+	f, err := g.gather(ctx)
 	if err != nil {
-		return g.reportInvalid(ctx, err)
-	}
-	g.in.points = points
-	if g.in.policy, err = grayapi.ParsePolicy(d.Annotations); err != nil {
-		return g.reportInvalid(ctx, err)
-	}
-	if g.in.gates, err = gs.gates.resolve(d.Namespace, g.in.policy); err != nil {
-		return g.reportInvalid(ctx, err)
-	}
-
-	_, g.cur.oldRSs = deployutil.FindOldReplicaSets(d, rsList)
-	if g.cur.newRS, err = g.findNewReplicaSet(ctx); err != nil {
 		return err
 	}
-
-	if err := g.distrustForeignStatus(ctx); err != nil {
+	plan := gray.Decide(ctx, f)
+	g.in.prev, g.in.hasPrev = plan.Prev, plan.HasPrev
+	if plan.Invalid != nil {
+		return g.reportInvalid(ctx, *plan.Invalid, f.Problem)
+	}
+	if err := g.reportDistrust(ctx, plan.Distrust, f.Prev); err != nil {
 		return err
 	}
-	// A hold recorded by a status that turns out untrusted still explains spec.paused: a sync
-	// that renumbered the new ReplicaSet and stopped before its status write leaves one.
-	recordedHold := g.in.hasPrev && g.in.prev.HeldAt != nil
-	g.distrustCopiedStatus(ctx)
-	id := g.identify(ctx)
+	id := plan.Identity
 	g.st = id.Status
+	g.logNewRollout(ctx, f.Prev, f.HasPrev)
 	if id.RollingBack != "" {
 		// Said once the cache is known to be the server's: an older Deployment beside newer
 		// ReplicaSets looks like a rollback.
 		if err := deployment.ConfirmLive(ctx); err != nil {
 			return err
 		}
-		gs.eventRecorder.Eventf(d, corev1.EventTypeNormal, grayapi.ReasonGrayRolledBack, "%s", id.RollingBack)
+		g.gs.eventRecorder.Eventf(g.cur.d, corev1.EventTypeNormal, grayapi.ReasonGrayRolledBack, "%s", id.RollingBack)
 	}
 	if err := g.markStableOfRollout(ctx); err != nil {
 		return err
 	}
-	// A scaling event is read once: our own writes below change neither spec.replicas nor the
-	// ReplicaSets' desired-replicas annotations.
-	scaling := deployutil.ReplicasChanged(ctx, d, deployutil.WithNewRS(g.cur.oldRSs, g.cur.newRS))
-	dec := gray.DecideSync(ctx, g.syncFacts(id, recordedHold, scaling))
+	dec := plan.Sync
 	if done, err := g.takeCourse(ctx, dec.Course); done || err != nil {
 		return err
 	}
@@ -179,11 +163,11 @@ func (g *graySync) run(ctx context.Context) error {
 		return err
 	}
 	if g.cur.d.Spec.Paused || (!scaled && deployutil.DeploymentComplete(g.cur.d, &g.cur.d.Status)) {
-		if err := gs.port.CleanupDeployment(ctx, g.cur.oldRSs, g.cur.d); err != nil {
+		if err := g.gs.port.CleanupDeployment(ctx, g.cur.oldRSs, g.cur.d); err != nil {
 			return err
 		}
 	}
-	if err := gs.mirrorRecord(ctx, g.cur.d, deployutil.WithNewRS(g.cur.oldRSs, g.cur.newRS)); err != nil {
+	if err := g.gs.mirrorRecord(ctx, g.cur.d, deployutil.WithNewRS(g.cur.oldRSs, g.cur.newRS)); err != nil {
 		return err
 	}
 	if err := g.report(ctx); err != nil {
@@ -191,20 +175,6 @@ func (g *graySync) run(ctx context.Context) error {
 	}
 	g.handOverLease(ctx, dec.HandOver)
 	return nil
-}
-
-// syncFacts is what this sync decides from (gray.DecideSync), read once the rollout in flight is
-// identified (id). recordedHold: the status read recorded our hold, even if it turned out
-// untrusted (a sync that renumbered the new ReplicaSet and stopped before its status write
-// leaves one); scaling: spec.replicas changed.
-func (g *graySync) syncFacts(id gray.Identity, recordedHold, scaling bool) gray.SyncFacts {
-	d := g.cur.d
-	// An unreadable request is no request: the move drops it with the reason.
-	req, _ := grayapi.ParseResume(d.Annotations[grayapi.ResumeAnnotation])
-	return gray.SyncFacts{Status: g.st, Prev: g.in.prev, HasPrev: g.in.hasPrev, Request: req, Points: g.in.points, Policy: g.in.policy,
-		Deployment: d, NewRS: g.cur.newRS, OldRSs: g.cur.oldRSs, HeldByUs: id.HeldByUs(g.in.prev, g.in.hasPrev),
-		PausedByUs: d.Spec.Paused && (recordedHold || id.RederivedHold), NewRollout: id.NewRollout, Scaling: scaling,
-		ModePaused: g.mode.pausedByItsUser(), Gates: g.gateEvidence(), LeaderInStable: g.gs.leaderInStable(d, g.cur.oldRSs), Now: g.in.now}
 }
 
 // metaNow is the sync's clock as an API timestamp.

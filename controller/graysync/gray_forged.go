@@ -41,21 +41,16 @@ func foreignStatusWriter(d *appsv1.Deployment, self string) string {
 	return other
 }
 
-// distrustForeignStatus sets aside a status of the rollout in flight that someone other than
-// this controller wrote, with a Warning naming who. A status of another revision is left to
-// distrustCopiedStatus, which knows the copies rollbacks make.
-func (g *graySync) distrustForeignStatus(ctx context.Context) error {
-	if !g.in.hasPrev || g.in.statusWriter == "" || g.in.prev.Revision != g.newRevision() {
-		return nil
-	}
+// warnForeignStatus says that the status of revision rev, the rollout in flight, was written by
+// someone other than this controller and set aside (gray.DistrustForeign), naming who.
+func (g *graySync) warnForeignStatus(ctx context.Context, rev int64) error {
 	if err := deployment.ConfirmLive(ctx); err != nil {
 		return err
 	}
 	g.gs.eventRecorder.Eventf(g.cur.d, corev1.EventTypeWarning, grayapi.ReasonGrayStatusDistrusted,
 		"%s was written by %q, not by gray-controller: re-deriving revision %d's step and hold from its replica sets",
-		grayapi.StatusAnnotation, g.in.statusWriter, g.in.prev.Revision)
+		grayapi.StatusAnnotation, g.in.statusWriter, rev)
 	klog.FromContext(ctx).V(2).Info("Ignoring a gray status written by another manager", "deployment", klog.KObj(g.cur.d),
-		"manager", g.in.statusWriter, "revision", g.in.prev.Revision)
-	g.in.hasPrev = false
+		"manager", g.in.statusWriter, "revision", rev)
 	return nil
 }

@@ -261,23 +261,6 @@ func (gs *Controller) enqueueGated(logger klog.Logger, namespace string) {
 	}
 }
 
-// gateEvidence is what the hold's gates are judged on (gray.DecideSync fills in the status and
-// the clock): the pods of the canary and of the stable revision as the pod cache has them, and
-// the latest measurements taken off the sync path.
-func (g *graySync) gateEvidence() gray.GateFacts {
-	if len(g.in.gates.defs) == 0 {
-		return gray.GateFacts{}
-	}
-	f := gray.GateFacts{Gates: g.in.gates.defs, DryRun: g.in.gates.dryRun, Measured: g.gs.measured(g.cur.d.UID, g.in.gates)}
-	if g.cur.newRS != nil {
-		f.Canary = g.gs.port.PodHealth(g.cur.newRS.UID)
-	}
-	if stable := gray.StableToGoBackTo(g.cur.oldRSs, g.st.StableRevision); stable != nil {
-		f.Stable = g.gs.port.PodHealth(stable.UID)
-	}
-	return f
-}
-
 // takeGates keeps the gates as decided for the writes to record, and has the measurements they
 // ask for taken off the sync path (most syncs ask for none: nothing more is looked up then).
 func (g *graySync) takeGates(v gray.GateDecision) {

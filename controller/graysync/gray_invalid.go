@@ -1,6 +1,6 @@
 package graysync
 
-// The sync of a rollout with an unreadable gray annotation (controller/gray: DecideInvalid): it
+// The sync of a rollout with an unreadable gray annotation (controller/gray: decideInvalid, through Decide): it
 // scales and it aborts, and its progress stays stopped until the value is fixed.
 
 import (
@@ -13,22 +13,14 @@ import (
 
 	"github.com/kubegray/kubectl-gray/controller/metrics"
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
-	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
-// reportInvalid carries out gray.DecideInvalid for an invalid gray annotation (kubegray.io/percent,
-// on-failure or hold-for): an abort served first, any other request dropped, the rollout's
+// reportInvalid carries out the decision for an invalid gray annotation (gray.Plan.Invalid;
+// problem is why it is invalid): an abort served first, any other request dropped, the rollout's
 // progress held where it is with phase Invalid, a scaling event carried out with the share of the
 // last valid status, then the status and the GrayInvalid Warning.
-func (g *graySync) reportInvalid(ctx context.Context, perr error) error {
+func (g *graySync) reportInvalid(ctx context.Context, dec gray.InvalidDecision, problem string) error {
 	d := g.cur.d
-	// Found, not synced: a stopped rollout does not even copy annotations to its ReplicaSets.
-	_, g.cur.oldRSs = deployutil.FindOldReplicaSets(d, g.in.rsList)
-	g.cur.newRS = deployutil.FindNewReplicaSet(d, g.in.rsList)
-	dec := gray.DecideInvalid(ctx, gray.InvalidFacts{Problem: perr.Error(), Prev: g.in.prev, HasPrev: g.in.hasPrev, Deployment: d,
-		NewRS: g.cur.newRS, OldRSs: g.cur.oldRSs,
-		Aborted: gray.AbortRecorded(g.cur.newRS) || (g.in.hasPrev && g.in.prev.Phase == grayapi.PhaseAborted),
-		Scaling: deployutil.ReplicasChanged(ctx, d, deployutil.WithNewRS(g.cur.oldRSs, g.cur.newRS)), Policy: g.in.policy, Now: g.in.now})
 	if dec.Abort != nil {
 		g.st = g.in.prev
 		if done, err := g.takeCourse(ctx, *dec.Abort); done || err != nil {
@@ -39,7 +31,7 @@ func (g *graySync) reportInvalid(ctx context.Context, perr error) error {
 		g.dropRequest(dec.Ignored)
 	}
 	g.st = dec.Status
-	klog.FromContext(ctx).V(2).Info("Gray rollout stopped", "deployment", klog.KObj(d), "err", perr)
+	klog.FromContext(ctx).V(2).Info("Gray rollout stopped", "deployment", klog.KObj(d), "err", problem)
 	if g.removeResume {
 		if err := g.writeHold(ctx, d.Spec.Paused); err != nil {
 			return err

@@ -10,6 +10,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/klog/v2/ktesting"
 
+	"github.com/kubegray/kubectl-gray/controller/gray"
 	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
@@ -310,11 +311,11 @@ func TestGrayCopiedStatusAndRenumberedRollback(t *testing.T) {
 			d.Generation = cmp.Or(tt.generation, 5)
 			prev := tt.prev
 			prev.ObservedGeneration = 4
-			g := &graySync{in: grayInputs{prev: prev, hasPrev: true, rsList: []*appsv1.ReplicaSet{tt.newRS}}, cur: grayObjects{d: d, newRS: tt.newRS}}
-			g.distrustCopiedStatus(ctx)
-			if g.in.hasPrev != tt.wantTrust {
+			plan := gray.Decide(ctx, gray.Facts{Prev: prev, HasPrev: true, Points: []int32{20}, Deployment: d, NewRS: tt.newRS,
+				Cached: []*appsv1.ReplicaSet{tt.newRS}})
+			if plan.HasPrev != tt.wantTrust {
 				t.Errorf("status %+v with the new ReplicaSet at revision %s (history %q) trusted %t, want %t", tt.prev,
-					tt.newRS.Annotations[deployutil.RevisionAnnotation], tt.newRS.Annotations[deployutil.RevisionHistoryAnnotation], g.in.hasPrev, tt.wantTrust)
+					tt.newRS.Annotations[deployutil.RevisionAnnotation], tt.newRS.Annotations[deployutil.RevisionHistoryAnnotation], plan.HasPrev, tt.wantTrust)
 			}
 		})
 	}
