@@ -12,13 +12,11 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/kubegray/kubectl-gray/controller/deployment"
 	"github.com/kubegray/kubectl-gray/controller/gray"
-	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
@@ -122,59 +120,6 @@ func (gs *Controller) runGray(ctx context.Context, key string, d *appsv1.Deploym
 		return nil, deployment.IgnoreBehind(err)
 	}
 	return g, nil
-}
-
-// run is the body of a gray sync: its facts gathered, one decision (gray.Decide), and the writes
-// it decided, in the order the file comment describes.
-func (g *graySync) run(ctx context.Context) error {
-	f, err := g.gather(ctx)
-	if err != nil {
-		return err
-	}
-	plan := gray.Decide(ctx, f)
-	g.in.prev, g.in.hasPrev = plan.Prev, plan.HasPrev
-	if plan.Invalid != nil {
-		return g.reportInvalid(ctx, *plan.Invalid, f.Problem)
-	}
-	if err := g.reportDistrust(ctx, plan.Distrust, f.Prev); err != nil {
-		return err
-	}
-	id := plan.Identity
-	g.st = id.Status
-	g.logNewRollout(ctx, f.Prev, f.HasPrev)
-	if id.RollingBack != "" {
-		// Said once the cache is known to be the server's: an older Deployment beside newer
-		// ReplicaSets looks like a rollback.
-		if err := deployment.ConfirmLive(ctx); err != nil {
-			return err
-		}
-		g.gs.eventRecorder.Eventf(g.cur.d, corev1.EventTypeNormal, grayapi.ReasonGrayRolledBack, "%s", id.RollingBack)
-	}
-	if err := g.markStableOfRollout(ctx); err != nil {
-		return err
-	}
-	dec := plan.Sync
-	if done, err := g.takeCourse(ctx, dec.Course); done || err != nil {
-		return err
-	}
-	g.takeGates(dec.Gates)
-	scaled, done, err := g.takeMove(ctx, dec.Move)
-	if done || err != nil {
-		return err
-	}
-	if g.cur.d.Spec.Paused || (!scaled && deployutil.DeploymentComplete(g.cur.d, &g.cur.d.Status)) {
-		if err := g.gs.port.CleanupDeployment(ctx, g.cur.oldRSs, g.cur.d); err != nil {
-			return err
-		}
-	}
-	if err := g.gs.mirrorRecord(ctx, g.cur.d, deployutil.WithNewRS(g.cur.oldRSs, g.cur.newRS)); err != nil {
-		return err
-	}
-	if err := g.report(ctx); err != nil {
-		return err
-	}
-	g.handOverLease(ctx, dec.HandOver)
-	return nil
 }
 
 // metaNow is the sync's clock as an API timestamp.

@@ -9,7 +9,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/klog/v2"
 
 	"github.com/kubegray/kubectl-gray/controller/gray"
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
@@ -36,40 +35,6 @@ func (g *graySync) persistTargetFirst(ctx context.Context) error {
 		g.adopt(written)
 	}
 	return nil
-}
-
-// reconcileReplicaSets performs this sync's ReplicaSet writes as m planned them, and reports
-// whether any size changed. A new ReplicaSet is created first when there is none, at the size m
-// planned; when the server already had it (a create our cache had not seen yet) at another
-// size, the roll planned for the size m created is not written and the sync looks again.
-func (g *graySync) reconcileReplicaSets(ctx context.Context, m gray.Move) (gray.Move, bool, error) {
-	switch plan := m.Sizes; plan.Kind {
-	case gray.SizesKept:
-		return m, false, nil
-	case gray.SizesCreateFirst:
-		if err := g.persistTargetFirst(ctx); err != nil {
-			return m, false, err
-		}
-		newRS, err := g.createNewReplicaSet(ctx, plan.Created)
-		if err != nil {
-			return m, false, err
-		}
-		g.gs.rsExpectations.wrote(g.in.key, newRS)
-		g.cur.newRS = newRS
-		if *newRS.Spec.Replicas != plan.Created {
-			g.gs.port.EnqueueAfter(g.cur.d, 0)
-			m.Sizes, m.PauseAfter = gray.SizePlan{Kind: gray.SizesKept}, false
-			return m, false, nil
-		}
-	case gray.SizesScaled:
-		klog.FromContext(ctx).V(2).Info("Scaling gray deployment", "deployment", klog.KObj(g.cur.d), "replicas", *g.cur.d.Spec.Replicas,
-			"target", g.st.Target, "held", g.cur.d.Spec.Paused && g.st.HeldAt != nil, "newReplicas", plan.NewSize, "oldReplicas", plan.OldSizes)
-	case gray.SizesRestored:
-		klog.FromContext(ctx).V(2).Info("Restoring gray caps", "deployment", klog.KObj(g.cur.d), "target", g.st.Target,
-			"newReplicas", plan.NewSize, "oldReplicas", plan.OldSizes)
-	}
-	scaled, err := g.apply(ctx, m.Sizes)
-	return m, scaled, err
 }
 
 // findNewReplicaSet is the new ReplicaSet of upstream's getNewReplicaSet as a gray sync reads it,
