@@ -66,21 +66,18 @@ func (m alongsideMode) begin(d *appsv1.Deployment) { m.view.Begin(d) }
 
 func (m alongsideMode) stamp(st *grayapi.Status) { m.view.Stamp(st) }
 
-func (m alongsideMode) writeHold(ctx context.Context, g *graySync, paused bool) error {
-	updated := g.cur.d.DeepCopy()
-	if err := g.setStatusAnnotation(updated); err != nil {
-		return err
-	}
-	written, err := m.view.WriteHold(ctx, g.cur.d, updated, paused, g.removeResume)
-	if err != nil {
-		return err
-	}
-	g.holdWritten(written)
-	return nil
+func (m alongsideMode) writeHold(ctx context.Context, d, updated *appsv1.Deployment, paused, removeResume bool) (*appsv1.Deployment, error) {
+	return m.view.WriteHold(ctx, d, updated, paused, removeResume)
 }
 
-func (m alongsideMode) persistStatus(ctx context.Context, _ *Controller, server, updated *appsv1.Deployment) (*appsv1.Deployment, error) {
+func (m alongsideMode) persistStatus(ctx context.Context, server, updated *appsv1.Deployment) (*appsv1.Deployment, error) {
 	return m.view.PersistStatus(ctx, server, updated)
+}
+
+// skipsReport: a Complete rollout released at once has its release patch carry the Complete
+// status.
+func (m alongsideMode) skipsReport(st grayapi.Status) bool {
+	return m.view.ReleasesOnComplete() && st.Phase == grayapi.PhaseComplete
 }
 
 func (m alongsideMode) adopted(d *appsv1.Deployment) { m.view.Adopted(d) }
@@ -90,9 +87,10 @@ func (m alongsideMode) pausedByItsUser() bool { return m.view.PausedByItsUser() 
 // mirrorProgressing: the Progressing condition is the built-in controller's.
 func (alongsideMode) mirrorProgressing(*appsv1.DeploymentStatus, appsv1.DeploymentCondition) {}
 
-// serveRollbackTo: never; the sync sees a view, which rollback's Update would write to the
-// server.
-func (alongsideMode) serveRollbackTo(context.Context, *graySync) (bool, error) { return false, nil }
+// rollbackTo: never; the sync sees a view, which rollback's Update would write to the server.
+func (alongsideMode) rollbackTo(context.Context, *appsv1.Deployment, *appsv1.ReplicaSet, []*appsv1.ReplicaSet) (bool, error) {
+	return false, nil
+}
 
 // newReplicaSetLabels freezes a created ReplicaSet at creation: the built-in controller must
 // never size a ReplicaSet of ours.
@@ -100,24 +98,11 @@ func (alongsideMode) newReplicaSetLabels(labels map[string]string) map[string]st
 	return alongside.WithFrozenLabel(labels)
 }
 
-// retryConflict retries a resize that conflicted only because the built-in controller
-// rewrote the ReplicaSet's annotations (alongside.View.UnresizedLive).
-func (m alongsideMode) retryConflict(ctx context.Context, g *graySync, rs *appsv1.ReplicaSet, size int32, force bool, conflict error) (bool, *appsv1.ReplicaSet, error) {
-	live, err := m.view.UnresizedLive(ctx, rs, conflict)
-	if err != nil {
-		return false, nil, err
-	}
-	return g.gs.port.ScaleReplicaSet(ctx, live, size, g.cur.d, force)
+// liveForResize answers a resize that conflicted only because the built-in controller rewrote
+// the ReplicaSet's annotations with the live ReplicaSet (alongside.View.UnresizedLive).
+func (m alongsideMode) liveForResize(ctx context.Context, rs *appsv1.ReplicaSet, conflict error) (*appsv1.ReplicaSet, error) {
+	return m.view.UnresizedLive(ctx, rs, conflict)
 }
 
 // rollbackPaused: spec.paused is the takeover's, whatever the hold does.
 func (alongsideMode) rollbackPaused(paused bool) bool { return paused }
-
-// writeReport: a Complete rollout released at once has its release patch carry the Complete
-// status; any other status is written as it is.
-func (m alongsideMode) writeReport(ctx context.Context, g *graySync, updated *appsv1.Deployment) error {
-	if m.view.ReleasesOnComplete() && g.st.Phase == grayapi.PhaseComplete {
-		return nil
-	}
-	return g.writeStatus(ctx, updated)
-}

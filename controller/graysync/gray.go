@@ -95,7 +95,7 @@ type grayObjects struct {
 // syncGray reconciles a gray Deployment (see the file comment). It replaces upstream's paused,
 // rollback, scaling-event and rolling dispatch of syncDeployment for d.
 func (gs *Controller) syncGray(ctx context.Context, key string, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) error {
-	_, err := gs.runGray(ctx, key, d, rsList, insteadMode{})
+	_, err := gs.runGray(ctx, key, d, rsList, insteadMode{client: gs.client, fieldManager: gs.fieldManager, port: gs.port})
 	return err
 }
 

@@ -121,7 +121,7 @@ func (g *graySync) takeMove(ctx context.Context, m gray.Move) (scaled, done bool
 	if err := g.takeHoldChange(ctx, m); err != nil {
 		return false, false, err
 	}
-	if served, err := g.mode.serveRollbackTo(ctx, g); served || err != nil {
+	if served, err := g.mode.rollbackTo(ctx, g.cur.d, g.cur.newRS, g.in.rsList); served || err != nil {
 		return false, true, err
 	}
 	if m, scaled, err = g.reconcileReplicaSets(ctx, m); err != nil {

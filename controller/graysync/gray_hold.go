@@ -19,9 +19,19 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
-// writeHold writes the hold (paused or not) as this sync's mode keeps it (gray_mode.go).
+// writeHold writes the hold (paused or not) as this sync's mode keeps it (gray_mode.go), with
+// this sync's status and a consumed resume request, in one write.
 func (g *graySync) writeHold(ctx context.Context, paused bool) error {
-	return g.mode.writeHold(ctx, g, paused)
+	updated := g.cur.d.DeepCopy()
+	if err := g.setStatusAnnotation(updated); err != nil {
+		return err
+	}
+	written, err := g.mode.writeHold(ctx, g.cur.d, updated, paused, g.removeResume)
+	if err != nil {
+		return err
+	}
+	g.holdWritten(written)
+	return nil
 }
 
 // holdWritten takes the Deployment a hold write answered with: the resume request it consumed

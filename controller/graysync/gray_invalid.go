@@ -53,7 +53,7 @@ func (g *graySync) reportInvalid(ctx context.Context, dec gray.InvalidDecision, 
 	if err != nil {
 		return err
 	}
-	if _, err := g.mode.persistStatus(ctx, g.gs, g.cur.server, updated); err != nil {
+	if _, err := g.mode.persistStatus(ctx, g.cur.server, updated); err != nil {
 		return fmt.Errorf("deployment %s/%s: writing status (gray phase Invalid): %w", d.Namespace, d.Name, err)
 	}
 	if err := g.emit(ctx, dec.Events); err != nil {

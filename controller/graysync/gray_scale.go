@@ -27,7 +27,7 @@ func (g *graySync) persistTargetFirst(ctx context.Context) error {
 	if err := g.setStatusAnnotation(g.cur.d); err != nil {
 		return err
 	}
-	written, err := g.mode.persistStatus(ctx, g.gs, g.cur.server, g.cur.d)
+	written, err := g.mode.persistStatus(ctx, g.cur.server, g.cur.d)
 	if err != nil {
 		return fmt.Errorf("deployment %s/%s: recording gray target %d before scaling: %w", g.cur.d.Namespace, g.cur.d.Name, g.st.Target, err)
 	}
@@ -79,7 +79,10 @@ func (g *graySync) apply(ctx context.Context, plan gray.SizePlan) (bool, error) 
 		}
 		scaled, written, err := g.gs.port.ScaleReplicaSet(ctx, rs, size, g.cur.d, force)
 		if apierrors.IsConflict(err) {
-			scaled, written, err = g.mode.retryConflict(ctx, g, rs, size, force, err)
+			var live *appsv1.ReplicaSet
+			if live, err = g.mode.liveForResize(ctx, rs, err); err == nil {
+				scaled, written, err = g.gs.port.ScaleReplicaSet(ctx, live, size, g.cur.d, force)
+			}
 		}
 		if err != nil {
 			return nil, err

@@ -65,8 +65,10 @@ func (g *graySync) report(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := g.mode.writeReport(ctx, g, updated); err != nil {
-		return err
+	if !g.mode.skipsReport(g.st) {
+		if err := g.writeStatus(ctx, updated); err != nil {
+			return err
+		}
 	}
 	if err := g.emit(ctx, dec.Events); err != nil {
 		return err
@@ -98,7 +100,7 @@ func (g *graySync) emit(ctx context.Context, events []gray.Event) error {
 // rolling Deployment gets its progress-deadline check scheduled instead, as upstream does.
 func (g *graySync) writeStatus(ctx context.Context, updated *appsv1.Deployment) error {
 	d := g.cur.d
-	written, err := g.mode.persistStatus(ctx, g.gs, g.cur.server, updated)
+	written, err := g.mode.persistStatus(ctx, g.cur.server, updated)
 	if err != nil {
 		return fmt.Errorf("deployment %s/%s: writing status (gray phase %s): %w", d.Namespace, d.Name, g.st.Phase, err)
 	}
