@@ -15,16 +15,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
-	"github.com/kubegray/kubectl-gray/controller/deployment"
 	"github.com/kubegray/kubectl-gray/controller/gray"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
-
-// isGray reports whether d takes the gray path.
-func isGray(d *appsv1.Deployment) bool {
-	_, annotated := d.Annotations[grayapi.PercentAnnotation]
-	return annotated && d.Spec.Strategy.Type == appsv1.RollingUpdateDeploymentStrategyType
-}
 
 // readGrayStatus is gray.StoredStatus, an unreadable status logged (and taken as none).
 func readGrayStatus(ctx context.Context, d *appsv1.Deployment) (grayapi.Status, bool) {
@@ -90,36 +83,6 @@ type grayObjects struct {
 	server *appsv1.Deployment
 	newRS  *appsv1.ReplicaSet
 	oldRSs []*appsv1.ReplicaSet
-}
-
-// syncGray reconciles a gray Deployment (see the file comment). It replaces upstream's paused,
-// rollback, scaling-event and rolling dispatch of syncDeployment for d.
-func (gs *Controller) syncGray(ctx context.Context, key string, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) error {
-	_, err := gs.runGray(ctx, key, d, rsList, insteadMode{client: gs.client, fieldManager: gs.fieldManager, port: gs.port})
-	return err
-}
-
-// runGray is syncGray in the given mode. It returns the finished sync (nil when a cache was
-// behind and nothing was done).
-func (gs *Controller) runGray(ctx context.Context, key string, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet, mode grayMode) (*graySync, error) {
-	// ReplicaSets and Deployments come through separate watches; acting on a Deployment older
-	// than the ReplicaSets we wrote after it would undo our own step.
-	checks := mode.cacheChecks()
-	checks.ReplicaSetWrites = gs.rsExpectations.caughtUp
-	ctx, fresh, err := gs.port.CacheFresh(ctx, key, d, rsList, checks)
-	if !fresh {
-		return nil, err
-	}
-	server := d.DeepCopy()
-	in := grayInputs{key: key, now: gs.port.Now(), rsList: rsList, statusWriter: foreignStatusWriter(d, gs.fieldManager)}
-	mode.begin(d)
-	g := &graySync{gs: gs, in: in, cur: grayObjects{d: d, server: server}, mode: mode}
-	if err := g.run(ctx); err != nil {
-		// A sync that found its cache behind before a write it could not take back ends here,
-		// as one deferred before it began (deployment.liveCheck).
-		return nil, deployment.IgnoreBehind(err)
-	}
-	return g, nil
 }
 
 // metaNow is the sync's clock as an API timestamp.

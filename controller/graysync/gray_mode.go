@@ -17,6 +17,7 @@ package graysync
 import (
 	"context"
 	"fmt"
+	"reflect"
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -102,6 +103,16 @@ func (m insteadMode) persistStatus(ctx context.Context, server, updated *appsv1.
 		return nil, nil
 	}
 	return m.client.AppsV1().Deployments(updated.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{FieldManager: m.fieldManager})
+}
+
+// wholeStatusUnchanged reports whether writing updated would change nothing a status write owns
+// in instead mode (all of the status, timestamps included, as upstream compares it; our
+// annotation; the mirrored revision) compared with what the server has. Alongside mode owns
+// only its part: grayPartUnchanged in controller/alongside.
+func wholeStatusUnchanged(server, updated *appsv1.Deployment) bool {
+	return reflect.DeepEqual(server.Status, updated.Status) &&
+		server.Annotations[grayapi.StatusAnnotation] == updated.Annotations[grayapi.StatusAnnotation] &&
+		server.Annotations[deployutil.RevisionAnnotation] == updated.Annotations[deployutil.RevisionAnnotation]
 }
 
 func (insteadMode) skipsReport(grayapi.Status) bool { return false }

@@ -8,7 +8,6 @@ package graysync
 import (
 	"context"
 	"fmt"
-	"reflect"
 
 	"github.com/kubegray/kubectl-gray/controller/deployment"
 	"github.com/kubegray/kubectl-gray/controller/gray"
@@ -113,16 +112,6 @@ func (g *graySync) writeStatus(ctx context.Context, updated *appsv1.Deployment) 
 	d.Status = updated.Status
 	g.adopt(written)
 	return nil
-}
-
-// wholeStatusUnchanged reports whether writing updated would change nothing a status write owns
-// in instead mode (all of the status, timestamps included, as upstream compares it; our
-// annotation; the mirrored revision) compared with what the server has. Alongside mode owns
-// only its part: grayPartUnchanged in controller/alongside.
-func wholeStatusUnchanged(server, updated *appsv1.Deployment) bool {
-	return reflect.DeepEqual(server.Status, updated.Status) &&
-		server.Annotations[grayapi.StatusAnnotation] == updated.Annotations[grayapi.StatusAnnotation] &&
-		server.Annotations[deployutil.RevisionAnnotation] == updated.Annotations[deployutil.RevisionAnnotation]
 }
 
 // setPausedCondition is checkPausedConditions' paused half applied to a status being built:
