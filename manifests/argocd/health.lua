@@ -3,9 +3,10 @@
 -- gray-controller reports a gray rollout in two Deployment conditions: GrayHeld (True while
 -- held, else False with the phase as reason) and the standard Stalled (True while Degraded,
 -- Invalid or Aborted). They are read before spec.paused, which a gray rollout sets for its own
--- reasons (the hold, the takeover of alongside mode). A Deployment without kubegray.io/percent,
--- or one gray-controller has not reported on yet, gets exactly Argo CD's built-in Deployment
--- check.
+-- reasons (the hold, the takeover of alongside mode). A pause of the Deployment's user reads
+-- Suspended, as Argo CD reads any paused Deployment, where the fields tell it from ours (see
+-- docs/gitops.md). A Deployment without kubegray.io/percent, or one gray-controller has not
+-- reported on yet, gets exactly Argo CD's built-in Deployment check.
 --
 -- Argo CD runs health scripts without Lua's string library: only conditions and numbers are
 -- read, no text is parsed. A condition's reason and message are optional in the API, so neither
@@ -70,6 +71,14 @@ local function builtin(ignorePaused)
 end
 
 local annotations = obj.metadata.annotations or {}
+
+-- takenOver: alongside mode runs the rollout itself, paused on Recreate with the Deployment's
+-- strategy saved; that pause is the takeover's, and the user's own is kept in kubegray.io/paused.
+local function takenOver()
+  local spec = obj.spec or {}
+  return spec.paused == true and annotations["kubegray.io/strategy"] ~= nil and (spec.strategy or {}).type == "Recreate"
+end
+
 local held = condition("GrayHeld")
 if annotations["kubegray.io/percent"] == nil or held == nil then
   return builtin(false)
@@ -89,7 +98,15 @@ end
 if held.status == "True" then
   return { status = "Suspended", message = held.message }
 end
+-- No hold stands once Complete: a pause is the user's, unless it is the takeover's own that
+-- --takeover=eager keeps.
 if held.reason == "Complete" then
-  return builtin(true)
+  return builtin(takenOver() and annotations["kubegray.io/paused"] == nil)
+end
+-- In instead mode a user's pause on the way to a hold and a hold not settled yet look alike
+-- here (spec.paused, GrayHeld Progressing; heldAt in kubegray.io/status tells them apart, and the
+-- status is not parsed): both read Progressing, the message naming the user's pause.
+if takenOver() and annotations["kubegray.io/paused"] ~= nil then
+  return { status = "Suspended", message = held.message }
 end
 return { status = "Progressing", message = held.message }

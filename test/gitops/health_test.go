@@ -2,6 +2,7 @@ package gitops
 
 import (
 	"context"
+	"fmt"
 	"testing"
 )
 
@@ -10,6 +11,8 @@ const (
 	argoDir   = "../../manifests/argocd"
 	fluxFile  = "../../manifests/flux/healthcheckexprs.yaml"
 	heldMsg   = "held at 20% (step 1/2): 2 of 10 replicas on revision 2; run kubectl gray resume"
+	held0Msg  = "held at 0% (step 1/2): 0 of 10 replicas on revision 2; run kubectl gray resume"
+	userMsg   = "paused by the user while rolling revision 2 to 2 of 10 replicas (20%)"
 	failedMsg = "revision 2 missed its progress deadline: replica set web-2 has 0 of 2 replicas available"
 	abortMsg  = "revision 2 aborted at 20%: " + failedMsg + "; stable revision 1 runs 10 of 10 replicas; kubectl gray retry web or a new template starts again"
 	invalid   = `invalid kubegray.io/percent "20,x"`
@@ -95,6 +98,49 @@ func gray(d map[string]any) {
 	a["kubegray.io/status"] = `{"mode":"instead","revision":2,"stableRevision":1,"step":0,"percent":20,"target":2,"phase":"Held","message":"x","observedGeneration":3,"heldAt":"2026-12-02T00:00:00Z"}`
 }
 
+// recorded replaces the kubegray.io/status of gray with one gray-controller wrote in phase at
+// percent (target of 10), for generation (0: the Deployment's current one), with heldAt while
+// its hold stands.
+func recorded(phase string, percent, target, generation int64, holding bool) func(map[string]any) {
+	return func(d map[string]any) {
+		if generation == 0 {
+			generation = field(d, "metadata")["generation"].(int64)
+		}
+		st := fmt.Sprintf(`{"mode":"instead","revision":2,"stableRevision":1,"step":0,"percent":%d,"target":%d,"phase":%q,"message":"x","observedGeneration":%d`,
+			percent, target, phase, generation)
+		if holding {
+			st += `,"heldAt":"2026-12-02T00:00:00Z"`
+		}
+		field(d, "metadata", "annotations")["kubegray.io/status"] = st + "}"
+	}
+}
+
+// percent sets kubegray.io/percent.
+func percent(points string) func(map[string]any) {
+	return func(d map[string]any) { field(d, "metadata", "annotations")["kubegray.io/percent"] = points }
+}
+
+// takenOver is web as alongside mode's takeover leaves it: paused, on Recreate, its own strategy
+// saved in kubegray.io/strategy.
+func takenOver(d map[string]any) {
+	field(d, "spec")["paused"] = true
+	field(d, "spec")["strategy"] = map[string]any{"type": "Recreate"}
+	field(d, "metadata", "annotations")["kubegray.io/strategy"] = "RollingUpdate;maxSurge=25%;maxUnavailable=25%"
+}
+
+// pausedByItsUser is the user's own pause of a taken-over Deployment (alongside mode), which the
+// takeover's pause would hide.
+func pausedByItsUser(d map[string]any) {
+	field(d, "metadata", "annotations")["kubegray.io/paused"] = "true"
+}
+
+// pausedAsServed is the Progressing condition the Deployment controller gives a paused
+// Deployment with a progress deadline (the API's default is 600 s), which kstatus reads.
+func pausedAsServed(d map[string]any) {
+	field(d, "spec")["progressDeadlineSeconds"] = int64(600)
+	condition("Progressing", "Unknown", "DeploymentPaused", "Deployment is paused")(d)
+}
+
 // withoutAnnotation removes an annotation of web.
 func withoutAnnotation(key string) func(map[string]any) {
 	return func(d map[string]any) { delete(field(d, "metadata", "annotations"), key) }
@@ -131,8 +177,6 @@ func TestHealth(t *testing.T) {
 	}{
 		// Not gray: exactly Argo CD's built-in check (gitops-engine health_deployment.go).
 		{name: "plain, rolled out", argo: Health{Status: "Healthy"}, kstatus: "Current", fluxIs: "Current"},
-		{name: "plain, paused", opts: []func(map[string]any){paused},
-			argo: Health{Status: "Suspended", Message: "Deployment is paused"}, kstatus: "Current", fluxIs: "Current"},
 		{name: "plain, generation not observed", opts: []func(map[string]any){generationAhead},
 			argo:    Health{Status: "Progressing", Message: "Waiting for rollout to finish: observed deployment generation less than desired generation"},
 			kstatus: "InProgress", fluxIs: "InProgress"},
@@ -176,8 +220,10 @@ func TestHealth(t *testing.T) {
 		{name: "progressing without a reason or message", opts: append(phases(progressing...), withoutFields("GrayHeld", "reason", "message")),
 			argo: Health{Status: "Progressing"}, kstatus: "InProgress", fluxIs: "InProgress"},
 		// Flux reads every optional field as optional: no status annotation, no annotations.
+		// Without kubegray.io/status nothing says the hold is of this template, or that the pause
+		// is ours.
 		{name: "held, no status annotation", opts: append(phases(held...), withoutAnnotation("kubegray.io/status")),
-			argo: Health{Status: "Suspended", Message: heldMsg}, kstatus: "InProgress", fluxIs: "Current"},
+			argo: Health{Status: "Suspended", Message: heldMsg}, kstatus: "InProgress", fluxIs: "InProgress"},
 		{name: "held condition, no annotations at all", opts: phases(paused, counts(10, 2, 10), condition("GrayHeld", "True", "HoldPointReached", heldMsg),
 			func(d map[string]any) { delete(field(d, "metadata"), "annotations") }),
 			argo: Health{Status: "Suspended", Message: "Deployment is paused"}, kstatus: "InProgress", fluxIs: "InProgress"},
@@ -188,8 +234,53 @@ func TestHealth(t *testing.T) {
 		// took it over; the hold it carried over is the previous template's.
 		{name: "held, a new template observed by the built-in controller only", opts: append(phases(held...), observedByBuiltin),
 			argo: Health{Status: "Suspended", Message: heldMsg}, kstatus: "InProgress", fluxIs: "InProgress"},
-		{name: "complete, kept paused by eager takeover", opts: []func(map[string]any){gray, paused, condition("GrayHeld", "False", "Complete", "all 10 replicas run revision 2")},
+		{name: "complete, kept paused by eager takeover", opts: phases(gray, takenOver, recorded("Complete", 100, 10, 0, false),
+			condition("GrayHeld", "False", "Complete", "all 10 replicas run revision 2")),
 			argo: Health{Status: "Healthy"}, kstatus: "Current", fluxIs: "Current"},
+		// A hold at 0% is a hold: the canary's ReplicaSet stands at 0, so no replica is updated.
+		{name: "held at 0%", opts: phases(gray, percent("0,50"), paused, recorded("Held", 0, 0, 0, true), counts(10, 0, 10),
+			condition("GrayHeld", "True", "HoldPointReached", held0Msg)),
+			argo: Health{Status: "Suspended", Message: held0Msg}, kstatus: "InProgress", fluxIs: "Current"},
+		{name: "held at 0%, taken over", opts: phases(gray, percent("0,50"), takenOver, recorded("Held", 0, 0, 0, true), counts(10, 0, 10),
+			condition("GrayHeld", "True", "HoldPointReached", held0Msg)),
+			argo: Health{Status: "Suspended", Message: held0Msg}, kstatus: "InProgress", fluxIs: "Current"},
+		// A new template while held that gray-controller has not seen: kubegray.io/status still
+		// reports the generation before. In alongside mode the built-in controller has observed
+		// the generation already and carried GrayHeld over; a revert finds its ReplicaSet with
+		// pods, so the replica counts do not tell. Argo CD's Lua cannot read the generation in
+		// kubegray.io/status (no string library), so it shows the old hold until gray-controller's
+		// sync, a moment later.
+		{name: "held, a revert observed by the built-in controller only", opts: append(phases(held...), takenOver,
+			recorded("Held", 20, 2, 3, true), observedByBuiltin, counts(10, 8, 10)),
+			argo: Health{Status: "Suspended", Message: heldMsg}, kstatus: "InProgress", fluxIs: "InProgress"},
+		{name: "held at 0%, a new template observed by the built-in controller only", opts: phases(gray, percent("0,50"), takenOver,
+			recorded("Held", 0, 0, 3, true), observedByBuiltin, condition("GrayHeld", "True", "HoldPointReached", held0Msg)),
+			argo: Health{Status: "Suspended", Message: held0Msg}, kstatus: "InProgress", fluxIs: "InProgress"},
+		// The user's own pause reads as each tool reads a paused Deployment: Argo CD Suspended,
+		// Flux as kstatus (the Deployment controller's Progressing condition says DeploymentPaused,
+		// which kstatus takes for not done). Alongside mode keeps it in kubegray.io/paused; in
+		// instead mode it is spec.paused with no hold recorded (heldAt).
+		{name: "paused by its user mid-step, taken over", opts: phases(gray, takenOver, pausedByItsUser, recorded("Progressing", 20, 2, 0, false),
+			counts(10, 1, 10), pausedAsServed, condition("GrayHeld", "False", "Progressing", userMsg)),
+			argo: Health{Status: "Suspended", Message: userMsg}, kstatus: "InProgress", fluxIs: "InProgress"},
+		// In instead mode a hold taken but not settled is spec.paused with GrayHeld Progressing too:
+		// only heldAt in kubegray.io/status tells the two apart, which Argo CD's Lua cannot read,
+		// so it shows Progressing, the condition's message naming the user's pause.
+		{name: "paused by its user mid-step, instead mode", opts: phases(gray, paused, recorded("Progressing", 20, 2, 0, false),
+			counts(10, 1, 10), pausedAsServed, condition("GrayHeld", "False", "Progressing", userMsg)),
+			argo: Health{Status: "Progressing", Message: userMsg}, kstatus: "InProgress", fluxIs: "InProgress"},
+		{name: "paused by its user while held, taken over", opts: append(phases(held...), takenOver, pausedByItsUser, pausedAsServed),
+			argo: Health{Status: "Suspended", Message: heldMsg}, kstatus: "InProgress", fluxIs: "InProgress"},
+		// After Complete no hold stands: spec.paused is the user's (instead mode, or alongside
+		// after the release handed the pause back), or kubegray.io/paused under eager takeover.
+		{name: "paused by its user after Complete", opts: phases(gray, paused, recorded("Complete", 100, 10, 0, false), pausedAsServed,
+			condition("GrayHeld", "False", "Complete", "all 10 replicas run revision 2")),
+			argo: Health{Status: "Suspended", Message: "Deployment is paused"}, kstatus: "InProgress", fluxIs: "InProgress"},
+		{name: "paused by its user after Complete, kept taken over", opts: phases(gray, takenOver, pausedByItsUser, recorded("Complete", 100, 10, 0, false),
+			pausedAsServed, condition("GrayHeld", "False", "Complete", "all 10 replicas run revision 2")),
+			argo: Health{Status: "Suspended", Message: "Deployment is paused"}, kstatus: "InProgress", fluxIs: "InProgress"},
+		{name: "plain, paused", opts: phases(paused, pausedAsServed),
+			argo: Health{Status: "Suspended", Message: "Deployment is paused"}, kstatus: "InProgress", fluxIs: "InProgress"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
