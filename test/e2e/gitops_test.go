@@ -98,6 +98,7 @@ type gitopsManifest struct {
 	progressDeadlineSec int32
 	onFailure           string
 	gates               string // kubegray.io/gates
+	percent             string // kubegray.io/percent when gray; "20" if empty
 }
 
 func runGitOps(t *testing.T, m gitopsMode) []gitopsRow {
@@ -200,7 +201,55 @@ func runGitOps(t *testing.T, m gitopsMode) []gitopsRow {
 	g.u.must("gray", "undo", "web")
 	e.expect("web", complete)
 	g.record("Complete (aborted canary undone)")
+
+	// The user's own pause after Complete, then resumed.
+	g.userPause(true)
+	g.record("Complete, paused by its user")
+	g.userPause(false)
+	e.expect("web", complete)
+
+	// A hold at 0%: the canary's ReplicaSet is created at 0 and the rollout holds there; a new
+	// template while it holds reads as a rollout from the write that applies it, before
+	// gray-controller has seen it.
+	held0 := grayState{phase: grayapi.PhaseHeld, newSpec: 0, oldTotal: 10, paused: true}
+	g.apply("client-side", gitopsManifest{image: "nginx:1.35", maxSurge: 4, gray: true, percent: "0"})
+	e.expect("web", held0)
+	g.record("Held at 0%")
+	since := len(e.history("web"))
+	g.apply("client-side", gitopsManifest{image: "nginx:1.36", maxSurge: 4, gray: true, percent: "0"})
+	g.recordNotSeen(since, "nginx:1.36")
+	e.expect("web", held0)
+
+	// The user's own pause on the way to a hold: a canary that never becomes ready, one surge
+	// pod at a time, stays short of its target of 2; then undone.
+	g.apply("client-side", gitopsManifest{image: "nginx:1.37", maxSurge: 1, gray: true, neverReady: true, progressDeadlineSec: 600})
+	e.expect("web", grayState{phase: grayapi.PhaseProgressing, newSpec: 1, oldTotal: 10, paused: m.name != "instead"})
+	g.userPause(true)
+	g.record("Progressing, paused by its user")
+	g.userPause(false)
+	g.u.must("gray", "undo", "web")
+	e.expect("web", complete)
 	return g.rows
+}
+
+// userPause pauses web as its user does (on), or resumes it: kubectl rollout pause and resume,
+// or kubegray.io/paused on a taken-over Deployment, whose spec.paused is the takeover's.
+func (g *gitopsRun) userPause(on bool) {
+	g.t.Helper()
+	d := g.e.get("web")
+	_, saved := d.Annotations[grayapi.StrategyAnnotation]
+	takenOver := saved && d.Spec.Paused && d.Spec.Strategy.Type == appsv1.RecreateDeploymentStrategyType
+	_, userPaused := d.Annotations[grayapi.PausedAnnotation]
+	switch {
+	case on && takenOver:
+		g.u.must("annotate", "deployment", "web", grayapi.PausedAnnotation+"=true")
+	case on:
+		g.u.must("rollout", "pause", "deployment/web")
+	case userPaused:
+		g.u.must("annotate", "deployment", "web", grayapi.PausedAnnotation+"-")
+	default:
+		g.u.must("rollout", "resume", "deployment/web")
+	}
 }
 
 // apply applies m the way how names: "client-side" (kubectl apply), "server-side" (kubectl
@@ -211,7 +260,11 @@ func (g *gitopsRun) apply(how string, m gitopsManifest) {
 	opts := []testutil.DeploymentOption{testutil.WithTypeMeta(), testutil.WithImage(m.image), testutil.WithReplicas(10),
 		testutil.WithRollingUpdate(intstr.FromInt32(m.maxSurge), intstr.FromInt32(0)), testutil.WithNamespace(g.e.ns)}
 	if m.gray {
-		opts = append(opts, testutil.WithAnnotation(grayapi.PercentAnnotation, "20"))
+		points := m.percent
+		if points == "" {
+			points = "20"
+		}
+		opts = append(opts, testutil.WithAnnotation(grayapi.PercentAnnotation, points))
 	}
 	if m.neverReady {
 		opts = append(opts, testutil.WithTemplateAnnotation(cluster.NeverReadyAnnotation, "true"))
@@ -314,12 +367,11 @@ func (g *gitopsRun) record(phase string) {
 		if d.Status.ObservedGeneration < d.Generation {
 			return false, fmt.Sprintf("generation %d, observed %d", d.Generation, d.Status.ObservedGeneration)
 		}
-		// A settled hold has its canary counted: in alongside mode the built-in controller's
-		// status write that counts it can come after the one that observed the generation (a
-		// record taken between them saw Flux InProgress on a loaded machine).
-		if held := deployutil.GetDeploymentCondition(d.Status, grayapi.ConditionGrayHeld); held != nil &&
-			held.Status == corev1.ConditionTrue && d.Status.UpdatedReplicas == 0 {
-			return false, "held, but no updated replica counted yet"
+		// gray-controller has reported on this generation, as Flux's check and kubectl gray
+		// status ask: a write of its own or of a user (a pause, an annotation) bumps the
+		// generation before gray-controller's next status write.
+		if st, err := grayapi.ParseStatus(d.Annotations[grayapi.StatusAnnotation]); err == nil && st.ObservedGeneration < d.Generation {
+			return false, fmt.Sprintf("generation %d, gray-controller reported on %d", d.Generation, st.ObservedGeneration)
 		}
 		// Likewise a Complete one has its old pods counted gone: gray-controller's status can
 		// say Complete from the ReplicaSets before the built-in controller's write that counts
@@ -369,6 +421,24 @@ func (g *gitopsRun) recordProgressing(image string) {
 		g.t.Fatalf("the watch saw no Progressing status of the rollout of %s: %v", image, phases(h, 0))
 	}
 	g.recordObject("Progressing", h[i].d)
+}
+
+// recordNotSeen records the first version of the Deployment with image's template that the watch
+// saw from history entry since on: the apply's own write, which neither the built-in controller
+// nor gray-controller has observed.
+func (g *gitopsRun) recordNotSeen(since int, image string) {
+	g.t.Helper()
+	var h []seenStatus
+	i := -1
+	eventually(g.t, 30*time.Second, "the watch saw the template of "+image, func() (bool, string) {
+		h = g.e.history("web")
+		i = first(h, since, withImage(image))
+		return i >= 0, fmt.Sprintf("%d versions since", len(h)-since)
+	})
+	if h[i].ok && h[i].st.ObservedGeneration >= h[i].d.Generation {
+		g.t.Fatalf("the first version of the template of %s is reported on already (generation %d)", image, h[i].d.Generation)
+	}
+	g.recordObject("New template while held at 0%, not seen yet", h[i].d)
 }
 
 // recordRetried records the first Progressing status of image the watch saw from history entry
@@ -429,7 +499,18 @@ func (g *gitopsRun) recordObject(phase string, d *appsv1.Deployment) {
 		// A person must decide: not Current for Flux.
 		"Held, its gate cannot tell": {"Suspended", "InProgress", "InProgress"},
 		"Degraded, its gate failed":  {"Degraded", "Failed", "Failed"},
+		// A hold at 0% is a hold, for Flux too.
+		"Held at 0%": {"Suspended", "InProgress", "Current"},
+		"New template while held at 0%, not seen yet": {"Progressing", "InProgress", "InProgress"},
+		// A user's pause reads as each tool reads a paused Deployment.
+		"Complete, paused by its user":    {"Suspended", "InProgress", "InProgress"},
+		"Progressing, paused by its user": {"Suspended", "InProgress", "InProgress"},
 	}[phase]
+	if phase == "Progressing, paused by its user" && g.m.name == "instead" {
+		// In instead mode only heldAt in kubegray.io/status, which Argo CD's Lua cannot read,
+		// tells it from a hold not settled yet.
+		want[0] = "Progressing"
+	}
 	if strings.HasPrefix(phase, "Complete") && g.m.name == "alongside-eager" {
 		// kstatus reads the eager takeover's pause as a rollout that is not done.
 		want[1] = "InProgress"
@@ -437,7 +518,11 @@ func (g *gitopsRun) recordObject(phase string, d *appsv1.Deployment) {
 	if got := [3]string{r.ArgoCD.Status, r.KStatus.Status, r.Flux.Status}; got != want {
 		g.t.Errorf("%s: Argo CD, kstatus, Flux say %v, want %v (Argo CD: %q)", phase, got, want, r.ArgoCD.Message)
 	}
-	if strings.HasPrefix(phase, "Held") && !strings.HasPrefix(r.ArgoCD.Message, "held at 20% (step 1/1): 2 of 10 replicas") {
+	where := "held at 20% (step 1/1): 2 of 10 replicas"
+	if phase == "Held at 0%" {
+		where = "held at 0% (step 1/1): 0 of 10 replicas"
+	}
+	if strings.HasPrefix(phase, "Held") && !strings.HasPrefix(r.ArgoCD.Message, where) {
 		g.t.Errorf("%s: Argo CD's message %q does not say where the hold stands", phase, r.ArgoCD.Message)
 	}
 	g.rows = append(g.rows, row)
