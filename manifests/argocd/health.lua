@@ -8,8 +8,8 @@
 -- docs/gitops.md). A Deployment without kubegray.io/percent, or one gray-controller has not
 -- reported on yet, gets exactly Argo CD's built-in Deployment check.
 --
--- Argo CD runs health scripts without Lua's string library: only conditions and numbers are
--- read, no text is parsed. A condition's reason and message are optional in the API, so neither
+-- Argo CD runs health scripts without Lua's string library: conditions, numbers and which
+-- annotations are there are read, no text is parsed (kubegray.io/status neither). A condition's reason and message are optional in the API, so neither
 -- is concatenated unless it is there.
 
 local function condition(kind)
