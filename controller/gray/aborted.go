@@ -47,7 +47,13 @@ type AbortedSync struct {
 // revision 1 runs 8 of 10 replicas" first and "runs 10 of 10" once the sizes are written.
 func decideAborted(f abortedFacts) AbortedSync {
 	d := f.Deployment
-	st := Aborted(f.Status, f.NewRS.Name)
+	// The canary's ReplicaSet may be gone (deleted by hand after the abort): the status read still
+	// says the revision in flight is aborted, and there is nothing of it left to scale.
+	canaryName := ""
+	if f.NewRS != nil {
+		canaryName = f.NewRS.Name
+	}
+	st := Aborted(f.Status, canaryName)
 	ourHold := d.Spec.Paused && f.HasPrev && f.Prev.HeldAt != nil
 	dec := AbortedSync{LeavesHold: ourHold, Paused: d.Spec.Paused && !ourHold}
 	var found, left int32

@@ -66,14 +66,18 @@ func Retried(st grayapi.Status) grayapi.Status {
 }
 
 // Aborted is st aborted: no canary target, no hold, no clocks. Its failure is kept; without one
-// (the status that said why was lost) it is re-derived from the abort record on newRSName.
+// (the status that said why was lost) it is re-derived from the abort record on newRSName ("":
+// the canary's ReplicaSet is gone).
 func Aborted(st grayapi.Status, newRSName string) grayapi.Status {
 	st.Phase = grayapi.PhaseAborted
 	st.Target = 0
 	st.HeldAt, st.Progress, st.SettledAt = nil, nil, nil
 	if st.Failure == nil {
-		st.Failure = &grayapi.Failure{Reason: grayapi.ReasonAborted,
-			Message: fmt.Sprintf("replica set %s carries %s=%d", newRSName, grayapi.AbortedLabel, st.Revision)}
+		message := fmt.Sprintf("replica set %s carries %s=%d", newRSName, grayapi.AbortedLabel, st.Revision)
+		if newRSName == "" {
+			message = fmt.Sprintf("revision %d was aborted", st.Revision)
+		}
+		st.Failure = &grayapi.Failure{Reason: grayapi.ReasonAborted, Message: message}
 	}
 	return st
 }

@@ -151,3 +151,25 @@ func TestGrayLeavingGrayDropsTheAbortRecord(t *testing.T) {
 	w.settle()
 	w.wantSizes(sz("v1", 0, "v2", 10))
 }
+
+// Someone deletes an aborted canary's ReplicaSet (kubectl delete rs, a cleanup script) while the
+// template still names it: the sync finds no canary and an Aborted status of the revision in
+// flight. It stays aborted, with the stable revision at every replica, and recreates nothing, and
+// does not crash the controller (it once did: the aborted sync read the missing canary's name);
+// a retry starts the revision again.
+func TestGrayAbortedCanaryReplicaSetDeleted(t *testing.T) {
+	w := abortedAt20(t)
+	canary := w.replicaSetOf("v2")
+	if err := w.f.client.Tracker().Delete(replicaSetsResource, canary.Namespace, canary.Name); err != nil {
+		t.Fatal(err)
+	}
+	w.settle()
+	w.wantSizes(sz("v1", 10))
+	w.wantState(grayapi.PhaseAborted, false)
+
+	// A retry starts revision 2 from its first hold point, its ReplicaSet made anew.
+	w.setAnnotation(grayapi.ResumeAnnotation, "2:retry")
+	w.settle()
+	w.wantSizes(sz("v1", 8, "v2", 2))
+	w.wantState(grayapi.PhaseHeld, true)
+}

@@ -211,6 +211,34 @@ func runCanaryFailure(t *testing.T, c *cluster.Cluster, m canaryMode) {
 		k.released()
 	})
 
+	t.Run("an aborted canary's replica set deleted by hand: still aborted, retried from nothing", func(t *testing.T) {
+		t.Parallel()
+		k := newCanary(t, c, m, "gone")
+		k.startStable("20")
+		k.u.must("gray", "set", "web", "20", "--image", "app="+goodImage)
+		k.expect("web", heldAt20)
+		k.u.must("gray", "abort", "web")
+		k.abortedToStable("web", 10, goodImage, stableImage, grayapi.ReasonAborted, m.alongside)
+		// The sync that the deletion starts finds no canary beside a status saying its revision is
+		// aborted. It used to crash gray-controller (a nil ReplicaSet's name read), every restart.
+		k.u.must("delete", "replicaset", k.replicaSetOf("web", 2).Name)
+		consistently(10*time.Second, 500*time.Millisecond, func() {
+			if !c.ComponentAlive(grayControllerName) {
+				t.Fatalf("gray-controller exited after the aborted canary's replica set was deleted:\n%s", c.LogTails(40))
+			}
+			if st := k.grayStatus(k.get("web")); st.Phase != grayapi.PhaseAborted || st.Revision != 2 {
+				t.Fatalf("status %+v after the canary's replica set was deleted, want revision 2 still Aborted", st)
+			}
+		})
+		k.wantSizes("web", map[string]int32{"1": 10}, map[string]string{"1": stableImage})
+		// kubectl gray retry starts revision 2 from its first hold point, its ReplicaSet made anew.
+		k.u.must("gray", "retry", "web")
+		k.expect("web", heldAt20)
+		k.u.must("gray", "resume", "web", "--full")
+		k.expect("web", completeAt10)
+		k.released()
+	})
+
 	t.Run("invalid annotations stop the rollout, never scaling", func(t *testing.T) {
 		t.Parallel()
 		k := newCanary(t, c, m, "invalid")
