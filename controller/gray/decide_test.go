@@ -2,11 +2,15 @@ package gray
 
 import (
 	"context"
+	"math/rand/v2"
+	"reflect"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/kubegray/kubectl-gray/internal/testutil"
+	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
@@ -68,4 +72,118 @@ func TestDecide(t *testing.T) {
 			t.Errorf("Decide = %+v, want only the Invalid decision, the status read kept", p)
 		}
 	})
+}
+
+// TestDecideProperties decides random syncs through the one entry (TestDecideSyncSettles's
+// rollouts and requests; a sixth with no canary yet, a sixth whose status someone else wrote, a
+// sixth with a status copied from another revision, a tenth with an unreadable annotation). Decide
+// changes none of its facts, and decides the same plan from the same facts; no plan sizes the
+// canary past its target (nor creates it past its target): the move's, the Invalid rollout's
+// rescale (which keeps the last valid share), or the aborted sync's (which only shrinks it); a course
+// that ends the sync decides no move, and an Invalid plan nothing else. Every kind must be reached.
+func TestDecideProperties(t *testing.T) {
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(20261206, 50))
+	seen := map[string]int{}
+	for i := range 5000 {
+		f := randomFacts(r)
+		before := deepCopyFacts(f)
+		p := Decide(ctx, f)
+		if !reflect.DeepEqual(before, f) {
+			t.Fatalf("case %d: Decide modified its facts", i)
+		}
+		if again := Decide(ctx, deepCopyFacts(before)); !reflect.DeepEqual(again, p) {
+			t.Fatalf("case %d: the same facts decided twice differ:\n%+v\n%+v", i, p, again)
+		}
+		current := int32(0)
+		if f.NewRS != nil {
+			current = *f.NewRS.Spec.Replicas
+		}
+		widens := func(plan SizePlan, target int32) bool {
+			return plan.resizes() && (plan.Created > max(target, 0) || (plan.NewSize > current && plan.NewSize > target))
+		}
+		switch {
+		case p.Invalid != nil:
+			seen["invalid"]++
+			if !apiequality.Semantic.DeepEqual(p.Sync, SyncDecision{}) || !apiequality.Semantic.DeepEqual(p.Identity, Identity{}) {
+				t.Fatalf("case %d: an Invalid plan decided more: %+v", i, p)
+			}
+			if p.Invalid.Sizes != nil && f.HasPrev && widens(*p.Invalid.Sizes, p.Invalid.Status.Target) {
+				t.Fatalf("case %d: the Invalid rescale sizes the canary %d → %d, past its target %d", i, current, p.Invalid.Sizes.NewSize,
+					p.Invalid.Status.Target)
+			}
+		case p.Sync.Course.Course == CourseAbort || p.Sync.Course.Course == CourseAborted:
+			seen["aborted"]++
+			if sizes := p.Sync.Course.Aborted.Sizes; sizes != nil && sizes.NewSize > current {
+				t.Fatalf("case %d: the aborted sync grows the canary %d → %d", i, current, sizes.NewSize)
+			}
+			if !apiequality.Semantic.DeepEqual(p.Sync.Move, Move{}) {
+				t.Fatalf("case %d: an aborted sync decided a move %+v", i, p.Sync.Move)
+			}
+		case p.Sync.Course.Course == CourseUndo:
+			seen["undo"]++
+			if !apiequality.Semantic.DeepEqual(p.Sync.Move, Move{}) {
+				t.Fatalf("case %d: an undo decided a move %+v", i, p.Sync.Move)
+			}
+		default:
+			m := p.Sync.Move
+			if m.Sizes.Kind == SizesCreateFirst {
+				seen["create"]++
+			}
+			if p.Distrust != DistrustNone {
+				seen["distrusted"]++
+			}
+			if widens(m.Sizes, m.Status.Target) {
+				t.Fatalf("case %d: the move sizes the canary %d → %d (created at %d), past its target %d", i, current, m.Sizes.NewSize,
+					m.Sizes.Created, m.Status.Target)
+			}
+		}
+	}
+	t.Logf("plans: %v", seen)
+	for _, kind := range []string{"invalid", "aborted", "undo", "create", "distrusted"} {
+		if seen[kind] < 50 {
+			t.Errorf("only %d of 5000 random syncs decided %s: %v", seen[kind], kind, seen)
+		}
+	}
+}
+
+// randomFacts is randomSyncFacts as the facts a sync gathers (see TestDecideProperties).
+func randomFacts(r *rand.Rand) Facts {
+	s := randomSyncFacts(r)
+	f := Facts{Prev: s.Prev, HasPrev: s.HasPrev, Points: s.Points, Policy: s.Policy, Request: s.Request, Deployment: s.Deployment,
+		NewRS: s.NewRS, OldRSs: s.OldRSs, Scaling: s.Scaling, ModePaused: s.ModePaused, Now: s.Now}
+	switch r.IntN(6) {
+	case 0:
+		f.NewRS = nil
+	case 1:
+		f.ForeignWriter = "kubectl-edit"
+	case 2:
+		f.Prev.Revision = 5
+	}
+	f.Cached = deployutil.WithNewRS(f.OldRSs, f.NewRS)
+	if r.IntN(10) == 0 {
+		f.Problem = `kubegray.io/percent "ten": not a number`
+	}
+	return f
+}
+
+// deepCopyFacts copies f's objects, so that a change Decide made to them would show.
+func deepCopyFacts(f Facts) Facts {
+	c := f
+	c.Deployment = f.Deployment.DeepCopy()
+	c.NewRS = f.NewRS.DeepCopy()
+	c.OldRSs, c.Cached = copyReplicaSets(f.OldRSs), copyReplicaSets(f.Cached)
+	return c
+}
+
+// copyReplicaSets deep-copies rss, nil staying nil.
+func copyReplicaSets(rss []*appsv1.ReplicaSet) []*appsv1.ReplicaSet {
+	if rss == nil {
+		return nil
+	}
+	out := make([]*appsv1.ReplicaSet, len(rss))
+	for i, rs := range rss {
+		out[i] = rs.DeepCopy()
+	}
+	return out
 }
