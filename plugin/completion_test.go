@@ -64,9 +64,11 @@ func TestCompleteVerbsAndFlags(t *testing.T) {
 		{name: "verbs", args: []string{"__complete", ""}},
 		{name: "until", args: []string{"__complete", "status", "web", "--until", ""}},
 		{name: "dry-run-flag", args: []string{"__complete", "undo", "web", "--dry"}},
-		{name: "dry-run-values", args: []string{"__complete", "set", "web", "20", "--dry-run", ""}},
+		// --dry-run alone is the client strategy, as in kubectl, so the word after a space is an
+		// argument: its values complete after "--dry-run=".
+		{name: "dry-run-values", args: []string{"__complete", "set", "web", "20", "--dry-run="}},
 		{name: "output-values", args: []string{"__complete", "resume", "web", "-o", ""}},
-		{name: "abort-dry-run-values", args: []string{"__complete", "abort", "web", "--dry-run", ""}},
+		{name: "abort-dry-run-values", args: []string{"__complete", "abort", "web", "--dry-run="}},
 		{name: "retry-output-values", args: []string{"__complete", "retry", "web", "-o", ""}},
 		{name: "on-failure-values", args: []string{"__complete", "set", "web", "20", "--on-failure", ""}},
 		{name: "hold-for-values", args: []string{"__complete", "set", "web", "20", "--hold-for", ""}},

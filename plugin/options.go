@@ -94,10 +94,18 @@ func newPrintFlags() *genericclioptions.PrintFlags {
 // addWriteFlags adds --dry-run and the -o flags to cmd, with completion of
 // their values.
 func (o *WriteOptions) addWriteFlags(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&o.DryRun, "dry-run", "none", `Must be "none", "server", or "client". If client strategy, only print the object that would be sent, without sending it. If server strategy, submit server-side request without persisting the resource.`)
+	addDryRunFlag(cmd, &o.DryRun, `Must be "none", "server", or "client". If client strategy, only print the object that would be sent, without sending it. If server strategy, submit server-side request without persisting the resource.`,
+		"none", "client", "server")
 	o.PrintFlags.AddFlags(cmd)
-	_ = cmd.RegisterFlagCompletionFunc("dry-run", cobra.FixedCompletions([]string{"none", "client", "server"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(o.PrintFlags.AllowedFormats(), cobra.ShellCompDirectiveNoFileComp))
+}
+
+// addDryRunFlag binds --dry-run to value, taking it without a value as the client strategy
+// the way kubectl does, so `--dry-run web` reads web as an argument; values are completed.
+func addDryRunFlag(cmd *cobra.Command, value *string, usage string, values ...string) {
+	cmd.Flags().StringVar(value, "dry-run", "none", usage)
+	cmd.Flags().Lookup("dry-run").NoOptDefVal = "client"
+	_ = cmd.RegisterFlagCompletionFunc("dry-run", cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
 }
 
 // completeDryRun reads --dry-run.
@@ -107,12 +115,13 @@ func (o *WriteOptions) completeDryRun() error {
 	return err
 }
 
-// parseDryRun reads a --dry-run value.
+// parseDryRun reads a --dry-run value. The boolean forms of old kubectl scripts are read as
+// kubectl still reads them: true is the client strategy, false none.
 func parseDryRun(value string) (cmdutil.DryRunStrategy, error) {
 	switch value {
-	case "", "none":
+	case "", "none", "false":
 		return cmdutil.DryRunNone, nil
-	case "client":
+	case "client", "true":
 		return cmdutil.DryRunClient, nil
 	case "server":
 		return cmdutil.DryRunServer, nil

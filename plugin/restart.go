@@ -76,6 +76,7 @@ type RestartOptions struct {
 	// Filled in by Complete (Now, Interval and EvictRetry by
 	// NewRestartOptions, for tests to replace).
 	maxUnavailable *intstr.IntOrString
+	dryRun         cmdutil.DryRunStrategy
 	Now            func() time.Time
 	// Interval is the pause between reads while waiting for replacements.
 	Interval time.Duration
@@ -107,9 +108,7 @@ func NewCmdRestart(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra
 	}
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "Give up after this long (exit code 2), naming the pods left. 0 waits forever.")
 	cmd.Flags().StringVar(&o.MaxUnavailable, "max-unavailable", "", "How many pods may be unavailable at once (a number, or a percentage of spec.replicas rounded down), instead of the Deployment's maxUnavailable.")
-	cmd.Flags().StringVar(&o.DryRun, "dry-run", o.DryRun, `Must be "none" or "client". If client (or given alone), only print the batches, evicting nothing.`)
-	cmd.Flags().Lookup("dry-run").NoOptDefVal = "client"
-	_ = cmd.RegisterFlagCompletionFunc("dry-run", cobra.FixedCompletions([]string{"none", "client"}, cobra.ShellCompDirectiveNoFileComp))
+	addDryRunFlag(cmd, &o.DryRun, `Must be "none" or "client". If client (or given alone), only print the batches, evicting nothing.`, "none", "client")
 	return cmd
 }
 
@@ -129,7 +128,9 @@ func (o *RestartOptions) complete(args []string) error {
 		v := intstr.Parse(o.MaxUnavailable)
 		o.maxUnavailable = &v
 	}
-	return nil
+	var err error
+	o.dryRun, err = parseDryRun(o.DryRun)
+	return err
 }
 
 // Validate checks the flags before anything is read.
@@ -137,10 +138,8 @@ func (o *RestartOptions) Validate() error {
 	switch {
 	case o.Timeout < 0:
 		return fmt.Errorf("invalid --timeout %s: must not be negative", o.Timeout)
-	case o.DryRun == "server":
+	case o.dryRun == cmdutil.DryRunServer:
 		return fmt.Errorf("--dry-run=server is not supported by restart: each batch depends on the replacements of the one before; use --dry-run to print the batches")
-	case o.DryRun != "none" && o.DryRun != "client" && o.DryRun != "":
-		return fmt.Errorf(`invalid --dry-run %q: must be "none" or "client"`, o.DryRun)
 	}
 	if v := o.maxUnavailable; v != nil {
 		n, err := intstr.GetScaledValueFromIntOrPercent(v, 100, false)
@@ -188,7 +187,7 @@ func (o *RestartOptions) Run(ctx context.Context) error {
 	}
 	r.left = s.left(r.originals, r.gone)
 	suffix := ""
-	if o.DryRun == "client" {
+	if o.dryRun == cmdutil.DryRunClient {
 		suffix = " (dry run)"
 	}
 	order := make([]string, len(targets))
@@ -198,7 +197,7 @@ func (o *RestartOptions) Run(ctx context.Context) error {
 	fmt.Fprintf(o.Out, "Restarting %s (%s): %s, at most %d unavailable at a time (%s)%s\n",
 		deploymentRef(d.Name), stands, podCount(len(r.originals)), limit, source, suffix)
 	fmt.Fprintf(o.Out, "Order: %s\n", strings.Join(order, ", then "))
-	if o.DryRun == "client" {
+	if o.dryRun == cmdutil.DryRunClient {
 		return r.printPlan(s)
 	}
 	if err := r.restart(ctx); err != nil {

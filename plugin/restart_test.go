@@ -245,18 +245,23 @@ func TestRestartSettled(t *testing.T) {
 	}
 }
 
-// TestRestartDryRun pins that a dry run prints the batches and evicts nothing.
+// TestRestartDryRun pins that a dry run prints the batches and evicts nothing, whether asked
+// for as client or with kubectl's boolean form.
 func TestRestartDryRun(t *testing.T) {
-	d, canary, stable := restartHeldWeb(t)
-	f := newFakeReplicaSets(t, d, stable, canary)
-	out, _, err := runRestart(t, f, func(o *RestartOptions) { o.DryRun = "client" })
-	if err != nil {
-		t.Fatal(err)
+	for _, value := range []string{"client", "true"} {
+		t.Run(value, func(t *testing.T) {
+			d, canary, stable := restartHeldWeb(t)
+			f := newFakeReplicaSets(t, d, stable, canary)
+			out, _, err := runRestart(t, f, func(o *RestartOptions) { o.DryRun = value })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b := f.evictedBatches(); len(b) > 0 {
+				t.Errorf("dry run evicted %q", b)
+			}
+			checkGolden(t, "restart", "dry-run", out)
+		})
 	}
-	if b := f.evictedBatches(); len(b) > 0 {
-		t.Errorf("dry run evicted %q", b)
-	}
-	checkGolden(t, "restart", "dry-run", out)
 }
 
 // TestRestartPDBRefusalRetried pins that an eviction a PodDisruptionBudget
