@@ -91,6 +91,9 @@ func (o *AbortOptions) Validate() error {
 
 // Run writes the abort request.
 func (o *AbortOptions) Run(ctx context.Context) error {
+	if err := o.resolveName(); err != nil {
+		return err
+	}
 	return writeRequest(ctx, &o.TargetOptions, &o.WriteOptions, o.Out, decideAbort)
 }
 

@@ -92,10 +92,8 @@ func abortRun(cs *fake.Clientset, args []string, flags func(o *AbortOptions)) (s
 		flags(o)
 	}
 	o.Namespace, o.Client = ns, cs
+	o.Getter = testNames()
 	err := o.complete(args)
-	if err == nil {
-		err = o.resolveName(testNames())
-	}
 	if err == nil {
 		err = o.Validate()
 	}

@@ -3,9 +3,11 @@ package plugin
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 )
 
 // Exit codes of kubectl-gray, listed in the root help.
@@ -59,4 +61,15 @@ func apiError(err error, verb, namespace, name string) error {
 		return fmt.Errorf("%s kept changing while kubectl gray wrote it; run the command again: %w", obj, err)
 	}
 	return fmt.Errorf("%s: %w", obj, err)
+}
+
+// outputError names -o in a printer's refusal of its value, which names only the format, so
+// the message says which flag to fix and what it takes.
+func outputError(err error) error {
+	var e genericclioptions.NoCompatiblePrinterError
+	if !errors.As(err, &e) || e.OutputFormat == nil {
+		return err
+	}
+	allowed := slices.Sorted(slices.Values(e.AllowedFormats))
+	return fmt.Errorf("invalid -o %q: use one of %s", *e.OutputFormat, strings.Join(allowed, ", "))
 }

@@ -147,6 +147,9 @@ type liveHold struct {
 
 // Run measures the gates and prints what each found.
 func (o *GateTestOptions) Run(ctx context.Context) error {
+	if err := o.resolveName(); err != nil {
+		return err
+	}
 	k, err := o.load(ctx)
 	if err != nil {
 		return err

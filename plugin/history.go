@@ -135,11 +135,14 @@ func (o *HistoryOptions) complete(args []string) error {
 // Validate checks the output format.
 func (o *HistoryOptions) Validate() error {
 	_, err := o.PrintFlags.ToPrinter()
-	return err
+	return outputError(err)
 }
 
 // Run prints the history.
 func (o *HistoryOptions) Run(ctx context.Context) error {
+	if err := o.resolveName(); err != nil {
+		return err
+	}
 	d, err := o.Client.AppsV1().Deployments(o.Namespace).Get(ctx, o.Name, metav1.GetOptions{})
 	if err != nil {
 		return apiError(err, "get", o.Namespace, o.Name)

@@ -56,10 +56,8 @@ func historyRun(cs *fake.Clientset, args []string, output string) (string, error
 	streams, out, _ := testStreams()
 	o := NewHistoryOptions(streams)
 	o.Now, o.Namespace, o.Client, *o.PrintFlags.OutputFormat = clock, ns, cs, output
+	o.Getter = testNames()
 	err := o.complete(args)
-	if err == nil {
-		err = o.resolveName(testNames())
-	}
 	if err == nil {
 		err = o.Validate()
 	}
@@ -135,7 +133,7 @@ func TestHistoryErrors(t *testing.T) {
 		args                  []string
 	}{
 		{name: "not found", args: []string{"nope"}, wantErr: "deployment default/nope not found"},
-		{name: "bad output", args: []string{"web"}, output: "xml", wantErr: `unable to match a printer suitable for the output format "xml"`},
+		{name: "bad output", args: []string{"web"}, output: "xml", wantErr: `invalid -o "xml": use one of `},
 		{name: "no name", wantErr: "give one Deployment, e.g. 'kubectl gray history web'"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

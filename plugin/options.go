@@ -25,10 +25,13 @@ type TargetOptions struct {
 	// Filled in by Complete.
 	Namespace string
 	// Arg is the argument naming the Deployment as given (NAME or TYPE/NAME), Name the
-	// Deployment's name it resolves to (resolveName); both empty for the verbs where a name is
-	// optional and none was given.
+	// Deployment's name it resolves to (resolveName, Run's first step); both empty for the
+	// verbs where a name is optional and none was given.
 	Arg, Name string
 	Client    kubernetes.Interface
+	// Getter resolves Arg through the server's discovery. Run asks it, not Complete, so that
+	// Validate refuses a bad flag before any request, as kubectl does.
+	Getter genericclioptions.RESTClientGetter
 }
 
 // completeName reads the one DEPLOYMENT argument of a verb that takes exactly
@@ -41,27 +44,24 @@ func (o *TargetOptions) completeName(verb string, args []string) error {
 	return nil
 }
 
-// completeClient fills the namespace, the name the argument resolves to and the client from f.
-// Verbs call it after reading their arguments and flags, so a bad value is reported before any
+// completeClient fills the namespace, the client and the getter from f; none of them sends a
 // request.
 func (o *TargetOptions) completeClient(f cmdutil.Factory) error {
 	var err error
 	if o.Namespace, _, err = f.ToRawKubeConfigLoader().Namespace(); err != nil {
 		return err
 	}
-	if err := o.resolveName(f); err != nil {
-		return err
-	}
+	o.Getter = f
 	o.Client, err = f.KubernetesClientSet()
 	return err
 }
 
 // resolveName sets Name to the Deployment Arg names (deploymentName).
-func (o *TargetOptions) resolveName(getter genericclioptions.RESTClientGetter) error {
+func (o *TargetOptions) resolveName() error {
 	if o.Arg == "" {
 		return nil
 	}
-	name, err := deploymentName(getter, o.Namespace, o.Arg)
+	name, err := deploymentName(o.Getter, o.Namespace, o.Arg)
 	o.Name = name
 	return err
 }
@@ -133,7 +133,7 @@ func parseDryRun(value string) (cmdutil.DryRunStrategy, error) {
 // format does not leave a change made and unreported.
 func (o *WriteOptions) validatePrinter() error {
 	_, err := o.PrintFlags.ToPrinter()
-	return err
+	return outputError(err)
 }
 
 // printResult prints a written Deployment with the -o printer: by default the

@@ -158,10 +158,8 @@ func TestHistoryPrintFormats(t *testing.T) {
 		o := NewHistoryOptions(streams)
 		o.Now, o.Namespace, o.Client = clock, ns, fake.NewClientset(supersededWeb(t)...)
 		*o.PrintFlags.NoHeaders = true
+		o.Getter = testNames()
 		if err := o.complete([]string{"web"}); err != nil {
-			t.Fatal(err)
-		}
-		if err := o.resolveName(testNames()); err != nil {
 			t.Fatal(err)
 		}
 		if err := o.Run(context.Background()); err != nil {

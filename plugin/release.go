@@ -103,6 +103,9 @@ func (o *ReleaseOptions) Validate() error {
 // Deployment on Recreate when its strategy is set; unpaused on Recreate, the built-in
 // controller would kill every old pod at once.
 func (o *ReleaseOptions) Run(ctx context.Context) error {
+	if err := o.resolveName(); err != nil {
+		return err
+	}
 	var restored string
 	userPaused := false
 	restore := func(d *appsv1.Deployment) error {

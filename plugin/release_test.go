@@ -49,10 +49,8 @@ func releaseRun(cs *fake.Clientset, args []string, admission ...k8stesting.React
 	streams, out, _ := testStreams()
 	o := NewReleaseOptions(streams)
 	o.Namespace, o.Client = ns, cs
+	o.Getter = testNames()
 	err := o.complete(args)
-	if err == nil {
-		err = o.resolveName(testNames())
-	}
 	if err == nil {
 		err = o.Validate()
 	}

@@ -154,6 +154,9 @@ func (o *RestartOptions) Validate() error {
 // wait for its replacements; the Deployment is read again before each batch
 // and the restart stops if it changed.
 func (o *RestartOptions) Run(ctx context.Context) error {
+	if err := o.resolveName(); err != nil {
+		return err
+	}
 	if o.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, o.Timeout, errRestartTimeout)

@@ -188,10 +188,8 @@ func runRestart(t *testing.T, f *fakeReplicaSets, set func(o *RestartOptions)) (
 	if set != nil {
 		set(o)
 	}
+	o.Getter = testNames()
 	if err := o.complete([]string{"web"}); err != nil {
-		return out.String(), errOut.String(), err
-	}
-	if err := o.resolveName(testNames()); err != nil {
 		return out.String(), errOut.String(), err
 	}
 	if err := o.Validate(); err != nil {

@@ -89,6 +89,9 @@ func (o *ResumeOptions) Validate() error {
 
 // Run writes the resume request.
 func (o *ResumeOptions) Run(ctx context.Context) error {
+	if err := o.resolveName(); err != nil {
+		return err
+	}
 	return writeRequest(ctx, &o.TargetOptions, &o.WriteOptions, o.Out, resumeDecision(o.Full))
 }
 

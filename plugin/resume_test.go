@@ -94,10 +94,8 @@ func resumeRun(cs *fake.Clientset, args []string, flags func(o *ResumeOptions)) 
 		flags(o)
 	}
 	o.Namespace, o.Client = ns, cs
+	o.Getter = testNames()
 	err := o.complete(args)
-	if err == nil {
-		err = o.resolveName(testNames())
-	}
 	if err == nil {
 		err = o.Validate()
 	}

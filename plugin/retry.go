@@ -85,6 +85,9 @@ func (o *RetryOptions) Validate() error {
 
 // Run writes the retry request.
 func (o *RetryOptions) Run(ctx context.Context) error {
+	if err := o.resolveName(); err != nil {
+		return err
+	}
 	return writeRequest(ctx, &o.TargetOptions, &o.WriteOptions, o.Out, decideRetry)
 }
 

@@ -68,10 +68,8 @@ func retryRun(cs *fake.Clientset, args []string, flags func(o *RetryOptions)) (s
 		flags(o)
 	}
 	o.Namespace, o.Client = ns, cs
+	o.Getter = testNames()
 	err := o.complete(args)
-	if err == nil {
-		err = o.resolveName(testNames())
-	}
 	if err == nil {
 		err = o.Validate()
 	}

@@ -3,12 +3,19 @@ package plugin
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/client-go/util/homedir"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 )
 
 func TestHelp(t *testing.T) {
@@ -92,6 +99,64 @@ func TestAPIError(t *testing.T) {
 			}
 			if !errors.Is(got, tt.err) && tt.name != "not found" {
 				t.Errorf("apiError() does not wrap the API error")
+			}
+		})
+	}
+}
+
+// unreachableFactory is the Factory of a kubeconfig whose server listens nowhere (port 1 of
+// 127.0.0.1 refuses every connection), with discovery cached in a fresh directory: any request
+// a command makes fails to connect.
+func unreachableFactory(t *testing.T) cmdutil.Factory {
+	t.Helper()
+	dir := t.TempDir()
+	kubeconfig := filepath.Join(dir, "config")
+	config := clientcmdapi.NewConfig()
+	config.Clusters["closed"] = &clientcmdapi.Cluster{Server: "https://127.0.0.1:1"}
+	config.AuthInfos["user"] = &clientcmdapi.AuthInfo{Token: "token"}
+	config.Contexts["closed"] = &clientcmdapi.Context{Cluster: "closed", AuthInfo: "user", Namespace: ns}
+	config.CurrentContext = "closed"
+	if err := clientcmd.WriteToFile(*config, kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	flags := genericclioptions.NewConfigFlags(true)
+	flags.KubeConfig, flags.CacheDir = &kubeconfig, &dir
+	return cmdutil.NewFactory(flags)
+}
+
+// TestFlagsRefusedBeforeAnyRequest pins that a bad flag value is refused with the flag and the
+// value named before the server is asked anything, as kubectl refuses one: against a server
+// that cannot be reached, the error is the flag's.
+func TestFlagsRefusedBeforeAnyRequest(t *testing.T) {
+	tests := []struct {
+		name    string
+		cmd     func(cmdutil.Factory, genericiooptions.IOStreams) *cobra.Command
+		args    []string
+		wantErr string
+	}{
+		{name: "status -o", cmd: NewCmdStatus, args: []string{"web", "-o", "foo"}, wantErr: `invalid -o "foo": use one of `},
+		{name: "status --until", cmd: NewCmdStatus, args: []string{"web", "--until", "ready"}, wantErr: `invalid --until "ready": use "held" or "complete"`},
+		{name: "history -o", cmd: NewCmdHistory, args: []string{"web", "-o", "foo"}, wantErr: `invalid -o "foo": use one of `},
+		{name: "resume -o", cmd: NewCmdResume, args: []string{"web", "-o", "foo"}, wantErr: `invalid -o "foo": use one of `},
+		{name: "undo --to-revision", cmd: NewCmdUndo, args: []string{"web", "--to-revision", "-1"}, wantErr: `invalid --to-revision -1: revisions start at 1`},
+		{name: "abort -o", cmd: NewCmdAbort, args: []string{"web", "-o", "foo"}, wantErr: `invalid -o "foo": use one of `},
+		{name: "retry -o", cmd: NewCmdRetry, args: []string{"web", "-o", "foo"}, wantErr: `invalid -o "foo": use one of `},
+		{name: "release -o", cmd: NewCmdRelease, args: []string{"web", "-o", "foo"}, wantErr: `invalid -o "foo": use one of `},
+		{name: "set -o", cmd: NewCmdSet, args: []string{"web", "20", "-o", "foo"}, wantErr: `invalid -o "foo": use one of `},
+		{name: "restart --timeout", cmd: NewCmdRestart, args: []string{"web", "--timeout", "-1s"}, wantErr: `invalid --timeout -1s: must not be negative`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			streams, out, _ := testStreams()
+			cmd := tt.cmd(unreachableFactory(t), streams)
+			cmd.SetArgs(tt.args)
+			cmd.SilenceErrors, cmd.SilenceUsage = true, true
+			err := cmd.Execute()
+			if err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) {
+				t.Fatalf("err = %v, want one starting %q", err, tt.wantErr)
+			}
+			if out.Len() > 0 {
+				t.Errorf("printed %q", out)
 			}
 		})
 	}

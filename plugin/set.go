@@ -11,7 +11,6 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 	"k8s.io/kubectl/pkg/util/templates"
@@ -126,24 +125,24 @@ func NewCmdSet(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Com
 	return cmd
 }
 
-// Complete reads the arguments, then the namespace and client from f, and the Deployments to set.
+// Complete reads the arguments, then the namespace and client from f.
 func (o *SetOptions) Complete(f cmdutil.Factory, args []string) error {
 	if err := o.complete(args); err != nil {
 		return err
 	}
-	if err := o.completeClient(f); err != nil {
-		return err
-	}
-	return o.resolveTargets(f)
+	return o.completeClient(f)
 }
 
 // resolveTargets sets Targets: the Deployment named, or those -l selects (selectedDeployments).
-func (o *SetOptions) resolveTargets(getter genericclioptions.RESTClientGetter) error {
+func (o *SetOptions) resolveTargets() error {
 	if o.Selector == "" {
+		if err := o.resolveName(); err != nil {
+			return err
+		}
 		o.Targets = []string{o.Name}
 		return nil
 	}
-	names, err := selectedDeployments(getter, o.Namespace, o.Selector)
+	names, err := selectedDeployments(o.Getter, o.Namespace, o.Selector)
 	o.Targets = names
 	return err
 }
@@ -246,6 +245,9 @@ func (o *SetOptions) Validate() error {
 // patch per Deployment. With -l it goes on after a failure and reports all
 // failures at the end, as kubectl does.
 func (o *SetOptions) Run(ctx context.Context) error {
+	if err := o.resolveTargets(); err != nil {
+		return err
+	}
 	var errs []error
 	for _, name := range o.Targets {
 		if err := o.setOne(ctx, name); err != nil {

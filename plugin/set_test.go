@@ -71,13 +71,8 @@ func setRun(cs *fake.Clientset, args []string, flags func(o *SetOptions)) (strin
 	server := deploymentLister(cs)
 	defer server.Close()
 	getter := testGetter(server.URL)
+	o.Getter = getter
 	err := o.complete(args)
-	if err == nil {
-		err = o.resolveName(getter)
-	}
-	if err == nil {
-		err = o.resolveTargets(getter)
-	}
 	if err == nil {
 		err = o.Validate()
 	}
@@ -311,7 +306,7 @@ func TestSetErrors(t *testing.T) {
 		{name: "bad image", args: []string{"web", "20"}, flags: func(o *SetOptions) { o.Images = []string{"nginx:1.27"} }, wantErr: `invalid --image "nginx:1.27": use CONTAINER=IMAGE, e.g. --image app=nginx:1.27`},
 		{name: "image twice", args: []string{"web", "20"}, flags: func(o *SetOptions) { o.Images = []string{"app=a", "app=b"} }, wantErr: `--image names container "app" twice`},
 		{name: "bad dry run", args: []string{"web", "20"}, flags: func(o *SetOptions) { o.DryRun = "yes" }, wantErr: `invalid --dry-run "yes": must be "none", "client" or "server"`},
-		{name: "bad output", args: []string{"web", "20"}, flags: func(o *SetOptions) { *o.PrintFlags.OutputFormat = "wide" }, wantErr: `unable to match a printer suitable for the output format "wide"`},
+		{name: "bad output", args: []string{"web", "20"}, flags: func(o *SetOptions) { *o.PrintFlags.OutputFormat = "wide" }, wantErr: `invalid -o "wide": use one of json, kyaml, name, yaml`},
 		{name: "unknown container", args: []string{"web", "20"}, flags: func(o *SetOptions) { o.Images = []string{"sidecar=envoy:1"} }, wantErr: `deployment default/web has no container "sidecar"; its containers are: app`},
 		{name: "not found", args: []string{"nope", "20"}, wantErr: `deployment default/nope not found: check the name and the namespace (-n), or list them with 'kubectl get deployments -n default'`},
 		{name: "no match for selector", args: []string{"20"}, flags: func(o *SetOptions) { o.Selector = "app=none" }, wantErr: `no Deployments in namespace default match selector "app=none"`},

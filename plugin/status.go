@@ -161,14 +161,14 @@ func wantColor(terminal bool, noColor string) bool {
 // Validate checks flag combinations.
 func (o *StatusOptions) Validate() error {
 	if _, err := o.PrintFlags.ToPrinter(); err != nil {
-		return err
+		return outputError(err)
 	}
 	switch {
 	case o.Until != "" && o.Until != untilHeld && o.Until != untilComplete:
 		return fmt.Errorf("invalid --until %q: use %q or %q", o.Until, untilHeld, untilComplete)
-	case o.Until != "" && o.Name == "":
+	case o.Until != "" && o.Arg == "":
 		return fmt.Errorf("--until needs a Deployment, e.g. 'kubectl gray status web --until %s'", o.Until)
-	case o.AllNamespaces && o.Name != "":
+	case o.AllNamespaces && o.Arg != "":
 		return fmt.Errorf("-A lists every namespace; use -n NAMESPACE with a Deployment name")
 	case o.Timeout < 0:
 		return fmt.Errorf("invalid --timeout %s: must not be negative", o.Timeout)
@@ -180,6 +180,9 @@ func (o *StatusOptions) Validate() error {
 
 // Run shows one Deployment or the table, once or on every change.
 func (o *StatusOptions) Run(ctx context.Context) error {
+	if err := o.resolveName(); err != nil {
+		return err
+	}
 	if o.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, o.Timeout, errTimeout)

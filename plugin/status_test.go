@@ -129,10 +129,8 @@ func statusRun(ctx context.Context, cs *fake.Clientset, args []string, flags fun
 	if flags != nil {
 		flags(o)
 	}
+	o.Getter = testNames()
 	err := o.complete(args)
-	if err == nil {
-		err = o.resolveName(testNames())
-	}
 	if err == nil {
 		err = o.Validate()
 	}
@@ -254,7 +252,7 @@ func TestStatusValidate(t *testing.T) {
 	}{
 		{name: "bad until", args: []string{"web"}, flags: func(o *StatusOptions) { o.Until = "paused" }, wantErr: `invalid --until "paused": use "held" or "complete"`},
 		{name: "until without name", flags: func(o *StatusOptions) { o.Until = "held" }, wantErr: `--until needs a Deployment, e.g. 'kubectl gray status web --until held'`},
-		{name: "bad output", args: []string{"web"}, flags: func(o *StatusOptions) { *o.PrintFlags.OutputFormat = "xml" }, wantErr: `unable to match a printer suitable for the output format "xml"`},
+		{name: "bad output", args: []string{"web"}, flags: func(o *StatusOptions) { *o.PrintFlags.OutputFormat = "xml" }, wantErr: `invalid -o "xml": use one of `},
 		{name: "all namespaces and name", args: []string{"web"}, flags: func(o *StatusOptions) { o.AllNamespaces = true }, wantErr: `-A lists every namespace; use -n NAMESPACE with a Deployment name`},
 		{name: "timeout alone", args: []string{"web"}, flags: func(o *StatusOptions) { o.Timeout = time.Minute }, wantErr: `--timeout only applies with --until or -w`},
 		{name: "two names", args: []string{"web", "api"}, wantErr: `give at most one Deployment, e.g. 'kubectl gray status web'`},

@@ -91,10 +91,8 @@ func runStatusAsync(ctx context.Context, cs *fake.Clientset, args []string, flag
 	flags(o)
 	done := make(chan error, 1)
 	go func() {
+		o.Getter = testNames()
 		err := o.complete(args)
-		if err == nil {
-			err = o.resolveName(testNames())
-		}
 		if err == nil {
 			err = o.Validate()
 		}

@@ -98,6 +98,9 @@ func (o *UndoOptions) Validate() error {
 
 // Run rolls the template back in one patch.
 func (o *UndoOptions) Run(ctx context.Context) error {
+	if err := o.resolveName(); err != nil {
+		return err
+	}
 	res, err := undoRevision(ctx, o.Client, o.Namespace, o.Name, o.DryRunStrategy, o.ToRevision)
 	if err != nil {
 		return err

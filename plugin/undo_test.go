@@ -39,10 +39,8 @@ func undoRun(cs *fake.Clientset, args []string, flags func(o *UndoOptions)) (str
 		flags(o)
 	}
 	o.Namespace, o.Client = ns, cs
+	o.Getter = testNames()
 	err := o.complete(args)
-	if err == nil {
-		err = o.resolveName(testNames())
-	}
 	if err == nil {
 		err = o.Validate()
 	}

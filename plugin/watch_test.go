@@ -108,10 +108,8 @@ func TestStatusUntilOverHTTPOutlivesAnEndedWatch(t *testing.T) {
 	o.Now, o.Namespace, o.Client, o.Until = clock, ns, cs, untilHeld
 	done := make(chan error, 1)
 	go func() {
+		o.Getter = testNames()
 		err := o.complete([]string{"web"})
-		if err == nil {
-			err = o.resolveName(testNames())
-		}
 		if err == nil {
 			err = o.Run(context.Background())
 		}
