@@ -3,6 +3,8 @@ package plugin
 import (
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -72,4 +74,33 @@ func outputError(err error) error {
 	}
 	allowed := slices.Sorted(slices.Values(e.AllowedFormats))
 	return fmt.Errorf("invalid -o %q: use one of %s", *e.OutputFormat, strings.Join(allowed, ", "))
+}
+
+// reachError rewords an error whose cause is that the API server could not be reached (the
+// connection failed, or its name did not resolve) to say so with the address and the cause,
+// whatever the request was: a wrong context or a cluster that is down is not a fact about the
+// Deployment. Any other error passes unchanged.
+func reachError(err error) error {
+	var urlErr *url.Error
+	if !errors.As(err, &urlErr) {
+		return err
+	}
+	var cause error
+	var opErr *net.OpError
+	var dnsErr *net.DNSError
+	switch {
+	case errors.As(urlErr.Err, &dnsErr):
+		cause = dnsErr
+	case errors.As(urlErr.Err, &opErr):
+		// The operation's own error ("connect: connection refused"): the OpError repeats the
+		// address, which the message already gives.
+		cause = opErr.Err
+	default:
+		return err
+	}
+	server := urlErr.URL
+	if u, perr := url.Parse(urlErr.URL); perr == nil {
+		server = u.Scheme + "://" + u.Host
+	}
+	return fmt.Errorf("cannot reach the API server at %s: %w; check that the cluster is up and that --context, --server or the kubeconfig point to it", server, cause)
 }

@@ -178,16 +178,17 @@ type verb interface {
 }
 
 // runE is the RunE of such a verb: it only chains Complete, Validate and Run,
-// stopping at the first error.
+// stopping at the first error, which reads as an unreachable server when that was its cause
+// (reachError).
 func runE(f cmdutil.Factory, o verb) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		if err := o.Complete(f, args); err != nil {
-			return err
+			return reachError(err)
 		}
 		if err := o.Validate(); err != nil {
 			return err
 		}
-		return o.Run(commandContext(cmd))
+		return reachError(o.Run(commandContext(cmd)))
 	}
 }
 

@@ -1,10 +1,15 @@
 package plugin
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/spf13/cobra"
@@ -157,6 +162,63 @@ func TestFlagsRefusedBeforeAnyRequest(t *testing.T) {
 			}
 			if out.Len() > 0 {
 				t.Errorf("printed %q", out)
+			}
+		})
+	}
+}
+
+// TestUnreachableServer pins how a server that cannot be reached reads: the address and the
+// cause, whichever request failed first (discovery for a name, a list for a table), instead of
+// a claim about the Deployment.
+func TestUnreachableServer(t *testing.T) {
+	const want = "cannot reach the API server at https://127.0.0.1:1: connect: connection refused"
+	tests := []struct {
+		name string
+		cmd  func(cmdutil.Factory, genericiooptions.IOStreams) *cobra.Command
+		args []string
+	}{
+		{name: "status of a name", cmd: NewCmdStatus, args: []string{"web"}},
+		{name: "status table", cmd: NewCmdStatus},
+		{name: "resume", cmd: NewCmdResume, args: []string{"deploy/web"}},
+		{name: "set with a selector", cmd: NewCmdSet, args: []string{"-l", "tier=web", "20"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			streams, _, _ := testStreams()
+			cmd := tt.cmd(unreachableFactory(t), streams)
+			cmd.SetArgs(tt.args)
+			cmd.SilenceErrors, cmd.SilenceUsage = true, true
+			err := cmd.Execute()
+			if err == nil || !strings.HasPrefix(err.Error(), want) {
+				t.Fatalf("err = %v, want one starting %q", err, want)
+			}
+		})
+	}
+}
+
+// TestReachError pins which errors read as an unreachable server: a failed connection or name
+// lookup on the way to it, not an answer of the server nor an interrupted wait.
+func TestReachError(t *testing.T) {
+	refused := &url.Error{Op: "Get", URL: "https://10.0.0.1:6443/api?timeout=32s",
+		Err: &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}}
+	noHost := &url.Error{Op: "Get", URL: "https://api.example.invalid/apis/apps/v1",
+		Err: &net.DNSError{Err: "no such host", Name: "api.example.invalid", IsNotFound: true}}
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{name: "refused, wrapped", err: fmt.Errorf(`"web" is not a Deployment: %w`, refused),
+			want: "cannot reach the API server at https://10.0.0.1:6443: connect: connection refused; check that the cluster is up and that --context, --server or the kubeconfig point to it"},
+		{name: "no such host", err: noHost,
+			want: "cannot reach the API server at https://api.example.invalid: lookup api.example.invalid: no such host; check that the cluster is up and that --context, --server or the kubeconfig point to it"},
+		{name: "not found", err: apierrors.NewNotFound(appsv1.Resource("deployments"), "web"), want: `deployments.apps "web" not found`},
+		{name: "interrupted", err: &url.Error{Op: "Get", URL: "https://10.0.0.1:6443/apis", Err: context.Canceled}, want: `Get "https://10.0.0.1:6443/apis": context canceled`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := reachError(tt.err).Error(); got != tt.want {
+				t.Errorf("got  %s\nwant %s", got, tt.want)
 			}
 		})
 	}
