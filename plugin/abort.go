@@ -37,6 +37,9 @@ var (
 		# Send every replica of web back to its stable revision, keeping the template
 		kubectl gray abort web
 
+		# Abort the rollouts of web and api
+		kubectl gray abort web api
+
 		# See the request that would be written, without writing it
 		kubectl gray abort deploy/web --dry-run=client -o yaml`)
 )
@@ -57,7 +60,7 @@ func NewAbortOptions(streams genericiooptions.IOStreams) *AbortOptions {
 func NewCmdAbort(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	o := NewAbortOptions(streams)
 	cmd := &cobra.Command{
-		Use:                   "abort DEPLOYMENT",
+		Use:                   "abort (DEPLOYMENT... | -l SELECTOR)",
 		DisableFlagsInUseLine: true,
 		Short:                 "Size a gray rollout back to its stable revision, keeping the template",
 		Long:                  abortLong,
@@ -65,6 +68,7 @@ func NewCmdAbort(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.C
 		ValidArgsFunction:     completeDeploymentNames(f),
 		RunE:                  runE(f, o),
 	}
+	o.addSelectorFlag(cmd, "abort")
 	o.addWriteFlags(cmd)
 	return cmd
 }
@@ -78,7 +82,7 @@ func (o *AbortOptions) Complete(f cmdutil.Factory, args []string) error {
 }
 
 func (o *AbortOptions) complete(args []string) error {
-	if err := o.completeName("abort", args); err != nil {
+	if err := o.completeNames("abort", args); err != nil {
 		return err
 	}
 	return o.completeDryRun()
@@ -91,10 +95,7 @@ func (o *AbortOptions) Validate() error {
 
 // Run writes the abort request.
 func (o *AbortOptions) Run(ctx context.Context) error {
-	if err := o.resolveName(); err != nil {
-		return err
-	}
-	return writeRequest(ctx, &o.TargetOptions, &o.WriteOptions, o.Out, decideAbort)
+	return writeRequests(ctx, &o.TargetOptions, &o.WriteOptions, o.Out, decideAbort)
 }
 
 // decideAbort decides an abort request.

@@ -92,7 +92,9 @@ func abortRun(cs *fake.Clientset, args []string, flags func(o *AbortOptions)) (s
 		flags(o)
 	}
 	o.Namespace, o.Client = ns, cs
-	o.Getter = testNames()
+	server := deploymentLister(cs)
+	defer server.Close()
+	o.Getter = testGetter(server.URL)
 	err := o.complete(args)
 	if err == nil {
 		err = o.Validate()
@@ -195,7 +197,7 @@ func TestAbortRefuses(t *testing.T) {
 
 func TestAbortArgs(t *testing.T) {
 	_, err := abortRun(fake.NewClientset(), nil, nil)
-	if err == nil || err.Error() != "give one Deployment, e.g. 'kubectl gray abort web'" {
+	if err == nil || err.Error() != "give one or more Deployments, or -l SELECTOR, e.g. 'kubectl gray abort web'" {
 		t.Fatalf("err = %v", err)
 	}
 	_, err = abortRun(fake.NewClientset(), []string{"web"}, func(o *AbortOptions) { o.DryRun = "maybe" })

@@ -81,11 +81,20 @@ func outputError(err error) error {
 // whatever the request was: a wrong context or a cluster that is down is not a fact about the
 // Deployment. Any other error passes unchanged.
 func reachError(err error) error {
-	var urlErr *url.Error
-	if !errors.As(err, &urlErr) {
+	server, cause, ok := unreachable(err)
+	if !ok {
 		return err
 	}
-	var cause error
+	return fmt.Errorf("cannot reach the API server at %s: %w; check that the cluster is up and that --context, --server or the kubeconfig point to it", server, cause)
+}
+
+// unreachable finds in err a request that failed to connect to the server or to resolve its
+// name, and returns the server's address and the cause.
+func unreachable(err error) (server string, cause error, ok bool) {
+	var urlErr *url.Error
+	if !errors.As(err, &urlErr) {
+		return "", nil, false
+	}
 	var opErr *net.OpError
 	var dnsErr *net.DNSError
 	switch {
@@ -96,11 +105,37 @@ func reachError(err error) error {
 		// address, which the message already gives.
 		cause = opErr.Err
 	default:
-		return err
+		return "", nil, false
 	}
-	server := urlErr.URL
+	server = urlErr.URL
 	if u, perr := url.Parse(urlErr.URL); perr == nil {
 		server = u.Scheme + "://" + u.Host
 	}
-	return fmt.Errorf("cannot reach the API server at %s: %w; check that the cluster is up and that --context, --server or the kubeconfig point to it", server, cause)
+	return server, cause, true
+}
+
+// objectErrors are the failures of a verb run on several Deployments, each naming its
+// Deployment. They print one a line, each after the error prefix, as kubectl prints the
+// failures of several objects.
+type objectErrors []error
+
+func (e objectErrors) Error() string {
+	msgs := make([]string, len(e))
+	for i, err := range e {
+		msgs[i] = err.Error()
+	}
+	return strings.Join(msgs, "\n"+errPrefix+" ")
+}
+
+func (e objectErrors) Unwrap() []error { return e }
+
+// joinObjectErrors is nil for no failure, the failure itself for one, objectErrors for more.
+func joinObjectErrors(errs []error) error {
+	switch len(errs) {
+	case 0:
+		return nil
+	case 1:
+		return errs[0]
+	}
+	return objectErrors(errs)
 }

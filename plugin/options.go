@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
@@ -20,15 +21,21 @@ import (
 // file.
 
 // TargetOptions are where a verb finds its Deployments: the one named on the
-// command line, the namespace of -n or the kubeconfig context, the client.
+// command line, or for the verbs that take several (targets.go) those named or
+// chosen with -l; the namespace of -n or the kubeconfig context; the client.
 type TargetOptions struct {
+	// Flags.
+	Selector string
+
 	// Filled in by Complete.
 	Namespace string
 	// Arg is the argument naming the Deployment as given (NAME or TYPE/NAME), Name the
 	// Deployment's name it resolves to (resolveName, Run's first step); both empty for the
 	// verbs where a name is optional and none was given.
 	Arg, Name string
-	Client    kubernetes.Interface
+	// Args are the arguments of a verb that takes several Deployments (completeNames).
+	Args   []string
+	Client kubernetes.Interface
 	// Getter resolves Arg through the server's discovery. Run asks it, not Complete, so that
 	// Validate refuses a bad flag before any request, as kubectl does.
 	Getter genericclioptions.RESTClientGetter
@@ -76,6 +83,10 @@ type WriteOptions struct {
 
 	// Filled in by Complete.
 	DryRunStrategy cmdutil.DryRunStrategy
+
+	// printer prints every object of a run with -o json or yaml: one printer, so that YAML
+	// separates the objects with "---" as kubectl's does.
+	printer printers.ResourcePrinter
 }
 
 // newWriteOptions returns WriteOptions with defaults.
@@ -139,10 +150,17 @@ func (o *WriteOptions) validatePrinter() error {
 // printResult prints a written Deployment with the -o printer: by default the
 // line "deployment.apps/NAME <operation>", marked when it was a dry run.
 func (o *WriteOptions) printResult(operation string, d *appsv1.Deployment, out io.Writer) error {
+	if o.printer != nil {
+		return o.printer.PrintObj(d, out)
+	}
 	o.PrintFlags.NamePrintFlags.Operation = strings.TrimSpace(operation) + dryRunSuffix(o.DryRunStrategy)
 	printer, err := o.PrintFlags.ToPrinter()
 	if err != nil {
 		return err
+	}
+	// The name printer is made again for each object, whose operation it prints.
+	if format := *o.PrintFlags.OutputFormat; format != "" && format != "name" {
+		o.printer = printer
 	}
 	return printer.PrintObj(d, out)
 }

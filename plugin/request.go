@@ -23,14 +23,16 @@ type requestOutcome struct {
 // ReplicaSet running d's template, if any, read only when needed.
 type decideRequest func(d *appsv1.Deployment, templateRevision func() (int64, bool, error)) (requestOutcome, error)
 
-// writeRequest writes the request decide returns for the target Deployment and prints the
-// outcome.
-func writeRequest(ctx context.Context, t *TargetOptions, w *WriteOptions, out io.Writer, decide decideRequest) error {
-	operation, after, err := sendRequest(ctx, t.Client, t.Namespace, t.Name, w.DryRunStrategy, decide)
-	if err != nil {
-		return err
-	}
-	return w.printResult(operation, after, out)
+// writeRequests writes the request decide returns to each target Deployment and prints each
+// outcome, going on after a failure (eachTarget).
+func writeRequests(ctx context.Context, t *TargetOptions, w *WriteOptions, out io.Writer, decide decideRequest) error {
+	return t.eachTarget(func(name string) error {
+		operation, after, err := sendRequest(ctx, t.Client, t.Namespace, name, w.DryRunStrategy, decide)
+		if err != nil {
+			return err
+		}
+		return w.printResult(operation, after, out)
+	})
 }
 
 // sendRequest writes the request decide returns for Deployment namespace/name in one

@@ -32,7 +32,10 @@ var (
 		kubectl gray resume web
 
 		# Finish the rollout now
-		kubectl gray resume deploy/web --full`)
+		kubectl gray resume deploy/web --full
+
+		# Let the held rollouts of every Deployment labelled tier=frontend go on
+		kubectl gray resume -l tier=frontend`)
 )
 
 // ResumeOptions holds what `kubectl gray resume` needs.
@@ -54,7 +57,7 @@ func NewResumeOptions(streams genericiooptions.IOStreams) *ResumeOptions {
 func NewCmdResume(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	o := NewResumeOptions(streams)
 	cmd := &cobra.Command{
-		Use:                   "resume DEPLOYMENT [--full]",
+		Use:                   "resume (DEPLOYMENT... | -l SELECTOR) [--full]",
 		DisableFlagsInUseLine: true,
 		Short:                 "Let a held gray rollout go on to the next hold point, or to the end",
 		Long:                  resumeLong,
@@ -63,6 +66,7 @@ func NewCmdResume(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.
 		RunE:                  runE(f, o),
 	}
 	cmd.Flags().BoolVar(&o.Full, "full", o.Full, "Complete the rollout, skipping the remaining hold points.")
+	o.addSelectorFlag(cmd, "resume")
 	o.addWriteFlags(cmd)
 	return cmd
 }
@@ -76,7 +80,7 @@ func (o *ResumeOptions) Complete(f cmdutil.Factory, args []string) error {
 }
 
 func (o *ResumeOptions) complete(args []string) error {
-	if err := o.completeName("resume", args); err != nil {
+	if err := o.completeNames("resume", args); err != nil {
 		return err
 	}
 	return o.completeDryRun()
@@ -89,10 +93,7 @@ func (o *ResumeOptions) Validate() error {
 
 // Run writes the resume request.
 func (o *ResumeOptions) Run(ctx context.Context) error {
-	if err := o.resolveName(); err != nil {
-		return err
-	}
-	return writeRequest(ctx, &o.TargetOptions, &o.WriteOptions, o.Out, resumeDecision(o.Full))
+	return writeRequests(ctx, &o.TargetOptions, &o.WriteOptions, o.Out, resumeDecision(o.Full))
 }
 
 // resumeDecision decides a resume request, to the next hold point or with full to the end.

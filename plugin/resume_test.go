@@ -94,7 +94,9 @@ func resumeRun(cs *fake.Clientset, args []string, flags func(o *ResumeOptions)) 
 		flags(o)
 	}
 	o.Namespace, o.Client = ns, cs
-	o.Getter = testNames()
+	server := deploymentLister(cs)
+	defer server.Close()
+	o.Getter = testGetter(server.URL)
 	err := o.complete(args)
 	if err == nil {
 		err = o.Validate()
@@ -165,7 +167,7 @@ func TestResumeRefusesWhenNotHeld(t *testing.T) {
 
 func TestResumeArgs(t *testing.T) {
 	_, err := resumeRun(fake.NewClientset(), nil, nil)
-	if err == nil || err.Error() != "give one Deployment, e.g. 'kubectl gray resume web'" {
+	if err == nil || err.Error() != "give one or more Deployments, or -l SELECTOR, e.g. 'kubectl gray resume web'" {
 		t.Fatalf("err = %v", err)
 	}
 }

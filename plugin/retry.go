@@ -51,7 +51,7 @@ func NewRetryOptions(streams genericiooptions.IOStreams) *RetryOptions {
 func NewCmdRetry(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	o := NewRetryOptions(streams)
 	cmd := &cobra.Command{
-		Use:                   "retry DEPLOYMENT",
+		Use:                   "retry (DEPLOYMENT... | -l SELECTOR)",
 		DisableFlagsInUseLine: true,
 		Short:                 "Start an aborted gray rollout again at its first hold point",
 		Long:                  retryLong,
@@ -59,6 +59,7 @@ func NewCmdRetry(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.C
 		ValidArgsFunction:     completeDeploymentNames(f),
 		RunE:                  runE(f, o),
 	}
+	o.addSelectorFlag(cmd, "retry")
 	o.addWriteFlags(cmd)
 	return cmd
 }
@@ -72,7 +73,7 @@ func (o *RetryOptions) Complete(f cmdutil.Factory, args []string) error {
 }
 
 func (o *RetryOptions) complete(args []string) error {
-	if err := o.completeName("retry", args); err != nil {
+	if err := o.completeNames("retry", args); err != nil {
 		return err
 	}
 	return o.completeDryRun()
@@ -85,10 +86,7 @@ func (o *RetryOptions) Validate() error {
 
 // Run writes the retry request.
 func (o *RetryOptions) Run(ctx context.Context) error {
-	if err := o.resolveName(); err != nil {
-		return err
-	}
-	return writeRequest(ctx, &o.TargetOptions, &o.WriteOptions, o.Out, decideRetry)
+	return writeRequests(ctx, &o.TargetOptions, &o.WriteOptions, o.Out, decideRetry)
 }
 
 // decideRetry decides a retry request.

@@ -68,7 +68,9 @@ func retryRun(cs *fake.Clientset, args []string, flags func(o *RetryOptions)) (s
 		flags(o)
 	}
 	o.Namespace, o.Client = ns, cs
-	o.Getter = testNames()
+	server := deploymentLister(cs)
+	defer server.Close()
+	o.Getter = testGetter(server.URL)
 	err := o.complete(args)
 	if err == nil {
 		err = o.Validate()
@@ -141,8 +143,8 @@ func TestRetryRefusesWhenNotAborted(t *testing.T) {
 }
 
 func TestRetryArgs(t *testing.T) {
-	_, err := retryRun(fake.NewClientset(), []string{"web", "api"}, nil)
-	if err == nil || err.Error() != "give one Deployment, e.g. 'kubectl gray retry web'" {
+	_, err := retryRun(fake.NewClientset(), nil, nil)
+	if err == nil || err.Error() != "give one or more Deployments, or -l SELECTOR, e.g. 'kubectl gray retry web'" {
 		t.Fatalf("err = %v", err)
 	}
 }

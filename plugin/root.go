@@ -17,6 +17,9 @@ import (
 // binaryName is the executable kubectl finds on PATH for `kubectl gray`.
 const binaryName = "kubectl-gray"
 
+// errPrefix starts each error line on stderr, as kubectl's do.
+const errPrefix = "error:"
+
 // fieldManager names kubectl gray in managedFields of every object it writes.
 const fieldManager = "kubectl-gray"
 
@@ -58,7 +61,7 @@ func NewCmdGray(streams genericiooptions.IOStreams) *cobra.Command {
 	cmd.SetIn(streams.In)
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.ErrOut)
-	cmd.SetErrPrefix("error:")
+	cmd.SetErrPrefix(errPrefix)
 
 	configFlags.AddFlags(cmd.PersistentFlags())
 	registerNamespaceCompletion(cmd, f)

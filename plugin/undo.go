@@ -60,7 +60,7 @@ func NewUndoOptions(streams genericiooptions.IOStreams) *UndoOptions {
 func NewCmdUndo(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	o := NewUndoOptions(streams)
 	cmd := &cobra.Command{
-		Use:                   "undo DEPLOYMENT [--to-revision N]",
+		Use:                   "undo (DEPLOYMENT... | -l SELECTOR) [--to-revision N]",
 		DisableFlagsInUseLine: true,
 		Short:                 "Roll a Deployment back to its stable revision, even while held",
 		Long:                  undoLong,
@@ -69,6 +69,7 @@ func NewCmdUndo(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Co
 		RunE:                  runE(f, o),
 	}
 	cmd.Flags().Int64Var(&o.ToRevision, "to-revision", o.ToRevision, "The revision to roll back to. 0 means the stable revision from kubegray.io/status.")
+	o.addSelectorFlag(cmd, "roll back")
 	o.addWriteFlags(cmd)
 	return cmd
 }
@@ -82,7 +83,7 @@ func (o *UndoOptions) Complete(f cmdutil.Factory, args []string) error {
 }
 
 func (o *UndoOptions) complete(args []string) error {
-	if err := o.completeName("undo", args); err != nil {
+	if err := o.completeNames("undo", args); err != nil {
 		return err
 	}
 	return o.completeDryRun()
@@ -96,20 +97,19 @@ func (o *UndoOptions) Validate() error {
 	return o.validatePrinter()
 }
 
-// Run rolls the template back in one patch.
+// Run rolls the template of each Deployment back in one patch.
 func (o *UndoOptions) Run(ctx context.Context) error {
-	if err := o.resolveName(); err != nil {
-		return err
-	}
-	res, err := undoRevision(ctx, o.Client, o.Namespace, o.Name, o.DryRunStrategy, o.ToRevision)
-	if err != nil {
-		return err
-	}
-	if res.applyManaged {
-		fmt.Fprintf(o.ErrOut, "Warning: %s is managed with 'kubectl apply'; the rollback does not change its %s annotation, so apply the configuration of revision %d next, or the next apply undoes the rollback.\n",
-			deploymentRef(o.Name), corev1.LastAppliedConfigAnnotation, res.target)
-	}
-	return o.printResult(res.operation, res.after, o.Out)
+	return o.eachTarget(func(name string) error {
+		res, err := undoRevision(ctx, o.Client, o.Namespace, name, o.DryRunStrategy, o.ToRevision)
+		if err != nil {
+			return err
+		}
+		if res.applyManaged {
+			fmt.Fprintf(o.ErrOut, "Warning: %s is managed with 'kubectl apply'; the rollback does not change its %s annotation, so apply the configuration of revision %d next, or the next apply undoes the rollback.\n",
+				deploymentRef(name), corev1.LastAppliedConfigAnnotation, res.target)
+		}
+		return o.printResult(res.operation, res.after, o.Out)
+	})
 }
 
 // undoResult is what an undo did.

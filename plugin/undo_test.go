@@ -39,7 +39,9 @@ func undoRun(cs *fake.Clientset, args []string, flags func(o *UndoOptions)) (str
 		flags(o)
 	}
 	o.Namespace, o.Client = ns, cs
-	o.Getter = testNames()
+	server := deploymentLister(cs)
+	defer server.Close()
+	o.Getter = testGetter(server.URL)
 	err := o.complete(args)
 	if err == nil {
 		err = o.Validate()
@@ -199,7 +201,7 @@ func TestUndoErrors(t *testing.T) {
 		{name: "not found", objects: undoWeb, args: []string{"nope"}, wantErr: `deployment default/nope not found`},
 		{name: "negative revision", objects: undoWeb, args: []string{"web"}, flags: func(o *UndoOptions) { o.ToRevision = -1 },
 			wantErr: `invalid --to-revision -1: revisions start at 1`},
-		{name: "no name", objects: undoWeb, wantErr: `give one Deployment, e.g. 'kubectl gray undo web'`},
+		{name: "no name", objects: undoWeb, wantErr: `give one or more Deployments, or -l SELECTOR, e.g. 'kubectl gray undo web'`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
