@@ -26,7 +26,7 @@ type decideRequest func(d *appsv1.Deployment, templateRevision func() (int64, bo
 // writeRequests writes the request decide returns to each target Deployment and prints each
 // outcome, going on after a failure (eachTarget).
 func writeRequests(ctx context.Context, t *TargetOptions, w *WriteOptions, out io.Writer, decide decideRequest) error {
-	return t.eachTarget(func(name string) error {
+	return t.eachTarget(ctx, func(name string) error {
 		operation, after, err := sendRequest(ctx, t.Client, t.Namespace, name, w.DryRunStrategy, decide)
 		if err != nil {
 			return err

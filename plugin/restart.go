@@ -47,6 +47,10 @@ var (
 		or the end of the rollout, then restart. A restart stops when the
 		Deployment or its ReplicaSets change under it.
 
+		Several Deployments, named or chosen with -l, are restarted one after the
+		other, each within its own --timeout; a failure of one does not stop the
+		others.
+
 		Needs RBAC permission to create pods/eviction in the namespace. Exits 0
 		when every pod was replaced, 1 on an error or a refusal, 2 when --timeout
 		passed first (naming the pods left).`)
@@ -98,7 +102,7 @@ func NewRestartOptions(streams genericiooptions.IOStreams) *RestartOptions {
 func NewCmdRestart(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	o := NewRestartOptions(streams)
 	cmd := &cobra.Command{
-		Use:                   "restart DEPLOYMENT [--max-unavailable N] [--timeout DURATION] [--dry-run]",
+		Use:                   "restart (DEPLOYMENT... | -l SELECTOR) [--max-unavailable N] [--timeout DURATION] [--dry-run]",
 		DisableFlagsInUseLine: true,
 		Short:                 "Restart the pods of a held rollout a few at a time, without a new revision",
 		Long:                  restartLong,
@@ -106,7 +110,8 @@ func NewCmdRestart(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra
 		ValidArgsFunction:     completeDeploymentNames(f),
 		RunE:                  runE(f, o),
 	}
-	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "Give up after this long (exit code 2), naming the pods left. 0 waits forever.")
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "Give up on a Deployment after this long (exit code 2), naming the pods left. 0 waits forever.")
+	o.addSelectorFlag(cmd, "restart")
 	cmd.Flags().StringVar(&o.MaxUnavailable, "max-unavailable", "", "How many pods may be unavailable at once (a number, or a percentage of spec.replicas rounded down), instead of the Deployment's maxUnavailable.")
 	addDryRunFlag(cmd, &o.DryRun, `Must be "none" or "client". If client (or given alone), only print the batches, evicting nothing.`, "none", "client")
 	return cmd
@@ -121,7 +126,7 @@ func (o *RestartOptions) Complete(f cmdutil.Factory, args []string) error {
 }
 
 func (o *RestartOptions) complete(args []string) error {
-	if err := o.completeName("restart", args); err != nil {
+	if err := o.completeNames("restart", args); err != nil {
 		return err
 	}
 	if o.MaxUnavailable != "" {
@@ -150,19 +155,21 @@ func (o *RestartOptions) Validate() error {
 	return nil
 }
 
-// Run restarts the pods, batch by batch: read, decide the batch, evict it,
-// wait for its replacements; the Deployment is read again before each batch
-// and the restart stops if it changed.
+// Run restarts each Deployment in turn (eachTarget).
 func (o *RestartOptions) Run(ctx context.Context) error {
-	if err := o.resolveName(); err != nil {
-		return err
-	}
+	return o.eachTarget(ctx, func(name string) error { return o.restart(ctx, name) })
+}
+
+// restart restarts the pods of Deployment name, batch by batch: read, decide the batch, evict
+// it, wait for its replacements; the Deployment is read again before each batch and the
+// restart stops if it changed. --timeout counts for each Deployment on its own.
+func (o *RestartOptions) restart(ctx context.Context, name string) error {
 	if o.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, o.Timeout, errRestartTimeout)
 		defer cancel()
 	}
-	d, rss, err := o.read(ctx)
+	d, rss, err := o.read(ctx, name)
 	if err != nil {
 		return err
 	}
@@ -210,11 +217,11 @@ func (o *RestartOptions) Run(ctx context.Context) error {
 	return err
 }
 
-// read gets the Deployment and the ReplicaSets it controls.
-func (o *RestartOptions) read(ctx context.Context) (*appsv1.Deployment, []*appsv1.ReplicaSet, error) {
-	d, err := o.Client.AppsV1().Deployments(o.Namespace).Get(ctx, o.Name, metav1.GetOptions{})
+// read gets Deployment name and the ReplicaSets it controls.
+func (o *RestartOptions) read(ctx context.Context, name string) (*appsv1.Deployment, []*appsv1.ReplicaSet, error) {
+	d, err := o.Client.AppsV1().Deployments(o.Namespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
-		return nil, nil, apiError(err, "get", o.Namespace, o.Name)
+		return nil, nil, apiError(err, "get", o.Namespace, name)
 	}
 	rss, _, err := ownedReplicaSets(ctx, o.Client, d)
 	return d, rss, err

@@ -93,7 +93,7 @@ func (r *restartRun) restart(ctx context.Context) error {
 // the restart began with: another template, a resize, a hold left. It
 // returns its pods.
 func (r *restartRun) check(ctx context.Context) (restartState, error) {
-	d, rss, err := r.o.read(ctx)
+	d, rss, err := r.o.read(ctx, r.d.Name)
 	if err != nil {
 		return restartState{}, r.stopped(ctx, err)
 	}

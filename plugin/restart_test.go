@@ -181,6 +181,12 @@ func (f *fakeReplicaSets) writes() []string {
 
 func runRestart(t *testing.T, f *fakeReplicaSets, set func(o *RestartOptions)) (string, string, error) {
 	t.Helper()
+	return runRestartOf(t, f, []string{"web"}, set)
+}
+
+// runRestartOf is runRestart with the arguments args.
+func runRestartOf(t *testing.T, f *fakeReplicaSets, args []string, set func(o *RestartOptions)) (string, string, error) {
+	t.Helper()
 	streams, out, errOut := testStreams()
 	o := NewRestartOptions(streams)
 	o.Namespace, o.Client, o.Now = ns, f.cs, clock
@@ -188,8 +194,10 @@ func runRestart(t *testing.T, f *fakeReplicaSets, set func(o *RestartOptions)) (
 	if set != nil {
 		set(o)
 	}
-	o.Getter = testNames()
-	if err := o.complete([]string{"web"}); err != nil {
+	server := deploymentLister(f.cs)
+	defer server.Close()
+	o.Getter = testGetter(server.URL)
+	if err := o.complete(args); err != nil {
 		return out.String(), errOut.String(), err
 	}
 	if err := o.Validate(); err != nil {
@@ -392,4 +400,32 @@ func TestRestartHelpAndCompletion(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkGolden(t, "completion", "restart-dry-run-values", out)
+}
+
+// TestRestartSeveral pins restart of several Deployments, named or chosen with -l: each is
+// restarted in turn with its own lines, and a failure is reported, naming the Deployment,
+// after the others were restarted.
+func TestRestartSeveral(t *testing.T) {
+	d, canary, stable := restartHeldWeb(t)
+	d.Labels = map[string]string{"tier": "front"}
+	for _, tt := range []struct {
+		name    string
+		args    []string
+		set     func(o *RestartOptions)
+		wantErr string
+	}{
+		{name: "names", args: []string{"nope", "web"}, wantErr: nopeNotFound},
+		{name: "selector", set: func(o *RestartOptions) { o.Selector = "tier=front" }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFakeReplicaSets(t, d.DeepCopy(), stable.DeepCopy(), canary.DeepCopy())
+			out, _, err := runRestartOf(t, f, tt.args, tt.set)
+			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || err.Error() != tt.wantErr) {
+				t.Fatalf("err = %v, want %q", err, tt.wantErr)
+			}
+			if !strings.Contains(out, "deployment.apps/web restarted: 10 pods evicted and replaced") {
+				t.Errorf("web was not restarted:\n%s", out)
+			}
+		})
+	}
 }

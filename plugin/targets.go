@@ -4,6 +4,7 @@ package plugin
 // restart), named or chosen with -l, the way kubectl's rollout verbs take them.
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -48,8 +49,9 @@ func (o *TargetOptions) resolveNames() ([]string, error) {
 
 // eachTarget runs one on every Deployment resolveNames returns, in order, and goes on after a
 // failure as kubectl does, returning the failures together (objectErrors). A server that
-// cannot be reached stops it at once: every other Deployment would fail the same way.
-func (o *TargetOptions) eachTarget(one func(name string) error) error {
+// cannot be reached, or an interrupt (ctx done), stops it at once: every other Deployment
+// would fail the same way.
+func (o *TargetOptions) eachTarget(ctx context.Context, one func(name string) error) error {
 	names, err := o.resolveNames()
 	if err != nil {
 		return err
@@ -61,7 +63,7 @@ func (o *TargetOptions) eachTarget(one func(name string) error) error {
 			continue
 		}
 		errs = append(errs, err)
-		if _, _, ok := unreachable(err); ok {
+		if _, _, ok := unreachable(err); ok || ctx.Err() != nil {
 			break
 		}
 	}

@@ -1,8 +1,13 @@
 package plugin
 
 import (
+	"context"
 	"errors"
+	"net"
+	"net/url"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -153,6 +158,37 @@ func TestAbortRetryUndoSeveral(t *testing.T) {
 			var errs objectErrors
 			if !errors.As(err, &errs) || len(errs) != 2 || errs[0].Error() != nopeNotFound || !strings.HasPrefix(errs[1].Error(), "deployment default/db ") {
 				t.Fatalf("err = %v, want the failures of nope and db", err)
+			}
+		})
+	}
+}
+
+// TestEachTargetStops pins when a run over several Deployments stops early: after an
+// interrupt or a failure to reach the server, but not after a failure of one Deployment.
+func TestEachTargetStops(t *testing.T) {
+	refused := &url.Error{Op: "Get", URL: "https://10.0.0.1:6443/apis",
+		Err: &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}}
+	tests := []struct {
+		name       string
+		fail       func(cancel context.CancelFunc) error
+		wantCalled string
+	}{
+		{name: "one fails", fail: func(context.CancelFunc) error { return errors.New("deployment default/a: refused") }, wantCalled: "a b c"},
+		{name: "interrupted", fail: func(cancel context.CancelFunc) error { cancel(); return context.Canceled }, wantCalled: "a"},
+		{name: "unreachable", fail: func(context.CancelFunc) error { return refused }, wantCalled: "a"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := TargetOptions{Namespace: ns, Args: []string{"a", "deploy/b", "c"}, Getter: testNames()}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var called []string
+			err := o.eachTarget(ctx, func(name string) error {
+				called = append(called, name)
+				return tt.fail(cancel)
+			})
+			if err == nil || strings.Join(called, " ") != tt.wantCalled {
+				t.Fatalf("called %q, err %v; want %q called and an error", called, err, tt.wantCalled)
 			}
 		})
 	}

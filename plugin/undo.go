@@ -99,7 +99,7 @@ func (o *UndoOptions) Validate() error {
 
 // Run rolls the template of each Deployment back in one patch.
 func (o *UndoOptions) Run(ctx context.Context) error {
-	return o.eachTarget(func(name string) error {
+	return o.eachTarget(ctx, func(name string) error {
 		res, err := undoRevision(ctx, o.Client, o.Namespace, name, o.DryRunStrategy, o.ToRevision)
 		if err != nil {
 			return err
