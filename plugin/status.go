@@ -28,8 +28,9 @@ var (
 		With a Deployment: a summary (phase, step among the hold points, target
 		against available new replicas, stable and current revision, images,
 		conditions, the latest gray events) and a tree of revisions, ReplicaSets
-		and pods. Without one: a table of the gray Deployments of the namespace, or
-		of all namespaces with -A.
+		and pods. With several: a table of them. Without one: a table of the gray
+		Deployments of the namespace, or of all namespaces with -A, those -l
+		selects if given.
 
 		Why pods of the new ReplicaSet are not ready (ImagePullBackOff,
 		CrashLoopBackOff, unschedulable, quota, ...) is listed grouped and counted,
@@ -57,6 +58,10 @@ var (
 
 		# List the gray Deployments of every namespace
 		kubectl gray status -A
+
+		# Show web and api in one table, or the gray Deployments labelled tier=frontend
+		kubectl gray status web api
+		kubectl gray status -l tier=frontend
 
 		# Wait up to 10 minutes for web to reach its next hold point
 		kubectl gray status web --until held --timeout 10m
@@ -108,7 +113,7 @@ func NewStatusOptions(streams genericiooptions.IOStreams) *StatusOptions {
 func NewCmdStatus(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	o := NewStatusOptions(streams)
 	cmd := &cobra.Command{
-		Use:                   "status [DEPLOYMENT] [-A] [-w] [--until held|complete] [--timeout DURATION] [-o FORMAT] [--no-headers] [--show-labels]",
+		Use:                   "status [DEPLOYMENT... | -l SELECTOR] [-A] [-w] [--until held|complete] [--timeout DURATION] [-o FORMAT] [--no-headers] [--show-labels]",
 		DisableFlagsInUseLine: true,
 		Short:                 "Show gray rollouts, or wait for one to hold or complete",
 		Long:                  statusLong,
@@ -117,6 +122,7 @@ func NewCmdStatus(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.
 		RunE:                  runE(f, o),
 	}
 	cmd.Flags().BoolVarP(&o.AllNamespaces, "all-namespaces", "A", o.AllNamespaces, "List gray Deployments of all namespaces.")
+	o.addSelectorFlag(cmd, "list")
 	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", o.Watch, "Redraw on every change until interrupted (or until --until is reached).")
 	cmd.Flags().StringVar(&o.Until, "until", o.Until, "Wait until the rollout is held or complete; exit 1 if it is Degraded, Aborted or Invalid, or it failed and was rolled back.")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", o.Timeout, "Give up after this long (e.g. 5m); with --until the exit code is then 2. 0 waits forever.")
@@ -138,13 +144,16 @@ func (o *StatusOptions) Complete(f cmdutil.Factory, args []string) error {
 	return nil
 }
 
+// complete reads the arguments: none for the table (of those -l selects), one name for its
+// summary, several for their table.
 func (o *StatusOptions) complete(args []string) error {
-	switch len(args) {
-	case 0:
-	case 1:
+	switch {
+	case o.Selector != "" && len(args) > 0:
+		return o.completeNames("status", args)
+	case len(args) == 1:
 		o.Arg = args[0]
-	default:
-		return fmt.Errorf("give at most one Deployment, e.g. 'kubectl gray status web'")
+	case len(args) > 1:
+		o.Args = args
 	}
 	if o.AllNamespaces {
 		return o.PrintFlags.EnsureWithNamespace()
@@ -166,9 +175,15 @@ func (o *StatusOptions) Validate() error {
 	switch {
 	case o.Until != "" && o.Until != untilHeld && o.Until != untilComplete:
 		return fmt.Errorf("invalid --until %q: use %q or %q", o.Until, untilHeld, untilComplete)
+	case o.Until != "" && len(o.Args) > 0:
+		return fmt.Errorf("--until waits for one Deployment; give one name, not %d", len(o.Args))
+	case o.Until != "" && o.Selector != "":
+		return fmt.Errorf("--until waits for one Deployment; give one name instead of -l %s", o.Selector)
 	case o.Until != "" && o.Arg == "":
 		return fmt.Errorf("--until needs a Deployment, e.g. 'kubectl gray status web --until %s'", o.Until)
-	case o.AllNamespaces && o.Arg != "":
+	case o.Watch && len(o.Args) > 0:
+		return fmt.Errorf("-w follows one Deployment, or the table of gray Deployments (-l chooses among them); give one name, not %d", len(o.Args))
+	case o.AllNamespaces && (o.Arg != "" || len(o.Args) > 0):
 		return fmt.Errorf("-A lists every namespace; use -n NAMESPACE with a Deployment name")
 	case o.Timeout < 0:
 		return fmt.Errorf("invalid --timeout %s: must not be negative", o.Timeout)
@@ -178,7 +193,8 @@ func (o *StatusOptions) Validate() error {
 	return nil
 }
 
-// Run shows one Deployment or the table, once or on every change.
+// Run shows one Deployment, or the table of several or of the namespace, once or on every
+// change.
 func (o *StatusOptions) Run(ctx context.Context) error {
 	if err := o.resolveName(); err != nil {
 		return err
@@ -188,7 +204,10 @@ func (o *StatusOptions) Run(ctx context.Context) error {
 		ctx, cancel = context.WithTimeoutCause(ctx, o.Timeout, errTimeout)
 		defer cancel()
 	}
-	if o.Name == "" {
+	switch {
+	case len(o.Args) > 0:
+		return o.runNamed(ctx)
+	case o.Name == "":
 		return o.runList(ctx)
 	}
 	return o.runOne(ctx)

@@ -26,7 +26,7 @@ func (o *StatusOptions) loadList(ctx context.Context) ([]StatusView, []watchSpec
 		ns, where = metav1.NamespaceAll, "all namespaces"
 	}
 	apps := o.Client.AppsV1()
-	list, err := apps.Deployments(ns).List(ctx, metav1.ListOptions{})
+	list, err := apps.Deployments(ns).List(ctx, metav1.ListOptions{LabelSelector: o.Selector})
 	if err != nil {
 		if apierrors.IsForbidden(err) {
 			return nil, nil, fmt.Errorf("you may not list deployments.apps in %s; ask for RBAC permission or name one Deployment: %w", where, err)
@@ -34,6 +34,7 @@ func (o *StatusOptions) loadList(ctx context.Context) ([]StatusView, []watchSpec
 		return nil, nil, fmt.Errorf("listing Deployments in %s: %w", where, err)
 	}
 	watches := []watchSpec{{what: "Deployments", resourceVersion: list.ResourceVersion, open: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+		opts.LabelSelector = o.Selector
 		return apps.Deployments(ns).Watch(ctx, opts)
 	}}}
 	// -o wide names each Deployment's new and stable ReplicaSets: one list
@@ -141,4 +142,46 @@ func (o *StatusOptions) renderListString(views []StatusView) (string, error) {
 	list := &StatusViewList{Kind: statusViewListKind, APIVersion: viewAPIVersion, Items: views}
 	err := printView(o.PrintFlags, &b, list, func() *metav1.Table { return statusTable(views, o.Now()) })
 	return b.String(), err
+}
+
+// runNamed shows the table of the Deployments named, in the order named, as kubectl get shows
+// several names: the rows of those read, then the others' failures (eachTarget).
+func (o *StatusOptions) runNamed(ctx context.Context) error {
+	var views []StatusView
+	err := o.eachTarget(ctx, func(name string) error {
+		v, err := o.loadRow(ctx, name)
+		if err == nil {
+			views = append(views, v)
+		}
+		return err
+	})
+	if len(views) == 0 && humanOutput(o.PrintFlags) {
+		return err
+	}
+	text, printErr := o.renderListString(views)
+	if printErr != nil {
+		return printErr
+	}
+	if _, printErr := io.WriteString(o.Out, text); printErr != nil {
+		return printErr
+	}
+	return err
+}
+
+// loadRow reads the view of Deployment name for a table row: with -o wide, with its
+// ReplicaSets, as loadList reads them.
+func (o *StatusOptions) loadRow(ctx context.Context, name string) (StatusView, error) {
+	d, err := o.Client.AppsV1().Deployments(o.Namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return StatusView{}, apiError(err, "get", o.Namespace, name)
+	}
+	var rel *related
+	if outputFormat(o.PrintFlags) == "wide" {
+		rss, _, err := ownedReplicaSets(ctx, o.Client, d)
+		if err != nil {
+			return StatusView{}, err
+		}
+		rel = &related{replicaSets: rss}
+	}
+	return newStatusView(d, rel), nil
 }

@@ -255,7 +255,11 @@ func TestStatusValidate(t *testing.T) {
 		{name: "bad output", args: []string{"web"}, flags: func(o *StatusOptions) { *o.PrintFlags.OutputFormat = "xml" }, wantErr: `invalid -o "xml": use one of `},
 		{name: "all namespaces and name", args: []string{"web"}, flags: func(o *StatusOptions) { o.AllNamespaces = true }, wantErr: `-A lists every namespace; use -n NAMESPACE with a Deployment name`},
 		{name: "timeout alone", args: []string{"web"}, flags: func(o *StatusOptions) { o.Timeout = time.Minute }, wantErr: `--timeout only applies with --until or -w`},
-		{name: "two names", args: []string{"web", "api"}, wantErr: `give at most one Deployment, e.g. 'kubectl gray status web'`},
+		{name: "until with two names", args: []string{"web", "api"}, flags: func(o *StatusOptions) { o.Until = "held" }, wantErr: `--until waits for one Deployment; give one name, not 2`},
+		{name: "until with a selector", flags: func(o *StatusOptions) { o.Until = "held"; o.Selector = "tier=front" }, wantErr: `--until waits for one Deployment; give one name instead of -l tier=front`},
+		{name: "watch two names", args: []string{"web", "api"}, flags: func(o *StatusOptions) { o.Watch = true }, wantErr: `-w follows one Deployment, or the table of gray Deployments (-l chooses among them); give one name, not 2`},
+		{name: "names and selector", args: []string{"web"}, flags: func(o *StatusOptions) { o.Selector = "tier=front" }, wantErr: `give Deployment names or -l tier=front, not both`},
+		{name: "all namespaces and names", args: []string{"web", "api"}, flags: func(o *StatusOptions) { o.AllNamespaces = true }, wantErr: `-A lists every namespace; use -n NAMESPACE with a Deployment name`},
 		{name: "not found", args: []string{"nope"}, wantErr: `deployment default/nope not found`},
 	}
 	for _, tt := range tests {
@@ -266,4 +270,44 @@ func TestStatusValidate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStatusSeveral pins status of several names, as kubectl get prints several: one table of
+// those found, in the order named (-o json: a GrayStatusList of them), and the others'
+// failures, each naming its Deployment.
+func TestStatusSeveral(t *testing.T) {
+	objs := heldWeb(t)
+	prog := progressingWeb(t)[0].(*appsv1.Deployment)
+	prog.Name, prog.UID = "api", "uid-api2"
+	cs := fake.NewClientset(append(objs, prog, deployment("db"))...)
+	for _, tt := range []struct {
+		name  string
+		flags func(o *StatusOptions)
+	}{
+		{name: "several"},
+		{name: "several-wide", flags: func(o *StatusOptions) { *o.PrintFlags.OutputFormat = "wide" }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out, _, err := statusRun(context.Background(), cs, []string{"web", "nope", "deploy/api"}, tt.flags)
+			if err == nil || err.Error() != nopeNotFound {
+				t.Fatalf("err = %v, want %q", err, nopeNotFound)
+			}
+			checkGolden(t, "status", tt.name, out)
+		})
+	}
+}
+
+// TestStatusSelector pins status -l: the table of the gray Deployments the selector matches,
+// as kubectl get -l filters a list.
+func TestStatusSelector(t *testing.T) {
+	objs := heldWeb(t)
+	objs[0].(*appsv1.Deployment).Labels = map[string]string{"tier": "front"}
+	prog := progressingWeb(t)[0].(*appsv1.Deployment)
+	prog.Name, prog.UID, prog.Labels = "api", "uid-api2", map[string]string{"tier": "back"}
+	cs := fake.NewClientset(append(objs, prog, deployment("db"))...)
+	out, _, err := statusRun(context.Background(), cs, nil, func(o *StatusOptions) { o.Selector = "tier=front" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "status", "selector", out)
 }
