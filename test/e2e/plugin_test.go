@@ -157,6 +157,19 @@ func TestPlugin(t *testing.T) {
 	// The views print with kubectl get's printers: -o name, a jsonpath over
 	// the GrayStatus, the wide table's columns.
 	wantOutput(t, "status -o name", u.must("gray", "status", "-o", "name"), "deployment.apps/api\ndeployment.apps/web\n")
+
+	// kubectl's habits. Several names make one table, in the order named; a name not found is
+	// an error on stderr naming it, after the others' rows, and exit 1.
+	wantOutput(t, "status web api -o name", u.must("gray", "status", "web", "api", "-o", "name"), "deployment.apps/web\ndeployment.apps/api\n")
+	r := u.fails(plugin.ExitFailure, []string{"error: deployment " + e.ns + "/nope not found"}, "gray", "status", "web", "nope", "-o", "name")
+	wantOutput(t, "status web nope -o name", r.stdout, "deployment.apps/web\n")
+	// --dry-run alone is a client dry run: nothing is sent.
+	wantOutput(t, "resume --dry-run", u.must("gray", "resume", "--dry-run", "web"), "deployment.apps/web gray resumed to 100% (revision 2) (dry run)\n")
+	u.wantWrites(t, "resume --dry-run")
+	// A bad flag is refused before the server is asked; a server nobody listens on says so.
+	closed := []string{"gray", "--server", "https://127.0.0.1:1"}
+	u.fails(plugin.ExitFailure, []string{`error: invalid --until "ready": use "held" or "complete"`}, append(closed, "status", "web", "--until", "ready")...)
+	u.fails(plugin.ExitFailure, []string{"error: cannot reach the API server at https://127.0.0.1:1: connect: connection refused"}, append(closed, "status", "web")...)
 	wantOutput(t, "status web -o jsonpath", u.must("gray", "status", "web", "-o", "jsonpath={.phase} {.percent} {.stableRevision}"), "Held 20 1")
 	header, rows = tableRows(t, u.must("gray", "status", "-o", "wide"))
 	if want := append(slices.Clone(wantHeader), "MODE", "STABLE", "NEW-RS", "STABLE-RS", "IMAGES", "GATES"); !slices.Equal(header, want) || len(rows) != 2 {
