@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 	"k8s.io/kubectl/pkg/util/templates"
@@ -60,8 +59,7 @@ var (
 // SetOptions holds what `kubectl gray set` needs.
 type SetOptions struct {
 	// Flags.
-	Selector string
-	Images   []string
+	Images []string
 	// Takeover is "auto", "always" or "never": whether a template change
 	// also takes the Deployment over for alongside mode (see takeOver).
 	Takeover string
@@ -74,8 +72,6 @@ type SetOptions struct {
 	HoldPoints    []int32
 	ImageUpdates  []ContainerImage
 	PolicyUpdates []annotationUpdate
-	// Targets are the Deployments to set: the one named, or those -l selects.
-	Targets []string
 
 	TargetOptions
 	WriteOptions
@@ -133,20 +129,6 @@ func (o *SetOptions) Complete(f cmdutil.Factory, args []string) error {
 	return o.completeClient(f)
 }
 
-// resolveTargets sets Targets: the Deployment named, or those -l selects (selectedDeployments).
-func (o *SetOptions) resolveTargets() error {
-	if o.Selector == "" {
-		if err := o.resolveName(); err != nil {
-			return err
-		}
-		o.Targets = []string{o.Name}
-		return nil
-	}
-	names, err := selectedDeployments(o.Getter, o.Namespace, o.Selector)
-	o.Targets = names
-	return err
-}
-
 // complete parses arguments and flags; it needs no cluster, so a bad value
 // is reported before any client is built.
 func (o *SetOptions) complete(args []string) error {
@@ -155,7 +137,7 @@ func (o *SetOptions) complete(args []string) error {
 	case o.Selector != "" && len(args) == 1:
 		percent = args[0]
 	case o.Selector == "" && len(args) == 2:
-		o.Arg, percent = args[0], args[1]
+		o.Args, percent = args[:1], args[1]
 	case o.Selector != "":
 		return fmt.Errorf("with -l, give only the hold points, e.g. 'kubectl gray set -l %s 10,30,60'", o.Selector)
 	default:
@@ -243,18 +225,9 @@ func (o *SetOptions) Validate() error {
 
 // Run writes the hold points (and images) to each chosen Deployment, one
 // patch per Deployment. With -l it goes on after a failure and reports all
-// failures at the end, as kubectl does.
+// failures at the end, as kubectl does (eachTarget).
 func (o *SetOptions) Run(ctx context.Context) error {
-	if err := o.resolveTargets(); err != nil {
-		return err
-	}
-	var errs []error
-	for _, name := range o.Targets {
-		if err := o.setOne(ctx, name); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return utilerrors.NewAggregate(errs)
+	return o.eachTarget(ctx, func(name string) error { return o.setOne(ctx, name) })
 }
 
 // edits are the changes of one set, applied to the same copy of the

@@ -489,3 +489,24 @@ func TestSetRejectsUnknownTakeover(t *testing.T) {
 		t.Fatalf("error = %v, want %q", err, want)
 	}
 }
+
+// TestSetSelectorFailures pins set -l when some Deployments refuse: the others are set, and
+// the failures print one a line, each naming its Deployment, as the other verbs print them.
+func TestSetSelectorFailures(t *testing.T) {
+	front := map[string]string{"tier": "frontend"}
+	renamed := func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Name = "main" }
+	cs := fake.NewClientset(
+		deployment("api", withObjectLabels(front), renamed),
+		deployment("shop", withObjectLabels(front), renamed),
+		deployment("web", withObjectLabels(front)),
+	)
+	out, _, err := setRun(cs, []string{"30"}, func(o *SetOptions) { o.Selector = "tier=frontend"; o.Images = []string{"app=nginx:1.27"} })
+	want := "deployment default/api has no container \"app\"; its containers are: main\n" +
+		"error: deployment default/shop has no container \"app\"; its containers are: main"
+	if err == nil || err.Error() != want {
+		t.Fatalf("err = %v, want %q", err, want)
+	}
+	if !strings.HasPrefix(out, "deployment.apps/web gray set to 30 (app: nginx:1.26 -> nginx:1.27)") || strings.Count(out, "\n") != 1 {
+		t.Errorf("stdout %q, want web's line only", out)
+	}
+}
