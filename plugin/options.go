@@ -36,8 +36,8 @@ type TargetOptions struct {
 	// Args are the arguments of a verb that takes several Deployments (completeNames).
 	Args   []string
 	Client kubernetes.Interface
-	// Getter resolves Arg through the server's discovery. Run asks it, not Complete, so that
-	// Validate refuses a bad flag before any request, as kubectl does.
+	// Getter resolves Arg or Args, and -l, through the server. Run asks it, not Complete, so
+	// that Validate refuses a bad flag before any request, as kubectl does.
 	Getter genericclioptions.RESTClientGetter
 }
 

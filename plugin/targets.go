@@ -1,7 +1,7 @@
 package plugin
 
 // The verbs that act on several Deployments at once (status, resume, undo, abort, retry,
-// restart), named or chosen with -l, the way kubectl's rollout verbs take them.
+// restart, and set with -l), named or chosen with -l, the way kubectl's rollout verbs take them.
 
 import (
 	"context"
