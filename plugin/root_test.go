@@ -52,7 +52,7 @@ func TestErrorsArePrintedOnceWithoutUsage(t *testing.T) {
 	if ExitCode(err) != ExitFailure {
 		t.Fatalf("exit code %d, want 1", ExitCode(err))
 	}
-	want := `error: invalid kubegray.io/percent "abc": hold points must be strictly increasing integers 0-99, e.g. "10,30,60"; "abc" is not an integer` + "\n"
+	want := `error: invalid kubegray.io/percent "abc": hold points must be strictly increasing integers 0-99, each with an optional hold duration of 1s to 744h, e.g. "10,30,60" or "10@5m,50@30m"; "abc" is not an integer` + "\n"
 	if out != "" || errOut != want {
 		t.Fatalf("stdout %q, stderr %q; want only stderr %q", out, errOut, want)
 	}

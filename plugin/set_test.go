@@ -293,12 +293,12 @@ func TestSetErrors(t *testing.T) {
 		{
 			name:    "invalid percent",
 			args:    []string{"web", "30,10"},
-			wantErr: `invalid kubegray.io/percent "30,10": hold points must be strictly increasing integers 0-99, e.g. "10,30,60"; 10 does not come after 30`,
+			wantErr: `invalid kubegray.io/percent "30,10": hold points must be strictly increasing integers 0-99, each with an optional hold duration of 1s to 744h, e.g. "10,30,60" or "10@5m,50@30m"; 10 does not come after 30`,
 		},
 		{
 			name:    "percent out of range",
 			args:    []string{"web", "150"},
-			wantErr: `invalid kubegray.io/percent "150": hold points must be strictly increasing integers 0-99, e.g. "10,30,60"; "150" is out of range`,
+			wantErr: `invalid kubegray.io/percent "150": hold points must be strictly increasing integers 0-99, each with an optional hold duration of 1s to 744h, e.g. "10,30,60" or "10@5m,50@30m"; "150" is out of range`,
 		},
 		{name: "missing percent", args: []string{"web"}, wantErr: `give a Deployment and hold points, e.g. 'kubectl gray set web 10,30,60'`},
 		{name: "selector and name", args: []string{"web", "20"}, flags: func(o *SetOptions) { o.Selector = "app=web" }, wantErr: `with -l, give only the hold points, e.g. 'kubectl gray set -l app=web 10,30,60'`},

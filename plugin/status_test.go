@@ -174,7 +174,7 @@ func TestStatusOutput(t *testing.T) {
 			objects: func(t *testing.T) []runtime.Object {
 				d := deployment("web", testutil.WithImage("nginx:1.27"), testutil.WithRevision(2), testutil.WithGeneration(4, 4), withGray(t, "30,10", &grayapi.Status{
 					Revision: 2, StableRevision: 1, Phase: grayapi.PhaseInvalid, ObservedGeneration: 4,
-					Message: `invalid kubegray.io/percent "30,10": hold points must be strictly increasing integers 0-99, e.g. "10,30,60"; 10 does not come after 30`,
+					Message: `invalid kubegray.io/percent "30,10": hold points must be strictly increasing integers 0-99, each with an optional hold duration of 1s to 744h, e.g. "10,30,60" or "10@5m,50@30m"; 10 does not come after 30`,
 				}))
 				return []runtime.Object{d, replicaSet(d, "1", "5f7d8c6b9", "nginx:1.26", 10, 10, time.Hour)}
 			},

@@ -28,6 +28,9 @@ type DeadlineFacts struct {
 	ClockStopped bool
 	// deadline is progressDeadlineSeconds.
 	Deadline time.Duration
+	// HoldFor is how long the step's hold lasts by itself (grayapi.Policy.HoldForAt), recorded
+	// when it settles.
+	HoldFor time.Duration
 	// available is the new ReplicaSet's available replicas (0 without one).
 	Available int32
 	Now       time.Time
@@ -49,13 +52,13 @@ type DeadlineDecision struct {
 // pod flapping between ready and not does not keep resetting it); a canary with every replica
 // available runs no clock (what is left is the old side settling, not the canary's failure),
 // nor does a rollout paused by its user (it starts afresh on resume). Held records when the
-// step first settled (SettledAt, for kubegray.io/hold-for).
+// step first settled (SettledAt) and how long its hold then lasts by itself (HoldFor).
 func DecideDeadline(f DeadlineFacts) DeadlineDecision {
 	st := f.Status
 	prevOfStep := f.HasPrev && sameStep(f.Prev, st)
 	switch st.Phase {
 	case grayapi.PhaseComplete:
-		st.Progress, st.SettledAt = nil, nil
+		st.Progress, st.SettledAt, st.HoldFor = nil, nil, nil
 		st.Failure = KeptRollbackFailure(st, st.Revision)
 		return DeadlineDecision{Status: st}
 	case grayapi.PhaseHeld:
@@ -63,6 +66,7 @@ func DecideDeadline(f DeadlineFacts) DeadlineDecision {
 		st.Failure = nil
 		if !prevOfStep || f.Prev.SettledAt == nil {
 			st.SettledAt = new(metav1.NewTime(f.Now))
+			st.HoldFor = &metav1.Duration{Duration: f.HoldFor}
 		}
 		return DeadlineDecision{Status: st}
 	case grayapi.PhaseRolledBack:
@@ -70,7 +74,7 @@ func DecideDeadline(f DeadlineFacts) DeadlineDecision {
 		return DeadlineDecision{Status: st}
 	}
 	if !prevOfStep {
-		st.SettledAt = nil
+		st.SettledAt, st.HoldFor = nil, nil
 	}
 	st.Failure = KeptRollbackFailure(st, st.Revision)
 	if f.ClockStopped {

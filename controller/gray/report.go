@@ -86,7 +86,7 @@ func DecideReport(f ReportFacts) Report {
 	r := Report{}
 
 	// The deadline's clock stops while the user pauses the rollout, as upstream's does.
-	df := DeadlineFacts{Status: st, Prev: p, HasPrev: f.HasPrev, Now: f.Now,
+	df := DeadlineFacts{Status: st, Prev: p, HasPrev: f.HasPrev, Now: f.Now, HoldFor: f.Policy.HoldForAt(st.Step),
 		ClockStopped: pausedByItsUser(d, st, f.ModePaused) || !deployutil.HasProgressDeadline(d)}
 	if !df.ClockStopped {
 		df.Deadline = time.Duration(*d.Spec.ProgressDeadlineSeconds) * time.Second
@@ -113,7 +113,7 @@ func DecideReport(f ReportFacts) Report {
 	}
 	r.Progressing = mirroredProgressing(f, st)
 	// A Held st is our hold (DecidePhase), so the user's pause that can stop it is ModePaused.
-	if at, timed := grayapi.TimedResumeAt(st, f.Policy.HoldFor, f.ModePaused); timed {
+	if at, timed := grayapi.TimedResumeAt(st, f.Policy.HoldForAt(st.Step), f.ModePaused); timed {
 		// One second late rather than early: the stored time has whole seconds.
 		r.LookAgain = max(at.Sub(f.Now), 0) + time.Second
 	}

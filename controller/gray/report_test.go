@@ -62,7 +62,18 @@ func TestDecideReport(t *testing.T) {
 	}{{
 		name: "a hold settles: Held, its clock set, GrayHeld said",
 		f:    ReportFacts{Now: testNow, Status: step0(true), Prev: step0(true), HasPrev: true, Steps: 2, Deployment: web(true), NewRS: planRS(2, 2, 2, 10), OldRSs: old()},
-		want: Report{Status: held(step0(true), &now), Events: []Event{{corev1.EventTypeNormal, grayapi.ReasonGrayHeld, "web-2 holds 2/10 (20%), all 2 available"}}},
+		want: Report{Status: timed(held(step0(true), &now), 0), Events: []Event{{corev1.EventTypeNormal, grayapi.ReasonGrayHeld, "web-2 holds 2/10 (20%), all 2 available"}}},
+	}, {
+		name: "a hold settles at a point with a duration of its own: it wins over hold-for, recorded, and its end looked for",
+		f: ReportFacts{Now: testNow, Status: step0(true), Prev: step0(true), HasPrev: true, Steps: 2, Deployment: web(true), NewRS: planRS(2, 2, 2, 10), OldRSs: old(),
+			Policy: grayapi.Policy{HoldFor: time.Hour, PointHoldFor: []time.Duration{5 * time.Minute, 0}}},
+		want: Report{Status: timed(held(step0(true), &now), 5*time.Minute), LookAgain: 5*time.Minute + time.Second,
+			Events: []Event{{corev1.EventTypeNormal, grayapi.ReasonGrayHeld, "web-2 holds 2/10 (20%), all 2 available"}}},
+	}, {
+		name: "hold-for shortened during a hold recorded at 2m: the recorded 2m stands",
+		f: ReportFacts{Now: testNow, Status: timed(heldPrev, 2*time.Minute), Prev: timed(heldPrev, 2*time.Minute), HasPrev: true, Steps: 2,
+			Deployment: web(true), NewRS: planRS(2, 2, 2, 10), OldRSs: old(), Policy: grayapi.Policy{HoldFor: time.Minute}},
+		want: Report{Status: timed(held(heldPrev, &settled), 2*time.Minute), LookAgain: 91 * time.Second},
 	}, {
 		name: "a hold reported Held before: said once, and hold-for's end looked for",
 		f: ReportFacts{Now: testNow, Status: heldPrev, Prev: heldPrev, HasPrev: true, Steps: 2, Deployment: web(true), NewRS: planRS(2, 2, 2, 10), OldRSs: old(),
@@ -96,7 +107,7 @@ func TestDecideReport(t *testing.T) {
 		name: "recovered under our hold: Progressing back to upstream's paused form",
 		f: ReportFacts{Now: testNow, Status: step0(true), Prev: degradedPrev, HasPrev: true, Steps: 2, Deployment: web(true), NewRS: planRS(2, 2, 2, 10), OldRSs: old(),
 			Progressing: deployutil.NewDeploymentCondition(appsv1.DeploymentProgressing, corev1.ConditionFalse, deployutil.TimedOutReason, failure.Message, now)},
-		want: Report{Status: held(step0(true), &now),
+		want: Report{Status: timed(held(step0(true), &now), 0),
 			Progressing: deployutil.NewDeploymentCondition(appsv1.DeploymentProgressing, corev1.ConditionUnknown, deployutil.PausedDeployReason, "Deployment is paused", now),
 			Events:      []Event{{corev1.EventTypeNormal, grayapi.ReasonGrayHeld, "web-2 holds 2/10 (20%), all 2 available"}}},
 	}, {
@@ -137,6 +148,12 @@ func TestDecideReport(t *testing.T) {
 func held(st grayapi.Status, settledAt *metav1.Time) grayapi.Status {
 	st.Phase, st.SettledAt = grayapi.PhaseHeld, settledAt
 	st.Message = "held at 2 of 10 replicas (20%) on revision 2; run kubectl gray resume"
+	return st
+}
+
+// timed is st with the hold's duration recorded as d.
+func timed(st grayapi.Status, d time.Duration) grayapi.Status {
+	st.HoldFor = &metav1.Duration{Duration: d}
 	return st
 }
 

@@ -19,7 +19,10 @@ type resumeFacts struct {
 	// heldByUs: our hold, heldAt recorded for this revision (rolloutIdentity.heldByUs).
 	HeldByUs bool
 	// holdFor is kubegray.io/hold-for, and timedHoldDue whether it ran out (timedHoldDue).
+	// HoldFor is how long the hold lasts by itself (HeldFor), HoldForKey the annotation that says
+	// so, for the GrayResumed event.
 	HoldFor      time.Duration
+	HoldForKey   string
 	TimedHoldDue bool
 	// HoldInPlace: the ReplicaSets stand at the hold; stableGone: there is no going back.
 	HoldInPlace, StableGone bool
@@ -57,7 +60,7 @@ func decideResume(f resumeFacts) ResumeDecision {
 				st.Revision, st.Percent, nextShare(f.Points, st.Step+1), notPassed(f.GatesPending))}
 		case f.HeldByUs && f.TimedHoldDue:
 			return ResumeDecision{Step: st.Step + 1, Resumed: fmt.Sprintf("Revision %d held at %d%% for %s (%s): moving on to %s",
-				st.Revision, st.Percent, f.HoldFor, grayapi.HoldForAnnotation, nextShare(f.Points, st.Step+1))}
+				st.Revision, st.Percent, f.HoldFor, f.HoldForKey, nextShare(f.Points, st.Step+1))}
 		}
 		return ResumeDecision{}
 	}

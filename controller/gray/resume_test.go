@@ -39,8 +39,16 @@ func TestDecideResume(t *testing.T) {
 		want: ResumeDecision{Step: 1, Resumed: "Revision 2 unpaused at 20%: moving on to 50%"},
 	}, {
 		name: "hold-for ran out",
-		f:    with(facts(true, ""), func(f *resumeFacts) { f.HoldFor, f.TimedHoldDue = 30*time.Second, true }),
+		f: with(facts(true, ""), func(f *resumeFacts) {
+			f.HoldFor, f.HoldForKey, f.TimedHoldDue = 30*time.Second, grayapi.HoldForAnnotation, true
+		}),
 		want: ResumeDecision{Step: 1, Resumed: "Revision 2 held at 20% for 30s (kubegray.io/hold-for): moving on to 50%"},
+	}, {
+		name: "its hold point's own duration ran out",
+		f: with(facts(true, ""), func(f *resumeFacts) {
+			f.HoldFor, f.HoldForKey, f.TimedHoldDue = 5*time.Minute, grayapi.PercentAnnotation, true
+		}),
+		want: ResumeDecision{Step: 1, Resumed: "Revision 2 held at 20% for 5m0s (kubegray.io/percent): moving on to 50%"},
 	}, {
 		name: "held, nothing asked",
 		f:    facts(true, ""),

@@ -37,7 +37,7 @@ func HoldGone(st grayapi.Status) grayapi.Status {
 // hold's hold-for as soon as it settled.
 func Resumed(st grayapi.Status, step int32) grayapi.Status {
 	st.Step = step
-	st.HeldAt, st.SettledAt, st.Progress = nil, nil, nil
+	st.HeldAt, st.SettledAt, st.HoldFor, st.Progress = nil, nil, nil, nil
 	// The gates were the hold's; the next hold measures afresh.
 	st.Gates = nil
 	st.Phase = grayapi.PhaseProgressing
@@ -61,7 +61,7 @@ func Retargeted(st grayapi.Status, replicas int32) grayapi.Status {
 func Retried(st grayapi.Status) grayapi.Status {
 	st.Step = 0
 	st.Phase = grayapi.PhaseProgressing
-	st.Failure, st.Progress, st.SettledAt, st.HeldAt = nil, nil, nil, nil
+	st.Failure, st.Progress, st.SettledAt, st.HoldFor, st.HeldAt = nil, nil, nil, nil, nil
 	return st
 }
 
@@ -71,7 +71,7 @@ func Retried(st grayapi.Status) grayapi.Status {
 func Aborted(st grayapi.Status, newRSName string) grayapi.Status {
 	st.Phase = grayapi.PhaseAborted
 	st.Target = 0
-	st.HeldAt, st.Progress, st.SettledAt = nil, nil, nil
+	st.HeldAt, st.Progress, st.SettledAt, st.HoldFor = nil, nil, nil, nil
 	if st.Failure == nil {
 		message := fmt.Sprintf("replica set %s carries %s=%d", newRSName, grayapi.AbortedLabel, st.Revision)
 		if newRSName == "" {

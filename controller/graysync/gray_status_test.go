@@ -347,3 +347,37 @@ func TestGrayStalledWhileDegraded(t *testing.T) {
 		t.Fatalf("Stalled %+v left after the step recovered", c)
 	}
 }
+
+// TestGrayHoldPointDurations: "20@5s,50@20s" beside kubegray.io/hold-for 1h. Each hold leaves
+// after its own duration (the point's wins over hold-for), counted from when it settled, and an
+// edit of the annotation during the hold at 50% ("50@1s") does not shorten it: the duration in
+// force when it settled is recorded and stands until the next hold point.
+func TestGrayHoldPointDurations(t *testing.T) {
+	w := startGray(t, testutil.GrayWeb(10, "20@5s,50@20s", testutil.WithAnnotation(grayapi.HoldForAnnotation, "1h")))
+	w.setImage("v2")
+	w.settle()
+	w.wantState(grayapi.PhaseHeld, true)
+	w.wantSizes(sz("v1", 8, "v2", 2))
+	w.at(4)
+	w.settle()
+	w.wantSizes(sz("v1", 8, "v2", 2))
+
+	w.at(5)
+	w.settle()
+	w.wantState(grayapi.PhaseHeld, true)
+	w.wantSizes(sz("v1", 5, "v2", 5))
+	w.wantEvents("for 5s (kubegray.io/percent): moving on to 50%")
+	if st := w.status(); st.HoldFor == nil || st.HoldFor.Duration != 20*time.Second {
+		t.Fatalf("status %+v at the hold at 50%%, want its own 20s recorded", st)
+	}
+
+	w.setAnnotation(grayapi.PercentAnnotation, "20@5s,50@1s")
+	w.at(24)
+	w.settle()
+	w.wantState(grayapi.PhaseHeld, true)
+	w.wantSizes(sz("v1", 5, "v2", 5))
+	w.at(25)
+	w.settle()
+	w.wantState(grayapi.PhaseComplete, false)
+	w.wantSizes(sz("v1", 0, "v2", 10))
+}

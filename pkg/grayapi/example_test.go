@@ -16,7 +16,7 @@ func ExampleParsePercent() {
 	// Output:
 	// [10 30 60] <nil>
 	// 10,30,60
-	// invalid kubegray.io/percent "30,10": hold points must be strictly increasing integers 0-99, e.g. "10,30,60"; 10 does not come after 30
+	// invalid kubegray.io/percent "30,10": hold points must be strictly increasing integers 0-99, each with an optional hold duration of 1s to 744h, e.g. "10,30,60" or "10@5m,50@30m"; 10 does not come after 30
 }
 
 func ExampleParseResume() {

@@ -4,53 +4,96 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // FullPercent is the share of a finished rollout. It is not a valid hold
 // point: holding at 100% would be the end of the rollout, not a hold.
 const FullPercent int32 = 100
 
-const percentRule = `hold points must be strictly increasing integers 0-99, e.g. "10,30,60"`
+const percentRule = `hold points must be strictly increasing integers 0-99, each with an optional hold duration of 1s to 744h, e.g. "10,30,60" or "10@5m,50@30m"`
 
-// ParsePercent parses a kubegray.io/percent value into its hold points.
+// ParsePercent parses a kubegray.io/percent value into its hold points (ParseHoldPoints'
+// percents).
+func ParsePercent(value string) ([]int32, error) {
+	points, err := ParseHoldPoints(value)
+	return points.Percents, err
+}
+
+// HoldPoints are the hold points of kubegray.io/percent: their shares, and how long each one's
+// hold lasts by itself (HoldFor[i] is 0 for a point that names no duration: kubegray.io/hold-for,
+// or a person, ends it).
+type HoldPoints struct {
+	Percents []int32
+	HoldFor  []time.Duration
+}
+
+// ParseHoldPoints parses a kubegray.io/percent value.
 //
-// The value is one or more comma-separated integers 0–99, strictly
-// increasing, each with an optional "%" and optional spaces around it:
+// The value is one or more comma-separated integers 0–99, strictly increasing, each with an
+// optional "%", an optional "@" and a Go duration of 1s to 744h (how long that point's hold
+// lasts by itself), and optional spaces around it:
 //
 //	"20"              → [20]
 //	"10,30,60"        → [10 30 60]
 //	" 10% , 30%, 60 " → [10 30 60]
+//	"10@5m,50@30m"    → [10 50], holds of 5m and 30m
+//	"10@5m,50"        → [10 50], the second until hold-for or a person
 //	"0"               → [0]   (create the new ReplicaSet at 0 and hold)
-//	"30,10", "100", "-5", "abc", "20%%", "", "10,,30" → *InvalidValueError
+//	"30,10", "100", "-5", "abc", "20%%", "", "10,,30", "10@", "10@5", "10@1ms" → *InvalidValueError
 //
-// The error quotes the value and states the rule, for example
+// The error quotes the value and states the rule, naming the point, for example
 //
-//	invalid kubegray.io/percent "30,10": hold points must be strictly increasing integers 0-99, e.g. "10,30,60"; 10 does not come after 30
-func ParsePercent(value string) ([]int32, error) {
-	fail := func(detail string) error {
-		return &InvalidValueError{Key: PercentAnnotation, Value: value, Rule: percentRule, Detail: detail}
+//	invalid kubegray.io/percent "30,10": hold points must be ...; 10 does not come after 30
+//	invalid kubegray.io/percent "10@5": hold points must be ...; hold point 10: "5": missing unit in duration "5"
+func ParseHoldPoints(value string) (HoldPoints, error) {
+	fail := func(detail string) (HoldPoints, error) {
+		return HoldPoints{}, &InvalidValueError{Key: PercentAnnotation, Value: value, Rule: percentRule, Detail: detail}
 	}
 	if strings.TrimSpace(value) == "" {
-		return nil, fail("the value is empty")
+		return fail("the value is empty")
 	}
 	parts := strings.Split(value, ",")
-	points := make([]int32, 0, len(parts))
+	points := HoldPoints{Percents: make([]int32, 0, len(parts)), HoldFor: make([]time.Duration, 0, len(parts))}
 	for _, part := range parts {
-		part = strings.TrimSpace(part)
-		p, detail := parsePoint(part)
+		share, duration, timed := strings.Cut(strings.TrimSpace(part), "@")
+		share = strings.TrimSpace(share)
+		p, detail := parsePoint(share)
 		if detail != "" {
-			return nil, fail(detail)
+			return fail(detail)
 		}
-		if n := len(points); n > 0 && p <= points[n-1] {
-			return nil, fail(fmt.Sprintf("%d does not come after %d", p, points[n-1]))
+		if n := len(points.Percents); n > 0 && p <= points.Percents[n-1] {
+			return fail(fmt.Sprintf("%d does not come after %d", p, points.Percents[n-1]))
 		}
-		points = append(points, p)
+		var holdFor time.Duration
+		if timed {
+			if holdFor, detail = parsePointHoldFor(duration); detail != "" {
+				return fail(fmt.Sprintf("hold point %d: %s", p, detail))
+			}
+		}
+		points.Percents = append(points.Percents, p)
+		points.HoldFor = append(points.HoldFor, holdFor)
 	}
 	return points, nil
 }
 
-// parsePoint parses one trimmed hold point; a non-empty detail explains why
-// it is not one.
+// parsePointHoldFor parses a hold point's duration with kubegray.io/hold-for's bounds; a
+// non-empty detail explains why it is not one.
+func parsePointHoldFor(s string) (time.Duration, string) {
+	d, err := time.ParseDuration(strings.TrimSpace(s))
+	switch {
+	case err != nil:
+		return 0, quoteToken(s) + ": " + strings.TrimPrefix(err.Error(), "time: ")
+	case d < MinHoldFor:
+		return 0, fmt.Sprintf("%s is shorter than %s", d, MinHoldFor)
+	case d > MaxHoldFor:
+		return 0, fmt.Sprintf("%s is longer than %s", d, MaxHoldFor)
+	}
+	return d, ""
+}
+
+// parsePoint parses one trimmed hold point's share; a non-empty detail explains why it is not
+// one.
 func parsePoint(s string) (int32, string) {
 	if s == "" {
 		return 0, "a hold point is missing between commas"
@@ -73,9 +116,8 @@ func parsePoint(s string) (int32, string) {
 	return v, ""
 }
 
-// FormatPercent renders hold points the way ParsePercent reads them, without
-// "%" and without spaces: [10 30 60] → "10,30,60", [20] → "20". It does not
-// validate.
+// FormatPercent renders hold points' shares the way ParsePercent reads them, without
+// "%", durations or spaces: [10 30 60] → "10,30,60", [20] → "20". It does not validate.
 func FormatPercent(points []int32) string {
 	s := make([]string, len(points))
 	for i, p := range points {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 )
 
 func TestParsePercent(t *testing.T) {
@@ -25,87 +26,87 @@ func TestParsePercent(t *testing.T) {
 		{
 			name:    "decreasing",
 			value:   "30,10",
-			wantErr: `invalid kubegray.io/percent "30,10": hold points must be strictly increasing integers 0-99, e.g. "10,30,60"; 10 does not come after 30`,
+			wantErr: `invalid kubegray.io/percent "30,10": hold points must be strictly increasing integers 0-99, each with an optional hold duration of 1s to 744h, e.g. "10,30,60" or "10@5m,50@30m"; 10 does not come after 30`,
 		},
 		{
 			name:    "repeated",
 			value:   "10,10",
-			wantErr: `invalid kubegray.io/percent "10,10": hold points must be strictly increasing integers 0-99, e.g. "10,30,60"; 10 does not come after 10`,
+			wantErr: `invalid kubegray.io/percent "10,10": hold points must be strictly increasing integers 0-99, each with an optional hold duration of 1s to 744h, e.g. "10,30,60" or "10@5m,50@30m"; 10 does not come after 10`,
 		},
 		{
 			name:    "hundred",
 			value:   "100",
-			wantErr: `invalid kubegray.io/percent "100": hold points must be strictly increasing integers 0-99, e.g. "10,30,60"; "100" is out of range`,
+			wantErr: `invalid kubegray.io/percent "100": hold points must be strictly increasing integers 0-99, each with an optional hold duration of 1s to 744h, e.g. "10,30,60" or "10@5m,50@30m"; "100" is out of range`,
 		},
 		{
 			name:    "hundred fifty",
 			value:   "150",
-			wantErr: `invalid kubegray.io/percent "150": hold points must be strictly increasing integers 0-99, e.g. "10,30,60"; "150" is out of range`,
+			wantErr: `invalid kubegray.io/percent "150": hold points must be strictly increasing integers 0-99, each with an optional hold duration of 1s to 744h, e.g. "10,30,60" or "10@5m,50@30m"; "150" is out of range`,
 		},
 		{
 			name:    "negative",
 			value:   "-5",
-			wantErr: `invalid kubegray.io/percent "-5": hold points must be strictly increasing integers 0-99, e.g. "10,30,60"; "-5" is not an integer`,
+			wantErr: `invalid kubegray.io/percent "-5": hold points must be strictly increasing integers 0-99, each with an optional hold duration of 1s to 744h, e.g. "10,30,60" or "10@5m,50@30m"; "-5" is not an integer`,
 		},
 		{
 			name:    "letters",
 			value:   "abc",
-			wantErr: `invalid kubegray.io/percent "abc": hold points must be strictly increasing integers 0-99, e.g. "10,30,60"; "abc" is not an integer`,
+			wantErr: `invalid kubegray.io/percent "abc": hold points must be strictly increasing integers 0-99, each with an optional hold duration of 1s to 744h, e.g. "10,30,60" or "10@5m,50@30m"; "abc" is not an integer`,
 		},
 		{
 			name:    "double percent",
 			value:   "20%%",
-			wantErr: `invalid kubegray.io/percent "20%%": hold points must be strictly increasing integers 0-99, e.g. "10,30,60"; "20%%" is not an integer`,
+			wantErr: `invalid kubegray.io/percent "20%%": hold points must be strictly increasing integers 0-99, each with an optional hold duration of 1s to 744h, e.g. "10,30,60" or "10@5m,50@30m"; "20%%" is not an integer`,
 		},
 		{
 			name:    "empty",
 			value:   "",
-			wantErr: `invalid kubegray.io/percent "": hold points must be strictly increasing integers 0-99, e.g. "10,30,60"; the value is empty`,
+			wantErr: `invalid kubegray.io/percent "": hold points must be strictly increasing integers 0-99, each with an optional hold duration of 1s to 744h, e.g. "10,30,60" or "10@5m,50@30m"; the value is empty`,
 		},
 		{
 			name:    "blank",
 			value:   "   ",
-			wantErr: `invalid kubegray.io/percent "   ": hold points must be strictly increasing integers 0-99, e.g. "10,30,60"; the value is empty`,
+			wantErr: `invalid kubegray.io/percent "   ": hold points must be strictly increasing integers 0-99, each with an optional hold duration of 1s to 744h, e.g. "10,30,60" or "10@5m,50@30m"; the value is empty`,
 		},
 		{
 			name:    "empty element",
 			value:   "10,,30",
-			wantErr: `invalid kubegray.io/percent "10,,30": hold points must be strictly increasing integers 0-99, e.g. "10,30,60"; a hold point is missing between commas`,
+			wantErr: `invalid kubegray.io/percent "10,,30": hold points must be strictly increasing integers 0-99, each with an optional hold duration of 1s to 744h, e.g. "10,30,60" or "10@5m,50@30m"; a hold point is missing between commas`,
 		},
 		{
 			name:    "trailing comma",
 			value:   "10,",
-			wantErr: `invalid kubegray.io/percent "10,": hold points must be strictly increasing integers 0-99, e.g. "10,30,60"; a hold point is missing between commas`,
+			wantErr: `invalid kubegray.io/percent "10,": hold points must be strictly increasing integers 0-99, each with an optional hold duration of 1s to 744h, e.g. "10,30,60" or "10@5m,50@30m"; a hold point is missing between commas`,
 		},
 		{
 			name:    "lone percent",
 			value:   "%",
-			wantErr: `invalid kubegray.io/percent "%": hold points must be strictly increasing integers 0-99, e.g. "10,30,60"; "%" has no number`,
+			wantErr: `invalid kubegray.io/percent "%": hold points must be strictly increasing integers 0-99, each with an optional hold duration of 1s to 744h, e.g. "10,30,60" or "10@5m,50@30m"; "%" has no number`,
 		},
 		{
 			name:    "space before percent",
 			value:   "20 %",
-			wantErr: `invalid kubegray.io/percent "20 %": hold points must be strictly increasing integers 0-99, e.g. "10,30,60"; "20 %" is not an integer`,
+			wantErr: `invalid kubegray.io/percent "20 %": hold points must be strictly increasing integers 0-99, each with an optional hold duration of 1s to 744h, e.g. "10,30,60" or "10@5m,50@30m"; "20 %" is not an integer`,
 		},
 		{
 			name:    "decimal",
 			value:   "12.5",
-			wantErr: `invalid kubegray.io/percent "12.5": hold points must be strictly increasing integers 0-99, e.g. "10,30,60"; "12.5" is not an integer`,
+			wantErr: `invalid kubegray.io/percent "12.5": hold points must be strictly increasing integers 0-99, each with an optional hold duration of 1s to 744h, e.g. "10,30,60" or "10@5m,50@30m"; "12.5" is not an integer`,
 		},
 		{
 			name:    "plus sign",
 			value:   "+5",
-			wantErr: `invalid kubegray.io/percent "+5": hold points must be strictly increasing integers 0-99, e.g. "10,30,60"; "+5" is not an integer`,
+			wantErr: `invalid kubegray.io/percent "+5": hold points must be strictly increasing integers 0-99, each with an optional hold duration of 1s to 744h, e.g. "10,30,60" or "10@5m,50@30m"; "+5" is not an integer`,
 		},
 		{
 			name:    "huge number does not overflow",
 			value:   "99999999999999999999",
-			wantErr: `invalid kubegray.io/percent "99999999999999999999": hold points must be strictly increasing integers 0-99, e.g. "10,30,60"; "99999999999999999999" is out of range`,
+			wantErr: `invalid kubegray.io/percent "99999999999999999999": hold points must be strictly increasing integers 0-99, each with an optional hold duration of 1s to 744h, e.g. "10,30,60" or "10@5m,50@30m"; "99999999999999999999" is out of range`,
 		},
 		{
 			name:    "semicolons",
 			value:   "10;30",
-			wantErr: `invalid kubegray.io/percent "10;30": hold points must be strictly increasing integers 0-99, e.g. "10,30,60"; "10;30" is not an integer`,
+			wantErr: `invalid kubegray.io/percent "10;30": hold points must be strictly increasing integers 0-99, each with an optional hold duration of 1s to 744h, e.g. "10,30,60" or "10@5m,50@30m"; "10;30" is not an integer`,
 		},
 	}
 	for _, tt := range tests {
@@ -243,4 +244,41 @@ func FuzzParsePercent(f *testing.F) {
 			t.Fatalf("round trip of %q: %v → %q → %v", value, points, formatted, again)
 		}
 	})
+}
+
+// TestParseHoldPoints pins the hold points' own durations: "@" and a Go duration with
+// kubegray.io/hold-for's bounds (1s to 744h), mixed with plain points, and the error naming the
+// point and the bad value.
+func TestParseHoldPoints(t *testing.T) {
+	const rule = `hold points must be strictly increasing integers 0-99, each with an optional hold duration of 1s to 744h, e.g. "10,30,60" or "10@5m,50@30m"`
+	tests := []struct {
+		value    string
+		percents []int32
+		holdFor  []time.Duration
+		wantErr  string
+	}{
+		{value: "10@5m,50@30m", percents: []int32{10, 50}, holdFor: []time.Duration{5 * time.Minute, 30 * time.Minute}},
+		{value: "10@5m,50", percents: []int32{10, 50}, holdFor: []time.Duration{5 * time.Minute, 0}},
+		{value: " 10% @ 1h30m , 60 ", percents: []int32{10, 60}, holdFor: []time.Duration{90 * time.Minute, 0}},
+		{value: "0@1s,99@744h", percents: []int32{0, 99}, holdFor: []time.Duration{time.Second, 744 * time.Hour}},
+		{value: "20", percents: []int32{20}, holdFor: []time.Duration{0}},
+		{value: "10@", wantErr: `invalid kubegray.io/percent "10@": ` + rule + `; hold point 10: "": invalid duration ""`},
+		{value: "10@5", wantErr: `invalid kubegray.io/percent "10@5": ` + rule + `; hold point 10: "5": missing unit in duration "5"`},
+		{value: "10,50@500ms", wantErr: `invalid kubegray.io/percent "10,50@500ms": ` + rule + `; hold point 50: 500ms is shorter than 1s`},
+		{value: "10@800h", wantErr: `invalid kubegray.io/percent "10@800h": ` + rule + `; hold point 10: 800h0m0s is longer than 744h0m0s`},
+		{value: "@5m", wantErr: `invalid kubegray.io/percent "@5m": ` + rule + `; a hold point is missing between commas`},
+		{value: "50@5m,10@5m", wantErr: `invalid kubegray.io/percent "50@5m,10@5m": ` + rule + `; 10 does not come after 50`},
+	}
+	for _, tt := range tests {
+		got, err := ParseHoldPoints(tt.value)
+		if tt.wantErr != "" {
+			if err == nil || err.Error() != tt.wantErr {
+				t.Errorf("ParseHoldPoints(%q) error\n got: %v\nwant: %s", tt.value, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(got.Percents, tt.percents) || !slices.Equal(got.HoldFor, tt.holdFor) {
+			t.Errorf("ParseHoldPoints(%q) = %v, %v; want %v %v", tt.value, got, err, tt.percents, tt.holdFor)
+		}
+	}
 }

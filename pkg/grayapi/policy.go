@@ -75,9 +75,10 @@ func ParseHoldFor(value string) (time.Duration, error) {
 	return d, nil
 }
 
-// TimedResumeAt is when a hold leaves by itself under kubegray.io/hold-for: holdFor after its
-// hold point first settled (st.SettledAt), so that scaling events under the hold do not
-// postpone it. timed is false when nothing times the hold: no hold-for, st not Held or never
+// TimedResumeAt is when a hold leaves by itself under kubegray.io/hold-for or its hold point's
+// own duration: the duration recorded when it settled (st.HoldFor), else holdFor (a status
+// written before durations were recorded), after its hold point first settled (st.SettledAt), so
+// that scaling events under the hold do not postpone it. timed is false when nothing times the hold: no hold-for, st not Held or never
 // settled, or its user keeps it paused. A Held status's pause is gray-controller's hold, so
 // userPaused is the user's own pause kept beside it: kubegray.io/paused on a taken-over
 // Deployment (alongside mode), never spec.paused. The controller resumes at this time and the
@@ -88,6 +89,9 @@ func ParseHoldFor(value string) (time.Duration, error) {
 //	Held, settled 10:00:00, hold-for 0   → false
 //	Progressing, or paused by its user   → false
 func TimedResumeAt(st Status, holdFor time.Duration, userPaused bool) (at time.Time, timed bool) {
+	if st.HoldFor != nil {
+		holdFor = st.HoldFor.Duration
+	}
 	if holdFor <= 0 || st.Phase != PhaseHeld || st.SettledAt == nil || userPaused {
 		return time.Time{}, false
 	}
@@ -98,19 +102,50 @@ func TimedResumeAt(st Status, holdFor time.Duration, userPaused bool) (at time.T
 // does, and how long a hold lasts on its own.
 type Policy struct {
 	OnFailure OnFailure
-	// HoldFor is 0 when holds last until a resume.
-	HoldFor time.Duration
+	// HoldFor is 0 when holds last until a resume; PointHoldFor are the hold points' own
+	// durations (kubegray.io/percent "10@5m"; 0 for a point without one), which win over it.
+	HoldFor      time.Duration
+	PointHoldFor []time.Duration
 	// Gates are the gates a hold must pass (kubegray.io/gates), DryRunGates
 	// those only measured (kubegray.io/gates-dry-run); a gate named in both
 	// is a dry run.
 	Gates, DryRunGates []string
 }
 
-// ParsePolicy reads kubegray.io/on-failure, kubegray.io/hold-for and the gates from a
-// Deployment's annotations; the error names the first bad value.
+// HoldForAt is how long the hold at step lasts by itself: the hold point's own duration, else
+// kubegray.io/hold-for (0: until a person resumes).
+//
+//	"10@5m,50", hold-for 1h: step 0 → 5m, step 1 → 1h
+func (p Policy) HoldForAt(step int32) time.Duration {
+	if p.pointTimed(step) {
+		return p.PointHoldFor[step]
+	}
+	return p.HoldFor
+}
+
+// HoldForKey is the annotation HoldForAt(step) comes from: kubegray.io/percent for a hold point
+// with a duration of its own, else kubegray.io/hold-for.
+func (p Policy) HoldForKey(step int32) string {
+	if p.pointTimed(step) {
+		return PercentAnnotation
+	}
+	return HoldForAnnotation
+}
+
+// pointTimed reports whether the hold point at step names a duration of its own.
+func (p Policy) pointTimed(step int32) bool {
+	return step >= 0 && int(step) < len(p.PointHoldFor) && p.PointHoldFor[step] > 0
+}
+
+// ParsePolicy reads kubegray.io/on-failure, kubegray.io/hold-for, the hold points' own durations
+// (kubegray.io/percent, whose errors ParsePercent reports) and the gates from a Deployment's
+// annotations; the error names the first bad value.
 func ParsePolicy(annotations map[string]string) (Policy, error) {
 	var p Policy
 	var err error
+	if points, err := ParseHoldPoints(annotations[PercentAnnotation]); err == nil {
+		p.PointHoldFor = points.HoldFor
+	}
 	onFailure, present := annotations[OnFailureAnnotation]
 	if p.OnFailure, err = ParseOnFailure(onFailure, present); err != nil {
 		return Policy{}, err

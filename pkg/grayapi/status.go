@@ -129,6 +129,11 @@ type Status struct {
 	// scaling event under it keeps the time. kubegray.io/hold-for counts from
 	// it. Nil unless the step has been Held.
 	SettledAt *metav1.Time `json:"settledAt,omitempty"`
+	// HoldFor is how long the current hold lasts by itself, recorded when it settled: the hold
+	// point's own duration (kubegray.io/percent "10@5m"), else kubegray.io/hold-for; 0 when
+	// nothing but a person ends it. An edit of either annotation during the hold applies from the
+	// next hold point, so it never shortens the hold in progress. Nil with SettledAt.
+	HoldFor *metav1.Duration `json:"holdFor,omitempty"`
 	// Failure explains a Degraded rollout, and is kept after on-failure
 	// rolled it back, until the next rollout begins.
 	Failure *Failure `json:"failure,omitempty"`
@@ -177,6 +182,8 @@ func (s Status) Validate() error {
 		return fmt.Errorf("revision, stableRevision, step, target, observedGeneration, progress.available and failure.rolledBackFrom must not be negative")
 	case s.Percent < 0 || s.Percent > FullPercent:
 		return fmt.Errorf("percent %d is not within 0-100", s.Percent)
+	case s.HoldFor != nil && (s.HoldFor.Duration < 0 || s.HoldFor.Duration > MaxHoldFor):
+		return fmt.Errorf("holdFor %s is not within 0-%s", s.HoldFor.Duration, MaxHoldFor)
 	case len(s.Gates) > MaxGates:
 		return fmt.Errorf("%d gates, at most %d allowed", len(s.Gates), MaxGates)
 	}
