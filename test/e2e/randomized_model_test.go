@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -148,8 +149,20 @@ func formatPoints(points []int32) string {
 	parts := make([]string, len(points))
 	for i, p := range points {
 		parts[i] = strconv.Itoa(int(p))
+		if d := pointHoldFor(p); d > 0 {
+			parts[i] += "@" + d.String()
+		}
 	}
 	return strings.Join(parts, ",")
+}
+
+// pointHoldFor is the duration of its own the suite gives hold point p in kubegray.io/percent:
+// none, an hour or the longest allowed (744h), drawn with the point. None ends within a scenario,
+// so the model's holds still wait for a resume; what the suite checks is that a point's duration
+// never ends a hold early (noCompletionWithoutResume) and that every settled hold records it
+// (compare), across every op and leader kill.
+func pointHoldFor(p int32) time.Duration {
+	return []time.Duration{0, time.Hour, grayapi.MaxHoldFor}[p%3]
 }
 
 // expectation is the state a gray Deployment must be in when `kubectl gray

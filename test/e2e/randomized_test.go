@@ -390,6 +390,9 @@ func (r *scenarioRun) settle(want expectation) {
 
 // observation is the Deployment and its ReplicaSets read in one go.
 type observation struct {
+	// status is our status as read (ok: it parsed).
+	status            grayapi.Status
+	ok                bool
 	phase             grayapi.Phase
 	revision          int64
 	newSpec, oldTotal int32
@@ -430,6 +433,7 @@ func (r *scenarioRun) observe() observation {
 	sort.Strings(sizes)
 	raw := d.Annotations[grayapi.StatusAnnotation]
 	if st, err := grayapi.ParseStatus(raw); err == nil {
+		o.status, o.ok = st, true
 		o.phase, o.revision = st.Phase, st.Revision
 	}
 	o.desc = fmt.Sprintf("%s new %d old %d paused %t image %s; generation %d replicas %d strategy %+v %s=%q; replicasets %v; status %s",
@@ -459,6 +463,11 @@ func (r *scenarioRun) compare(want expectation, got observation) (problems, rele
 	check(got.newImage == want.image, "new ReplicaSet image %q, want %q", got.newImage, want.image)
 	check(imageOf(&d.Spec.Template) == want.image, "Deployment image %q, want %q", imageOf(&d.Spec.Template), want.image)
 	check(replicasOf(d.Spec.Replicas) == want.newSpec+want.oldTotal, "spec.replicas %d, want %d", replicasOf(d.Spec.Replicas), want.newSpec+want.oldTotal)
+	if st := got.status; got.ok && st.Phase == grayapi.PhaseHeld {
+		holdFor := pointHoldFor(st.Percent)
+		check(st.HoldFor != nil && st.HoldFor.Duration == holdFor, "settled hold at %d%% records holdFor %v, want its point's %v", st.Percent,
+			st.HoldFor, holdFor)
+	}
 	saved, taken := d.Annotations[grayapi.StrategyAnnotation]
 	if r.mode.name == "alongside" && want.phase == grayapi.PhaseHeld {
 		check(d.Spec.Strategy.Type == appsv1.RecreateDeploymentStrategyType, "held in alongside mode with strategy %s, want Recreate (taken over)", d.Spec.Strategy.Type)
