@@ -116,6 +116,11 @@ func DecideReport(f ReportFacts) Report {
 	if at, timed := grayapi.TimedResumeAt(st, f.Policy.HoldForAt(st.Step), f.ModePaused); timed {
 		// One second late rather than early: the stored time has whole seconds.
 		r.LookAgain = max(at.Sub(f.Now), 0) + time.Second
+		// Said where Argo CD, Flux and kubectl read a hold: when it ends by itself.
+		st.Message += fmt.Sprintf("; it moves on by itself at %s (a %s hold)", at.UTC().Format(time.RFC3339), HeldFor(st, f.Policy))
+		if len(f.Gates.Pending) > 0 {
+			st.Message += " once its gates pass"
+		}
 	}
 	// A gate's next measurement may come before the hold-for or the deadline check.
 	if next := f.Gates.NextIn; next > 0 && (r.LookAgain == 0 || next < r.LookAgain) {

@@ -67,18 +67,18 @@ func TestDecideReport(t *testing.T) {
 		name: "a hold settles at a point with a duration of its own: it wins over hold-for, recorded, and its end looked for",
 		f: ReportFacts{Now: testNow, Status: step0(true), Prev: step0(true), HasPrev: true, Steps: 2, Deployment: web(true), NewRS: planRS(2, 2, 2, 10), OldRSs: old(),
 			Policy: grayapi.Policy{HoldFor: time.Hour, PointHoldFor: []time.Duration{5 * time.Minute, 0}}},
-		want: Report{Status: timed(held(step0(true), &now), 5*time.Minute), LookAgain: 5*time.Minute + time.Second,
+		want: Report{Status: leaves(timed(held(step0(true), &now), 5*time.Minute), "2026-11-01T12:05:00Z (a 5m0s hold)"), LookAgain: 5*time.Minute + time.Second,
 			Events: []Event{{corev1.EventTypeNormal, grayapi.ReasonGrayHeld, "web-2 holds 2/10 (20%), all 2 available"}}},
 	}, {
 		name: "hold-for shortened during a hold recorded at 2m: the recorded 2m stands",
 		f: ReportFacts{Now: testNow, Status: timed(heldPrev, 2*time.Minute), Prev: timed(heldPrev, 2*time.Minute), HasPrev: true, Steps: 2,
 			Deployment: web(true), NewRS: planRS(2, 2, 2, 10), OldRSs: old(), Policy: grayapi.Policy{HoldFor: time.Minute}},
-		want: Report{Status: timed(held(heldPrev, &settled), 2*time.Minute), LookAgain: 91 * time.Second},
+		want: Report{Status: leaves(timed(held(heldPrev, &settled), 2*time.Minute), "2026-11-01T12:01:30Z (a 2m0s hold)"), LookAgain: 91 * time.Second},
 	}, {
 		name: "a hold reported Held before: said once, and hold-for's end looked for",
 		f: ReportFacts{Now: testNow, Status: heldPrev, Prev: heldPrev, HasPrev: true, Steps: 2, Deployment: web(true), NewRS: planRS(2, 2, 2, 10), OldRSs: old(),
 			Policy: grayapi.Policy{HoldFor: time.Minute}},
-		want: Report{Status: held(heldPrev, &settled), LookAgain: 31 * time.Second},
+		want: Report{Status: leaves(held(heldPrev, &settled), "2026-11-01T12:00:30Z (a 1m0s hold)"), LookAgain: 31 * time.Second},
 	}, {
 		name: "the step misses its deadline: the pods' reasons are asked for first",
 		f: ReportFacts{Now: testNow, Status: withProgress(step0(true), stuck), Prev: withProgress(step0(true), stuck), HasPrev: true, Steps: 2,
@@ -148,6 +148,12 @@ func TestDecideReport(t *testing.T) {
 func held(st grayapi.Status, settledAt *metav1.Time) grayapi.Status {
 	st.Phase, st.SettledAt = grayapi.PhaseHeld, settledAt
 	st.Message = "held at 2 of 10 replicas (20%) on revision 2; run kubectl gray resume"
+	return st
+}
+
+// leaves is st whose message says when its hold moves on by itself (at, worked by hand).
+func leaves(st grayapi.Status, at string) grayapi.Status {
+	st.Message += "; it moves on by itself at " + at
 	return st
 }
 
