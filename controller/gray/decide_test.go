@@ -5,9 +5,11 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
@@ -186,4 +188,38 @@ func copyReplicaSets(rss []*appsv1.ReplicaSet) []*appsv1.ReplicaSet {
 		out[i] = rs.DeepCopy()
 	}
 	return out
+}
+
+// TestDecideNoTimedResumeFromAnUntrustedStatus: a status the sync does not trust (written by
+// someone else, or copied in) says the hold settled two hours ago with a one-second hold. The
+// hold is re-derived from the canary at its target, and it must not move on by the clocks of a
+// status nobody trusts: only a status the controller recorded times a hold. It used to: the timed
+// hold read the status read whatever its trust.
+func TestDecideNoTimedResumeFromAnUntrustedStatus(t *testing.T) {
+	for _, distrust := range []string{"foreign", "copied"} {
+		t.Run(distrust, func(t *testing.T) {
+			d := testutil.GrayWeb(10, "20,50")
+			d.Generation, d.Spec.Paused = 5, true
+			forged := heldAt20()
+			forged.SettledAt = new(metav1.NewTime(testNow.Add(-2 * time.Hour)))
+			forged.HoldFor = &metav1.Duration{Duration: time.Second}
+			forged.ObservedGeneration = 5
+			canary, stable := planRS(2, 2, 2, 10), planRS(1, 8, 8, 10)
+			f := Facts{Prev: forged, HasPrev: true, Points: []int32{20, 50}, Deployment: d, NewRS: canary,
+				OldRSs: []*appsv1.ReplicaSet{stable}, Cached: []*appsv1.ReplicaSet{canary, stable}, Now: testNow}
+			if distrust == "foreign" {
+				f.ForeignWriter = "kubectl-annotate"
+			} else {
+				// A status of revision 4 copied onto revision 2's Deployment, renumbered to look current.
+				f.Prev.Revision, f.Deployment.Generation = 4, 6
+			}
+			p := Decide(context.Background(), f)
+			if p.HasPrev {
+				t.Fatalf("the %s status was trusted", distrust)
+			}
+			if m := p.Sync.Move; m.Resume.Resumed != "" || m.Status.Step != 0 || m.Hold == HoldLeft {
+				t.Errorf("the hold moved on by an untrusted status' clocks: %+v", m)
+			}
+		})
+	}
 }

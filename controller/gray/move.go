@@ -107,12 +107,14 @@ func retarget(st grayapi.Status, replicas int32, points []int32) grayapi.Status 
 }
 
 // timedHoldDue reports whether kubegray.io/hold-for has run out on a hold that was reported Held
-// (settled) and still stands: our hold (spec.paused with st.HeldAt; a pause without it is the
-// user's), of the step reported, with the ReplicaSets in place. When it runs out is the status
+// (settled) by a status the sync trusts and still stands: our hold (spec.paused with st.HeldAt; a
+// pause without it is the user's), of the step reported, with the ReplicaSets in place. When it runs out is the status
 // read's TimedResumeAt, the very question the report asked when it recorded that status.
 func timedHoldDue(f moveFacts, st grayapi.Status, inPlace bool) bool {
 	p := f.Prev
-	if !f.Deployment.Spec.Paused || st.HeldAt == nil || !sameStep(p, st) || int(st.Step) >= len(f.Points) || !inPlace {
+	// Only a status this controller recorded times a hold: one written by someone else, or copied
+	// in, could say it settled long ago.
+	if !f.HasPrev || !f.Deployment.Spec.Paused || st.HeldAt == nil || !sameStep(p, st) || int(st.Step) >= len(f.Points) || !inPlace {
 		return false
 	}
 	at, timed := grayapi.TimedResumeAt(p, f.Policy.HoldForAt(p.Step), f.ModePaused)

@@ -8,6 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
@@ -315,6 +316,42 @@ func runCanaryFailure(t *testing.T, c *cluster.Cluster, m canaryMode) {
 		k.stays("web", held, 5*time.Second)
 		if st := k.grayStatus(k.get("web")); st.Step != 0 || st.Percent != 10 {
 			t.Errorf("status after the forgery: step %d at %d%%, want step 0 at 10%%", st.Step, st.Percent)
+		}
+		k.u.must("gray", "resume", "web", "--full")
+		k.expect("web", completeAt10)
+		k.released()
+	})
+
+	t.Run("a status written by someone else does not time the hold", func(t *testing.T) {
+		t.Parallel()
+		k := newCanary(t, c, m, "forged-clock")
+		k.startStable("10,30")
+		k.u.must("gray", "set", "web", "10,30", "--hold-for", "1h", "--image", "app="+goodImage)
+		held := grayState{phase: grayapi.PhaseHeld, newSpec: 1, oldTotal: 9, paused: true}
+		k.expect("web", held)
+		// The same hold, said to have settled two hours ago with a hold of one second: it once
+		// moved the canary on at once, by the clocks of a status the controller had set aside.
+		forged := k.grayStatus(k.get("web"))
+		forged.SettledAt = new(metav1.NewTime(time.Now().Add(-2 * time.Hour)))
+		forged.HoldFor = &metav1.Duration{Duration: time.Second}
+		value, err := grayapi.FormatStatus(forged)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := k.u.kubectl("annotate", "deployment/web", "--overwrite", grayapi.StatusAnnotation+"="+value)
+		if m.alongside {
+			if r.code == 0 || !strings.Contains(r.stderr, grayapi.StatusAnnotation) {
+				t.Errorf("the forged status was not refused with a message naming %s: %s", grayapi.StatusAnnotation, r)
+			}
+		} else {
+			if r.code != 0 {
+				t.Fatalf("kubectl annotate: %s", r)
+			}
+			k.waitEvent("web", grayapi.ReasonGrayStatusDistrusted)
+		}
+		k.stays("web", held, 5*time.Second)
+		if st := k.grayStatus(k.get("web")); st.Step != 0 || st.HoldFor == nil || st.HoldFor.Duration != time.Hour {
+			t.Errorf("status after the forgery: step %d, holdFor %v; want step 0 and the hour of kubegray.io/hold-for recorded", st.Step, st.HoldFor)
 		}
 		k.u.must("gray", "resume", "web", "--full")
 		k.expect("web", completeAt10)
