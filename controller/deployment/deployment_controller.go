@@ -75,10 +75,12 @@ type DeploymentController struct {
 	syncHandler func(ctx context.Context, key string) error
 
 	// The caches of the watched namespaces (namespaces.go). podIndexer holds cachedPods (see
-	// StripPod), indexed by podControllerUIDIndex.
+	// StripPod), indexed by podControllerUIDIndex; rsIndexer the ReplicaSets, indexed by
+	// replicaSetControllerUIDIndex.
 	dLister         deploymentLister
 	rsLister        replicaSetLister
-	podIndexer      podIndex
+	rsIndexer       uidIndex
+	podIndexer      uidIndex
 	workloadsSynced cache.InformerSynced
 
 	queue workqueue.TypedRateLimitingInterface[string]
@@ -133,6 +135,7 @@ func NewDeploymentController(ctx context.Context, caches Informers, client kuber
 			return nil, err
 		}
 		dIndexers[w.namespace], rsIndexers[w.namespace] = w.deployments.GetIndexer(), w.replicaSets.GetIndexer()
+		dc.rsIndexer = append(dc.rsIndexer, w.replicaSets.GetIndexer())
 		dc.podIndexer = append(dc.podIndexer, w.pods.GetIndexer())
 		synced = append(synced, w.deployments.HasSynced, w.replicaSets.HasSynced, w.pods.HasSynced)
 	}

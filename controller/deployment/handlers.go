@@ -18,14 +18,17 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 )
 
-// addWorkloadHandlers prepares one watched namespace's informers (cache transforms, the pod index)
-// and registers the handlers below on them.
+// addWorkloadHandlers prepares one watched namespace's informers (cache transforms, the pod and
+// ReplicaSet indexes) and registers the handlers below on them.
 func (dc *DeploymentController) addWorkloadHandlers(logger klog.Logger, w workloadInformers) error {
 	if err := setCacheTransforms(w.deployments, w.replicaSets, w.pods); err != nil {
 		return err
 	}
 	if err := addPodControllerUIDIndexer(w.pods); err != nil {
 		return fmt.Errorf("adding pod controller UID index: %w", err)
+	}
+	if err := addReplicaSetControllerUIDIndexer(w.replicaSets); err != nil {
+		return fmt.Errorf("adding replica set controller UID index: %w", err)
 	}
 	if _, err := w.deployments.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { dc.addDeployment(logger, obj) },

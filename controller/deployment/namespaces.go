@@ -180,11 +180,12 @@ func (i Informers) ConfigMaps(newInformer func(namespace string, factory informe
 		allSynced(synced), nil
 }
 
-// podIndex finds pods by podControllerUIDIndex in every watched namespace's cache (a UID is
-// unique in the cluster).
-type podIndex []cache.Indexer
+// uidIndex finds objects by a controller-UID index (podControllerUIDIndex,
+// replicaSetControllerUIDIndex) in every watched namespace's cache (a UID is unique in the
+// cluster).
+type uidIndex []cache.Indexer
 
-func (p podIndex) ByIndex(index, value string) ([]any, error) {
+func (p uidIndex) ByIndex(index, value string) ([]any, error) {
 	if len(p) == 1 {
 		// Every namespace in one cache: no copy on the sync's path.
 		return p[0].ByIndex(index, value)

@@ -2,7 +2,6 @@ package graysync
 
 import (
 	appsv1 "k8s.io/api/apps/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kubegray/kubectl-gray/controller/metrics"
@@ -34,18 +33,16 @@ func (gs *Controller) GrayRollouts() []metrics.Rollout {
 	return out
 }
 
-// cachedReplicaSetAt is the cached ReplicaSet d controls at revision (nil when there is none).
+// cachedReplicaSetAt is the cached ReplicaSet d controls at revision (nil when there is none),
+// found through the cache's index by controller: a scrape then reads each gray Deployment's own
+// ReplicaSets, not its namespace's once per gray Deployment.
 func (gs *Controller) cachedReplicaSetAt(d *appsv1.Deployment, revision int64) *appsv1.ReplicaSet {
-	selector, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
-	if err != nil {
-		return nil
-	}
-	rss, err := gs.port.ReplicaSets(d.Namespace).List(selector)
+	rss, err := gs.port.ReplicaSetsControlledBy(d.UID)
 	if err != nil {
 		return nil
 	}
 	for _, rs := range rss {
-		if ref := metav1.GetControllerOf(rs); ref == nil || ref.UID != d.UID {
+		if rs.Namespace != d.Namespace {
 			continue
 		}
 		if rev, err := deployutil.Revision(rs); err == nil && rev == revision {

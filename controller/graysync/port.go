@@ -25,6 +25,7 @@ type Port interface {
 	Now() time.Time
 	DeploymentLister() appslisters.DeploymentLister
 	ReplicaSets(namespace string) appslisters.ReplicaSetNamespaceLister
+	ReplicaSetsControlledBy(uid types.UID) ([]*appsv1.ReplicaSet, error)
 	GetPodMapForDeployment(d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) (map[types.UID][]*corev1.Pod, error)
 	PodHealth(rsUID types.UID) []podhealth.Pod
 	Enqueue(d *appsv1.Deployment)
