@@ -3,6 +3,7 @@ package graysync
 import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/ptr"
 
 	"github.com/kubegray/kubectl-gray/controller/metrics"
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
@@ -24,7 +25,7 @@ func (gs *Controller) GrayRollouts() []metrics.Rollout {
 		if !gray || !reported || err != nil {
 			continue
 		}
-		r := metrics.Rollout{Namespace: d.Namespace, Name: d.Name, Status: st}
+		r := metrics.Rollout{Namespace: d.Namespace, Name: d.Name, Status: st, Replicas: ptr.Deref(d.Spec.Replicas, 1)}
 		if rs := gs.cachedReplicaSetAt(d, st.Revision); rs != nil {
 			r.CanaryAvailable = rs.Status.AvailableReplicas
 		}

@@ -50,8 +50,8 @@ func (l namespaceLists) List(selector labels.Selector) ([]*appsv1.ReplicaSet, er
 	return l.ReplicaSetNamespaceLister.List(selector)
 }
 
-// TestGrayRolloutsReadOwnReplicaSets: a scrape describes each gray Deployment from the ReplicaSet
-// it controls at its reported revision, never another Deployment's with the same labels, and
+// TestGrayRolloutsReadOwnReplicaSets: a scrape describes each gray Deployment by its replicas and
+// the ReplicaSet it controls at its reported revision, never another Deployment's with the same labels, and
 // finds it without walking the namespace's ReplicaSets, so that its cost does not grow with
 // what else the namespace holds.
 func TestGrayRolloutsReadOwnReplicaSets(t *testing.T) {
@@ -70,8 +70,8 @@ func TestGrayRolloutsReadOwnReplicaSets(t *testing.T) {
 	if len(got) != 1 || got[0].Namespace != "default" || got[0].Name != "web" {
 		t.Fatalf("GrayRollouts = %+v, want default/web alone", got)
 	}
-	if got[0].CanaryAvailable != 1 {
-		t.Errorf("CanaryAvailable = %d, want 1 (web-2's)", got[0].CanaryAvailable)
+	if got[0].CanaryAvailable != 1 || got[0].Replicas != 10 {
+		t.Errorf("CanaryAvailable, Replicas = %d, %d, want 1 (web-2's), 10 (web's spec)", got[0].CanaryAvailable, got[0].Replicas)
 	}
 	if lists != 0 {
 		t.Errorf("the scrape walked a namespace's ReplicaSets %d times, want 0", lists)

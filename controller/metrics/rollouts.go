@@ -9,11 +9,13 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
-// Rollout is one gray Deployment as its series describe it: its last reported status, and the
-// available replicas of the ReplicaSet at the status' revision (the canary while it rolls).
+// Rollout is one gray Deployment as its series describe it: its last reported status, its
+// replicas (spec.replicas), and the available replicas of the ReplicaSet at the status' revision
+// (the canary while it rolls).
 type Rollout struct {
 	Namespace, Name string
 	Status          grayapi.Status
+	Replicas        int32
 	CanaryAvailable int32
 }
 
@@ -25,7 +27,7 @@ type rolloutCollector struct {
 	mode string
 	list func() []Rollout
 
-	info, step, percent, target, available, heldSince, gate, gateCounts *prometheus.Desc
+	info, step, percent, target, replicas, available, heldSince, gate, gateCounts *prometheus.Desc
 }
 
 func newRolloutCollector(mode string, list func() []Rollout) *rolloutCollector {
@@ -36,9 +38,12 @@ func newRolloutCollector(mode string, list func() []Rollout) *rolloutCollector {
 	return &rolloutCollector{mode: mode, list: list,
 		info: desc("info", "1 for each gray Deployment: its mode, phase and reason (a failure's, or GateInconclusive while a hold waits on a gate that could not tell).",
 			"mode", "phase", "reason"),
-		step:      desc("step", "The hold point the rollout is at or going to, 1 for the first."),
-		percent:   desc("percent", "The percent of that hold point (100 when going to the end)."),
-		target:    desc("target_replicas", "The new revision's replicas that percent means for the current replica count."),
+		step:    desc("step", "The hold point the rollout is at or going to, 1 for the first."),
+		percent: desc("percent", "The percent of that hold point (100 when going to the end)."),
+		target:  desc("target_replicas", "The new revision's replicas that percent means for the current replica count."),
+		// The canary's share is target_replicas or canary_available_replicas over it, which the
+		// percent alone does not give: the target is rounded to whole replicas.
+		replicas:  desc("replicas", "The Deployment's replicas (spec.replicas): the total the canary is a share of."),
 		available: desc("canary_available_replicas", "Available replicas of the ReplicaSet of the reported revision."),
 		// A time, not a duration, as Prometheus' guidance asks: read from the recorded status, it is
 		// the same whichever replica leads, and time() - it is the time held.
@@ -52,7 +57,7 @@ func newRolloutCollector(mode string, list func() []Rollout) *rolloutCollector {
 }
 
 func (c *rolloutCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.info, c.step, c.percent, c.target, c.available, c.heldSince, c.gate, c.gateCounts} {
+	for _, d := range []*prometheus.Desc{c.info, c.step, c.percent, c.target, c.replicas, c.available, c.heldSince, c.gate, c.gateCounts} {
 		ch <- d
 	}
 }
@@ -67,6 +72,7 @@ func (c *rolloutCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(c.step, float64(st.Step+1), r.Namespace, r.Name)
 		gauge(c.percent, float64(st.Percent), r.Namespace, r.Name)
 		gauge(c.target, float64(st.Target), r.Namespace, r.Name)
+		gauge(c.replicas, float64(r.Replicas), r.Namespace, r.Name)
 		gauge(c.available, float64(r.CanaryAvailable), r.Namespace, r.Name)
 		if st.Phase == grayapi.PhaseHeld && st.HeldAt != nil {
 			gauge(c.heldSince, float64(st.HeldAt.Unix()), r.Namespace, r.Name)

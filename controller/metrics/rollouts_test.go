@@ -18,11 +18,11 @@ func TestRolloutSeries(t *testing.T) {
 	// Unix second 1,796,385,510.
 	heldAt := metav1.NewTime(time.Date(2026, 12, 4, 11, 58, 30, 0, time.UTC))
 	rollouts := []Rollout{
-		{Namespace: "shop", Name: "web", CanaryAvailable: 2, Status: grayapi.Status{Revision: 2, Step: 0, Percent: 20, Target: 2,
+		{Namespace: "shop", Name: "web", Replicas: 10, CanaryAvailable: 2, Status: grayapi.Status{Revision: 2, Step: 0, Percent: 20, Target: 2,
 			Phase: grayapi.PhaseHeld, HeldAt: &heldAt, Gates: []grayapi.GateStatus{
 				{Name: "error-rate", Last: grayapi.GateNoData, Verdict: grayapi.GateCannotTell, Passes: 1, Unsure: 4},
 				{Name: "latency", DryRun: true, Last: grayapi.GatePass, Passes: 2}}}},
-		{Namespace: "shop", Name: "api", CanaryAvailable: 0, Status: grayapi.Status{Revision: 5, Step: 1, Percent: 50, Target: 5,
+		{Namespace: "shop", Name: "api", Replicas: 8, CanaryAvailable: 0, Status: grayapi.Status{Revision: 5, Step: 1, Percent: 50, Target: 5,
 			Phase: grayapi.PhaseDegraded, Failure: &grayapi.Failure{Reason: grayapi.ReasonProgressDeadlineExceeded}}},
 	}
 	r := prometheus.NewRegistry()
@@ -55,6 +55,10 @@ gray_controller_rollout_info{deployment="web",mode="instead",namespace="shop",ph
 # TYPE gray_controller_rollout_percent gauge
 gray_controller_rollout_percent{deployment="api",namespace="shop"} 50
 gray_controller_rollout_percent{deployment="web",namespace="shop"} 20
+# HELP gray_controller_rollout_replicas The Deployment's replicas (spec.replicas): the total the canary is a share of.
+# TYPE gray_controller_rollout_replicas gauge
+gray_controller_rollout_replicas{deployment="api",namespace="shop"} 8
+gray_controller_rollout_replicas{deployment="web",namespace="shop"} 10
 # HELP gray_controller_rollout_step The hold point the rollout is at or going to, 1 for the first.
 # TYPE gray_controller_rollout_step gauge
 gray_controller_rollout_step{deployment="api",namespace="shop"} 2
