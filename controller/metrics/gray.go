@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -22,14 +23,18 @@ var grayPhases = []grayapi.Phase{
 	grayapi.PhaseRolledBack, grayapi.PhaseDegraded, grayapi.PhaseInvalid, grayapi.PhaseAborted,
 }
 
-// grayMetrics counts gray rollouts. The gauge is derived from the last phase
-// reported per Deployment, so a Deployment moves between phases instead of
-// being counted twice.
+// rolloutEnds are the phases in which a rollout ends, the outcomes the rollouts counter counts.
+var rolloutEnds = []grayapi.Phase{grayapi.PhaseComplete, grayapi.PhaseAborted, grayapi.PhaseRolledBack}
+
+// grayMetrics counts gray rollouts. The gauge and the outcomes are derived from
+// the last phase reported per Deployment, so a Deployment moves between phases
+// instead of being counted twice.
 type grayMetrics struct {
 	mu     sync.Mutex
 	phases map[string]grayapi.Phase
 
 	deployments *prometheus.GaugeVec
+	rollouts    *prometheus.CounterVec
 	holds       prometheus.Counter
 	timeToHold  prometheus.Histogram
 	gates       *prometheus.CounterVec
@@ -46,6 +51,11 @@ func newGrayMetrics() *grayMetrics {
 			Name:      "gray_deployments",
 			Help:      "Gray Deployments (carrying kubegray.io/percent) by the phase of their rollout.",
 		}, []string{"phase"}),
+		rollouts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace,
+			Name:      "gray_rollouts_total",
+			Help:      "Gray rollouts that ended, by the phase they ended in: Complete, Aborted or RolledBack.",
+		}, []string{"result"}),
 		holds: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: namespace,
 			Name:      "gray_holds_total",
@@ -66,6 +76,9 @@ func newGrayMetrics() *grayMetrics {
 	for _, p := range grayPhases {
 		g.deployments.WithLabelValues(string(p))
 	}
+	for _, p := range rolloutEnds {
+		g.rollouts.WithLabelValues(string(p))
+	}
 	for _, o := range gateOutcomes {
 		g.gates.WithLabelValues(string(o), "false")
 		g.gates.WithLabelValues(string(o), "true")
@@ -74,11 +87,11 @@ func newGrayMetrics() *grayMetrics {
 }
 
 func (g *grayMetrics) register(r *prometheus.Registry) {
-	r.MustRegister(g.deployments, g.holds, g.timeToHold, g.gates)
+	r.MustRegister(g.deployments, g.rollouts, g.holds, g.timeToHold, g.gates)
 }
 
-// setPhase records the current phase of the Deployment with the given key;
-// an empty phase forgets it.
+// setPhase records the current phase of the Deployment with the given key, and
+// counts its rollout's outcome when it ends; an empty phase forgets it.
 func (g *grayMetrics) setPhase(key string, phase grayapi.Phase) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -89,11 +102,28 @@ func (g *grayMetrics) setPhase(key string, phase grayapi.Phase) {
 	if known {
 		g.deployments.WithLabelValues(string(old)).Dec()
 		delete(g.phases, key)
+		if ends(old, phase) {
+			g.rollouts.WithLabelValues(string(phase)).Inc()
+		}
 	}
 	if phase != "" {
 		g.phases[key] = phase
 		g.deployments.WithLabelValues(string(phase)).Inc()
 	}
+}
+
+// ends reports whether a rollout in flight (Progressing, Held, Degraded or Invalid) ended by
+// moving from phase from to phase to. Only a change this process saw counts: a phase seen first
+// (by a new leader, say) was counted, if it was an end, by the leader that saw the change. From
+// Aborted or RolledBack nothing ends again: the rollout already has its outcome, and a rollback's
+// Complete is the end of going back. Degraded is no end: the rollout waits for a person or
+// on-failure, which end it Aborted or RolledBack.
+func ends(from, to grayapi.Phase) bool {
+	switch from {
+	case grayapi.PhaseProgressing, grayapi.PhaseHeld, grayapi.PhaseDegraded, grayapi.PhaseInvalid:
+		return slices.Contains(rolloutEnds, to)
+	}
+	return false
 }
 
 // recordHold counts one hold; firstHoldAfter is the time from the rollout's

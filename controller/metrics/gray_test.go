@@ -128,3 +128,44 @@ func TestGateMeasurements(t *testing.T) {
 		t.Errorf("a new registry exposes %d gate series (%v), want 10: five outcomes, dry runs apart", n, err)
 	}
 }
+
+// TestGrayRolloutOutcomes: a rollout in flight (Progressing, Held, Degraded, Invalid) that ends
+// counts once, by its end: repeated syncs do not count it again, the end of a rollback is not a
+// second outcome, and a phase seen first (a new leader's, or after the Deployment was forgotten)
+// counts nothing, since the leader that saw the change counted it.
+func TestGrayRolloutOutcomes(t *testing.T) {
+	g, r := newGrayRegistry()
+	for _, step := range []struct {
+		key   string
+		phase grayapi.Phase
+	}{
+		{"shop/web", grayapi.PhaseProgressing},
+		{"shop/web", grayapi.PhaseHeld},
+		{"shop/web", grayapi.PhaseComplete}, // Complete 1
+		{"shop/web", grayapi.PhaseComplete}, // a later sync: no change
+		{"shop/api", grayapi.PhaseAborted},  // first seen: the old leader counted it
+		{"shop/api", grayapi.PhaseRolledBack},
+		{"shop/api", grayapi.PhaseComplete}, // the rollback's end, after an abort: nothing
+		{"shop/cart", grayapi.PhaseDegraded},
+		{"shop/cart", grayapi.PhaseAborted}, // Aborted 1
+		{"shop/cart", grayapi.PhaseAborted},
+		{"shop/ui", grayapi.PhaseHeld},
+		{"shop/ui", grayapi.PhaseRolledBack}, // RolledBack 1
+		{"shop/ui", grayapi.PhaseComplete},   // the rollback's end: nothing
+		{"shop/db", grayapi.PhaseProgressing},
+		{"shop/db", ""}, // forgotten (deleted, or no longer gray)
+		{"shop/db", grayapi.PhaseComplete},
+	} {
+		g.setPhase(step.key, step.phase)
+	}
+	want := `
+# HELP gray_controller_gray_rollouts_total Gray rollouts that ended, by the phase they ended in: Complete, Aborted or RolledBack.
+# TYPE gray_controller_gray_rollouts_total counter
+gray_controller_gray_rollouts_total{result="Aborted"} 1
+gray_controller_gray_rollouts_total{result="Complete"} 1
+gray_controller_gray_rollouts_total{result="RolledBack"} 1
+`
+	if err := testutil.GatherAndCompare(r, strings.NewReader(want), "gray_controller_gray_rollouts_total"); err != nil {
+		t.Error(err)
+	}
+}
