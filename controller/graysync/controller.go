@@ -129,16 +129,21 @@ func (gs *Controller) LeavesAlone(key string, d *appsv1.Deployment) bool {
 // in instead mode the sync of a Deployment left taken over for alongside mode (released first,
 // and synced again on the event of the release: it would stay paused on Recreate) and of a gray
 // one (syncGray). A Deployment that stopped being gray is released (clearGray) and follows
-// upstream.
+// upstream. The result of a gray sync (alongside mode's, or syncGray) is recorded for the
+// Deployment's series of failing syncs.
 func (gs *Controller) SyncDeployment(ctx context.Context, key string, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) (bool, error) {
 	if gs.mode.Alongside() {
-		return true, gs.alongside.Sync(ctx, key, d, rsList)
+		err := gs.alongside.Sync(ctx, key, d, rsList)
+		metrics.RecordGraySync(key, err)
+		return true, err
 	}
 	if _, taken := d.Annotations[grayapi.StrategyAnnotation]; taken {
 		return true, gs.alongside.ReleaseTakenOver(ctx, d, rsList)
 	}
 	if isGray(d) {
-		return true, gs.syncGray(ctx, key, d, rsList)
+		err := gs.syncGray(ctx, key, d, rsList)
+		metrics.RecordGraySync(key, err)
+		return true, err
 	}
 	metrics.ForgetGray(key)
 	if gray.HasLeftovers(d) {

@@ -3,6 +3,7 @@ package metrics
 import (
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -30,14 +31,17 @@ var rolloutEnds = []grayapi.Phase{grayapi.PhaseComplete, grayapi.PhaseAborted, g
 // the last phase reported per Deployment, so a Deployment moves between phases
 // instead of being counted twice.
 type grayMetrics struct {
-	mu     sync.Mutex
-	phases map[string]grayapi.Phase
+	mu      sync.Mutex
+	phases  map[string]grayapi.Phase
+	failing map[string]bool
+	now     func() time.Time
 
-	deployments *prometheus.GaugeVec
-	rollouts    *prometheus.CounterVec
-	holds       prometheus.Counter
-	timeToHold  prometheus.Histogram
-	gates       *prometheus.CounterVec
+	deployments  *prometheus.GaugeVec
+	rollouts     *prometheus.CounterVec
+	holds        prometheus.Counter
+	timeToHold   prometheus.Histogram
+	gates        *prometheus.CounterVec
+	failingSince *prometheus.GaugeVec
 }
 
 // gateOutcomes are the outcomes the gate counter always exposes.
@@ -45,7 +49,9 @@ var gateOutcomes = []grayapi.GateOutcome{grayapi.GatePass, grayapi.GateFail, gra
 
 func newGrayMetrics() *grayMetrics {
 	g := &grayMetrics{
-		phases: map[string]grayapi.Phase{},
+		phases:  map[string]grayapi.Phase{},
+		failing: map[string]bool{},
+		now:     time.Now,
 		deployments: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: namespace,
 			Name:      "gray_deployments",
@@ -72,6 +78,13 @@ func newGrayMetrics() *grayMetrics {
 			Name:      "gray_gate_measurements_total",
 			Help:      "Gate measurements of gray holds (docs/gates.md) by outcome, dry runs apart.",
 		}, []string{"outcome", "dry_run"}),
+		// Per rollout, and named as the rollout series are, but kept here: it is known from the
+		// syncs, not from the cache a scrape reads, and forgotten with the phase.
+		failingSince: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: namespace,
+			Name:      "rollout_sync_failing_since_seconds",
+			Help:      "When the gray Deployment's syncs began to fail, in Unix seconds; only while its last sync failed.",
+		}, []string{"namespace", "deployment"}),
 	}
 	for _, p := range grayPhases {
 		g.deployments.WithLabelValues(string(p))
@@ -87,14 +100,18 @@ func newGrayMetrics() *grayMetrics {
 }
 
 func (g *grayMetrics) register(r *prometheus.Registry) {
-	r.MustRegister(g.deployments, g.rollouts, g.holds, g.timeToHold, g.gates)
+	r.MustRegister(g.deployments, g.rollouts, g.holds, g.timeToHold, g.gates, g.failingSince)
 }
 
 // setPhase records the current phase of the Deployment with the given key, and
-// counts its rollout's outcome when it ends; an empty phase forgets it.
+// counts its rollout's outcome when it ends; an empty phase forgets it (and its
+// failing syncs).
 func (g *grayMetrics) setPhase(key string, phase grayapi.Phase) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if phase == "" {
+		g.forgetFailing(key)
+	}
 	old, known := g.phases[key]
 	if known && old == phase {
 		return
@@ -126,6 +143,33 @@ func ends(from, to grayapi.Phase) bool {
 	return false
 }
 
+// recordSync notes whether a sync of the gray Deployment with the given key failed: its failing
+// series begins at the first failure after a success and ends at the next success.
+func (g *grayMetrics) recordSync(key string, err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err == nil {
+		g.forgetFailing(key)
+		return
+	}
+	if g.failing[key] {
+		return
+	}
+	namespace, name, _ := strings.Cut(key, "/")
+	g.failing[key] = true
+	g.failingSince.WithLabelValues(namespace, name).Set(float64(g.now().Unix()))
+}
+
+// forgetFailing drops the failing series of key, if it has one; g.mu is held.
+func (g *grayMetrics) forgetFailing(key string) {
+	if !g.failing[key] {
+		return
+	}
+	namespace, name, _ := strings.Cut(key, "/")
+	g.failingSince.DeleteLabelValues(namespace, name)
+	delete(g.failing, key)
+}
+
 // recordHold counts one hold; firstHoldAfter is the time from the rollout's
 // start, observed only for the first hold point of a rollout (negative: none).
 func (g *grayMetrics) recordHold(firstHoldAfter time.Duration) {
@@ -148,9 +192,16 @@ func SetGrayPhase(key string, phase grayapi.Phase) {
 }
 
 // ForgetGray drops a Deployment that was deleted or is no longer gray from the
-// gray_deployments gauge. Forgetting an unknown key does nothing.
+// gray_deployments gauge and the failing syncs. Forgetting an unknown key does
+// nothing.
 func ForgetGray(key string) {
 	grayGlobal.setPhase(key, "")
+}
+
+// RecordGraySync records the result of a sync of the gray Deployment with the
+// given namespace/name key for its rollout_sync_failing_since_seconds series.
+func RecordGraySync(key string, err error) {
+	grayGlobal.recordSync(key, err)
 }
 
 // RecordGrayHold counts a hold point reached. For the first hold point of a

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -167,5 +168,42 @@ gray_controller_gray_rollouts_total{result="RolledBack"} 1
 `
 	if err := testutil.GatherAndCompare(r, strings.NewReader(want), "gray_controller_gray_rollouts_total"); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestGraySyncFailingSince: a gray Deployment whose syncs fail has a series saying since when,
+// kept through more failures, gone at its next successful sync and when it is forgotten; a
+// Deployment whose syncs succeed has none.
+func TestGraySyncFailingSince(t *testing.T) {
+	g, r := newGrayRegistry()
+	start := time.Date(2026, 12, 6, 6, 0, 0, 0, time.UTC) // Unix second 1,796,536,800
+	now := start
+	g.now = func() time.Time { return now }
+	failed := errors.New("admission webhook denied the request")
+
+	g.recordSync("shop/web", failed)
+	now = start.Add(time.Minute)
+	g.recordSync("shop/web", failed) // still failing since the first
+	g.recordSync("shop/api", failed)
+	g.recordSync("shop/cart", nil)
+	want := `
+# HELP gray_controller_rollout_sync_failing_since_seconds When the gray Deployment's syncs began to fail, in Unix seconds; only while its last sync failed.
+# TYPE gray_controller_rollout_sync_failing_since_seconds gauge
+gray_controller_rollout_sync_failing_since_seconds{deployment="api",namespace="shop"} 1.79653686e+09
+gray_controller_rollout_sync_failing_since_seconds{deployment="web",namespace="shop"} 1.7965368e+09
+`
+	if err := testutil.GatherAndCompare(r, strings.NewReader(want), "gray_controller_rollout_sync_failing_since_seconds"); err != nil {
+		t.Error(err)
+	}
+
+	g.recordSync("shop/web", nil) // a success ends it
+	g.setPhase("shop/api", "")    // deleted, or no longer gray
+	if n, err := testutil.GatherAndCount(r, "gray_controller_rollout_sync_failing_since_seconds"); err != nil || n != 0 {
+		t.Errorf("after a success and a forget: %d series (%v), want none", n, err)
+	}
+	now = start.Add(time.Hour)
+	g.recordSync("shop/web", failed) // failing again: since now
+	if got := testutil.ToFloat64(g.failingSince.WithLabelValues("shop", "web")); got != float64(now.Unix()) {
+		t.Errorf("failing again since %v, want %v", got, now.Unix())
 	}
 }

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -31,7 +32,8 @@ const (
 // its variables) and alerts with Prometheus' parser, and wants each series they select to be
 // served on /metrics. The /metrics is the controller's handler after the events that make the
 // series appear only once they happen: a leader's per-rollout series of a held rollout with a
-// gate (RegisterRollouts), build_info (RecordBuildInfo, at start), a gate provider's measurement
+// gate (RegisterRollouts), build_info (RecordBuildInfo, at start), a failed gray sync
+// (RecordGraySync), a gate provider's measurement
 // (WaitForProvider), and client-go's request, work queue and leader election
 // (instrumentClientGo); the rest are served from the start.
 func TestShippedQueriesUseServedSeries(t *testing.T) {
@@ -44,6 +46,7 @@ func TestShippedQueriesUseServedSeries(t *testing.T) {
 		t.Fatal(err)
 	}
 	RecordBuildInfo("instead")
+	RecordGraySync("shop/web", errors.New("denied by an admission webhook"))
 	m := WaitForProvider("prometheus", "prometheus")
 	m.Started(heldAt.Time)
 	m.Done(heldAt.Add(time.Second), grayapi.GatePass)
