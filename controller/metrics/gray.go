@@ -31,8 +31,9 @@ var rolloutEnds = []grayapi.Phase{grayapi.PhaseComplete, grayapi.PhaseAborted, g
 // the last phase reported per Deployment, so a Deployment moves between phases
 // instead of being counted twice.
 type grayMetrics struct {
-	mu      sync.Mutex
-	phases  map[string]grayapi.Phase
+	mu     sync.Mutex
+	phases map[string]grayapi.Phase
+	// failing are the keys that have a failingSince series; now is its clock (tests set it).
 	failing map[string]bool
 	now     func() time.Time
 
