@@ -26,6 +26,12 @@ func (gs *Controller) GrayRollouts() []metrics.Rollout {
 			continue
 		}
 		r := metrics.Rollout{Namespace: d.Namespace, Name: d.Name, Status: st, Replicas: ptr.Deref(d.Spec.Replicas, 1)}
+		// A policy that does not parse times nothing: the Deployment is Invalid.
+		policy, _ := grayapi.ParsePolicy(d.Annotations)
+		_, userPaused := d.Annotations[grayapi.PausedAnnotation]
+		if at, timed := grayapi.TimedResumeAt(st, policy.HoldForAt(st.Step), userPaused); timed {
+			r.HoldEnds = &at
+		}
 		if rs := gs.cachedReplicaSetAt(d, st.Revision); rs != nil {
 			r.CanaryAvailable = rs.Status.AvailableReplicas
 		}

@@ -3,6 +3,7 @@ package metrics
 import (
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -17,6 +18,9 @@ type Rollout struct {
 	Status          grayapi.Status
 	Replicas        int32
 	CanaryAvailable int32
+	// HoldEnds is when the current hold moves on by itself (grayapi.TimedResumeAt); nil unless a
+	// timed hold stands.
+	HoldEnds *time.Time
 }
 
 // rolloutCollector makes the per-rollout series at each scrape from the gray Deployments the
@@ -27,7 +31,7 @@ type rolloutCollector struct {
 	mode string
 	list func() []Rollout
 
-	info, step, percent, target, replicas, available, heldSince, gate, gateCounts *prometheus.Desc
+	info, step, percent, target, replicas, available, heldSince, holdEnds, gate, gateCounts *prometheus.Desc
 }
 
 func newRolloutCollector(mode string, list func() []Rollout) *rolloutCollector {
@@ -48,6 +52,8 @@ func newRolloutCollector(mode string, list func() []Rollout) *rolloutCollector {
 		// A time, not a duration, as Prometheus' guidance asks: read from the recorded status, it is
 		// the same whichever replica leads, and time() - it is the time held.
 		heldSince: desc("held_since_seconds", "When the rollout reached its current hold point, in Unix seconds; only while Held."),
+		// A time as well: time() - it is the time left, the same whichever replica leads.
+		holdEnds: desc("hold_ends_seconds", "When the current hold moves on by itself (its hold point's own duration or kubegray.io/hold-for, recorded when it settled), in Unix seconds; only while such a hold stands."),
 		// No label for the last outcome: it would make a new series at each measurement.
 		gate: desc("gate_info", "1 for each gate of the current hold, with its verdict (empty while it measures).",
 			"gate", "verdict", "dry_run"),
@@ -57,7 +63,7 @@ func newRolloutCollector(mode string, list func() []Rollout) *rolloutCollector {
 }
 
 func (c *rolloutCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.info, c.step, c.percent, c.target, c.replicas, c.available, c.heldSince, c.gate, c.gateCounts} {
+	for _, d := range []*prometheus.Desc{c.info, c.step, c.percent, c.target, c.replicas, c.available, c.heldSince, c.holdEnds, c.gate, c.gateCounts} {
 		ch <- d
 	}
 }
@@ -76,6 +82,9 @@ func (c *rolloutCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(c.available, float64(r.CanaryAvailable), r.Namespace, r.Name)
 		if st.Phase == grayapi.PhaseHeld && st.HeldAt != nil {
 			gauge(c.heldSince, float64(st.HeldAt.Unix()), r.Namespace, r.Name)
+		}
+		if r.HoldEnds != nil {
+			gauge(c.holdEnds, float64(r.HoldEnds.Unix()), r.Namespace, r.Name)
 		}
 		for _, g := range st.Gates {
 			gauge(c.gate, 1, r.Namespace, r.Name, g.Name, string(g.Verdict), strconv.FormatBool(g.DryRun))

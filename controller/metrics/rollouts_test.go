@@ -17,8 +17,10 @@ import (
 func TestRolloutSeries(t *testing.T) {
 	// Unix second 1,796,385,510.
 	heldAt := metav1.NewTime(time.Date(2026, 12, 4, 11, 58, 30, 0, time.UTC))
+	// Unix second 1,796,385,810: a hold of 5m that settled when it was taken.
+	holdEnds := heldAt.Add(5 * time.Minute)
 	rollouts := []Rollout{
-		{Namespace: "shop", Name: "web", Replicas: 10, CanaryAvailable: 2, Status: grayapi.Status{Revision: 2, Step: 0, Percent: 20, Target: 2,
+		{Namespace: "shop", Name: "web", Replicas: 10, CanaryAvailable: 2, HoldEnds: &holdEnds, Status: grayapi.Status{Revision: 2, Step: 0, Percent: 20, Target: 2,
 			Phase: grayapi.PhaseHeld, HeldAt: &heldAt, Gates: []grayapi.GateStatus{
 				{Name: "error-rate", Last: grayapi.GateNoData, Verdict: grayapi.GateCannotTell, Passes: 1, Unsure: 4},
 				{Name: "latency", DryRun: true, Last: grayapi.GatePass, Passes: 2}}}},
@@ -47,6 +49,9 @@ gray_controller_rollout_gate_outcomes{deployment="web",gate="latency",kind="unsu
 # HELP gray_controller_rollout_held_since_seconds When the rollout reached its current hold point, in Unix seconds; only while Held.
 # TYPE gray_controller_rollout_held_since_seconds gauge
 gray_controller_rollout_held_since_seconds{deployment="web",namespace="shop"} 1.79638551e+09
+# HELP gray_controller_rollout_hold_ends_seconds When the current hold moves on by itself (its hold point's own duration or kubegray.io/hold-for, recorded when it settled), in Unix seconds; only while such a hold stands.
+# TYPE gray_controller_rollout_hold_ends_seconds gauge
+gray_controller_rollout_hold_ends_seconds{deployment="web",namespace="shop"} 1.79638581e+09
 # HELP gray_controller_rollout_info 1 for each gray Deployment: its mode, phase and reason (a failure's, or GateInconclusive while a hold waits on a gate that could not tell).
 # TYPE gray_controller_rollout_info gauge
 gray_controller_rollout_info{deployment="api",mode="instead",namespace="shop",phase="Degraded",reason="ProgressDeadlineExceeded"} 1
