@@ -72,6 +72,8 @@ func TestCompleteVerbsAndFlags(t *testing.T) {
 		{name: "retry-output-values", args: []string{"__complete", "retry", "web", "-o", ""}},
 		{name: "on-failure-values", args: []string{"__complete", "set", "web", "20", "--on-failure", ""}},
 		{name: "hold-for-values", args: []string{"__complete", "set", "web", "20", "--hold-for", ""}},
+		// Hold points are typed, not listed: nothing is offered, files neither.
+		{name: "percent-values", args: []string{"__complete", "set", "web", "10@5m,"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

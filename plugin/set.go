@@ -23,8 +23,12 @@ var (
 		kubegray.io/percent annotation. Every rollout of a gray Deployment stops at
 		each hold point in turn until 'kubectl gray resume' lets it go on.
 
-		Hold points are integers 0-99, strictly increasing, each with an optional %.
-		They are checked before anything is sent to the cluster.
+		Hold points are integers 0-99, strictly increasing, each with an optional %
+		and an optional @DURATION (1s to 744h): how long that point's hold lasts
+		before gray-controller resumes it by itself, winning over --hold-for for
+		that point ("10@5m,50@30m"; in "10@5m,50" the second waits for
+		kubegray.io/hold-for or 'kubectl gray resume'). They are checked before
+		anything is sent to the cluster.
 
 		With --image the new images go into the same patch as the hold points, so
 		one command starts a gray rollout.
@@ -52,6 +56,9 @@ var (
 		# A canary that goes on by itself after 10 minutes at each hold point, and is aborted if it fails
 		kubectl gray set web 10,50 --image app=registry.example.com/web:1.28 --hold-for 10m --on-failure abort
 
+		# Hold 5 minutes at 10%, then 30 minutes at 50%, then go to 100%
+		kubectl gray set web 10@5m,50@30m --image app=registry.example.com/web:1.28
+
 		# Holds wait for 'kubectl gray resume' again
 		kubectl gray set web 10,50 --hold-for 0`)
 )
@@ -69,7 +76,7 @@ type SetOptions struct {
 	HoldFor   optionalString
 
 	// Filled in by Complete.
-	HoldPoints    []int32
+	HoldPoints    grayapi.HoldPoints
 	ImageUpdates  []ContainerImage
 	PolicyUpdates []annotationUpdate
 
@@ -99,7 +106,7 @@ const (
 func NewCmdSet(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	o := NewSetOptions(streams)
 	cmd := &cobra.Command{
-		Use:                   "set (DEPLOYMENT | -l SELECTOR) PERCENT[,PERCENT...] [--image CONTAINER=IMAGE ...] [--on-failure hold|abort] [--hold-for DURATION]",
+		Use:                   "set (DEPLOYMENT | -l SELECTOR) PERCENT[@DURATION][,PERCENT[@DURATION]...] [--image CONTAINER=IMAGE ...] [--on-failure hold|abort] [--hold-for DURATION]",
 		DisableFlagsInUseLine: true,
 		Short:                 "Set the hold points of a Deployment, optionally with new images",
 		Long:                  setLong,
@@ -114,7 +121,7 @@ func NewCmdSet(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Com
 	cmd.Flags().Var(&o.OnFailure, "on-failure",
 		`What gray-controller does when a rollout misses its progress deadline (Degraded), written to kubegray.io/on-failure: "hold" reports it and changes nothing, "abort" sizes it back to the stable revision by itself, keeping the template ("rollback", the earlier name, is written as "abort"). An empty value removes the annotation (hold then applies).`)
 	cmd.Flags().Var(&o.HoldFor, "hold-for",
-		`How long each settled hold lasts before gray-controller resumes it to the next hold point by itself, written to kubegray.io/hold-for: a Go duration from 1s to 744h, e.g. 10m or 1h30m. 0 or an empty value removes the annotation, so holds wait for 'kubectl gray resume'.`)
+		`How long each settled hold lasts before gray-controller resumes it to the next hold point by itself, unless its hold point names a duration of its own (10@5m), written to kubegray.io/hold-for: a Go duration from 1s to 744h, e.g. 10m or 1h30m. 0 or an empty value removes the annotation, so holds wait for 'kubectl gray resume'.`)
 	o.addWriteFlags(cmd)
 	_ = cmd.RegisterFlagCompletionFunc("on-failure", cobra.FixedCompletions([]string{string(grayapi.OnFailureHold), string(grayapi.OnFailureAbort)}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("hold-for", cobra.NoFileCompletions)
@@ -143,7 +150,7 @@ func (o *SetOptions) complete(args []string) error {
 	default:
 		return fmt.Errorf("give a Deployment and hold points, e.g. 'kubectl gray set web 10,30,60'")
 	}
-	points, err := grayapi.ParsePercent(percent)
+	points, err := grayapi.ParseHoldPoints(percent)
 	if err != nil {
 		return err
 	}
@@ -258,7 +265,7 @@ func (o *SetOptions) edits(took *bool) []edit {
 }
 
 func (o *SetOptions) setHoldPoints(d *appsv1.Deployment) error {
-	metav1.SetMetaDataAnnotation(&d.ObjectMeta, grayapi.PercentAnnotation, grayapi.FormatPercent(o.HoldPoints))
+	metav1.SetMetaDataAnnotation(&d.ObjectMeta, grayapi.PercentAnnotation, percentValue(o.HoldPoints))
 	return nil
 }
 
@@ -330,7 +337,7 @@ func (o *SetOptions) setOne(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	points := grayapi.FormatPercent(o.HoldPoints) + o.policyText()
+	points := percentValue(o.HoldPoints) + o.policyText()
 	operation := "gray set to " + points
 	if !res.Changed {
 		operation = "gray unchanged at " + points

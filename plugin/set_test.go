@@ -122,6 +122,13 @@ func TestSet(t *testing.T) {
 			wantPatches: 0, wantPercent: "10,30,60", wantImage: "nginx:1.26",
 		},
 		{
+			// The durations are kept, each in its shortest form, beside the normalized shares.
+			name:        "hold points with durations",
+			existing:    deployment("web"),
+			args:        []string{"web", " 10%@90s , 50@30m0s,60"},
+			wantPatches: 1, wantPercent: "10@1m30s,50@30m,60", wantImage: "nginx:1.26",
+		},
+		{
 			name:        "client dry run",
 			existing:    deployment("web"),
 			args:        []string{"web", "25"},
@@ -294,6 +301,16 @@ func TestSetErrors(t *testing.T) {
 			name:    "invalid percent",
 			args:    []string{"web", "30,10"},
 			wantErr: `invalid kubegray.io/percent "30,10": hold points must be strictly increasing integers 0-99, each with an optional hold duration of 1s to 744h, e.g. "10,30,60" or "10@5m,50@30m"; 10 does not come after 30`,
+		},
+		{
+			name:    "hold point duration without a unit",
+			args:    []string{"web", "10@5m,50@30"},
+			wantErr: `invalid kubegray.io/percent "10@5m,50@30": hold points must be strictly increasing integers 0-99, each with an optional hold duration of 1s to 744h, e.g. "10,30,60" or "10@5m,50@30m"; hold point 50: "30": missing unit in duration "30"`,
+		},
+		{
+			name:    "hold point duration out of bounds",
+			args:    []string{"web", "10@800h"},
+			wantErr: `invalid kubegray.io/percent "10@800h": hold points must be strictly increasing integers 0-99, each with an optional hold duration of 1s to 744h, e.g. "10,30,60" or "10@5m,50@30m"; hold point 10: 800h0m0s is longer than 744h0m0s`,
 		},
 		{
 			name:    "percent out of range",
