@@ -193,6 +193,23 @@ func timedHoldWeb(holdFor string, settled time.Duration) func(t *testing.T) []ru
 	}
 }
 
+// pointHoldsWeb is heldWeb whose hold points name durations of their own, with
+// kubegray.io/hold-for for the one that names none: its first hold (5m, recorded as it
+// settled 3m ago) has 2m left.
+func pointHoldsWeb(t *testing.T) []runtime.Object {
+	objs := heldWeb(t)
+	d := objs[0].(*appsv1.Deployment)
+	st, err := grayapi.ParseStatus(d.Annotations[grayapi.StatusAnnotation])
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.SettledAt = heldAt(3 * time.Minute)
+	st.HoldFor = &metav1.Duration{Duration: 5 * time.Minute}
+	withGray(t, "10@5m,30,60@1h30m", &st)(d)
+	d.Annotations[grayapi.HoldForAnnotation] = "10m"
+	return objs
+}
+
 func TestStatusFailureOutput(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -209,6 +226,8 @@ func TestStatusFailureOutput(t *testing.T) {
 		{name: "timed-hold", objects: timedHoldWeb("10m", 5*time.Minute+50*time.Second)},
 		{name: "timed-hold-json", objects: timedHoldWeb("10m", 5*time.Minute+50*time.Second), output: "json"},
 		{name: "timed-hold-due", objects: timedHoldWeb("5m", 5*time.Minute+50*time.Second)},
+		{name: "point-holds", objects: pointHoldsWeb},
+		{name: "point-holds-json", objects: pointHoldsWeb, output: "json"},
 		{
 			name: "invalid-policy",
 			objects: func(t *testing.T) []runtime.Object {

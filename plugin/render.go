@@ -81,13 +81,17 @@ func age(now time.Time, t metav1.Time) string {
 	return duration.HumanDuration(now.Sub(t.Time))
 }
 
-// formatHoldPoints renders [10 30 60] as "10%, 30%, 60%", the human form.
-// Where the value is the annotation's (written back, or quoted in a message)
-// percentValue gives "10,30,60" instead.
-func formatHoldPoints(points []int32) string {
-	s := make([]string, len(points))
-	for i, p := range points {
+// formatHoldPoints renders hold points the human way, each with its own duration where it names
+// one: "10%, 30%, 60%", or "10% for 5m, 50%" for "10@5m,50". Where the value is the annotation's
+// (written back by set, or the status table's HOLD-POINTS column) percentValue gives "10@5m,50"
+// instead.
+func formatHoldPoints(points grayapi.HoldPoints) string {
+	s := make([]string, len(points.Percents))
+	for i, p := range points.Percents {
 		s[i] = fmt.Sprintf("%d%%", p)
+		if d := pointHoldFor(points, i); d > 0 {
+			s[i] += " for " + shortDuration(d)
+		}
 	}
 	return strings.Join(s, ", ")
 }
@@ -170,21 +174,21 @@ func renderStatus(w io.Writer, v StatusView, now time.Time, color bool) error {
 	case len(v.HoldPoints) == 0:
 		line("Hold points", "invalid %s", grayapi.QuoteValue(v.PercentAnnotation))
 	case v.Phase == "":
-		line("Hold points", "%s", formatHoldPoints(v.HoldPoints))
+		line("Hold points", "%s", formatHoldPoints(v.holdPoints()))
 	case v.Phase == grayapi.PhaseComplete:
-		line("Hold points", "%s (rollout complete)", formatHoldPoints(v.HoldPoints))
+		line("Hold points", "%s (rollout complete)", formatHoldPoints(v.holdPoints()))
 	case v.Phase == grayapi.PhaseAborted && v.Step < v.Steps:
-		line("Hold points", "%s (aborted at step %d of %d)", formatHoldPoints(v.HoldPoints), v.Step+1, v.Steps)
+		line("Hold points", "%s (aborted at step %d of %d)", formatHoldPoints(v.holdPoints()), v.Step+1, v.Steps)
 	case v.Phase == grayapi.PhaseAborted:
-		line("Hold points", "%s (aborted past the last one)", formatHoldPoints(v.HoldPoints))
+		line("Hold points", "%s (aborted past the last one)", formatHoldPoints(v.holdPoints()))
 	case v.Step >= v.Steps:
-		line("Hold points", "%s (past the last one, rolling to 100%%)", formatHoldPoints(v.HoldPoints))
+		line("Hold points", "%s (past the last one, rolling to 100%%)", formatHoldPoints(v.holdPoints()))
 	default:
-		line("Hold points", "%s (step %d of %d)", formatHoldPoints(v.HoldPoints), v.Step+1, v.Steps)
+		line("Hold points", "%s (step %d of %d)", formatHoldPoints(v.holdPoints()), v.Step+1, v.Steps)
 	}
 	if v.Policy != nil {
 		line("On failure", "%s", onFailureText(v.Policy, v.Message))
-		line("Hold for", "%s", holdForText(v.Policy, v.Message, now))
+		line("Hold for", "%s", holdForText(v.Policy, v.Message, v.HoldPointDurations != nil, now))
 	}
 	switch {
 	case v.Phase == "" && v.Gray:

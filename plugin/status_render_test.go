@@ -71,9 +71,11 @@ func TestWantColor(t *testing.T) {
 // every field without omitempty is printed, and every field of the view
 // types has a doc comment.
 func TestStatusJSONSchema(t *testing.T) {
-	// degradedWeb fills the failure view, timedHoldWeb the policy.
+	// degradedWeb fills the failure view, timedHoldWeb the policy, pointHoldsWeb the hold
+	// points' own durations.
 	for name, objects := range map[string]func(*testing.T) []runtime.Object{
 		"held": heldWeb, "degraded": degradedWeb, "timed hold": timedHoldWeb("10m", time.Minute), "aborted": abortedWeb,
+		"point holds": pointHoldsWeb,
 	} {
 		t.Run(name, func(t *testing.T) {
 			cs := fake.NewClientset(objects(t)...)

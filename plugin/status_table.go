@@ -53,7 +53,7 @@ func statusTable(views []StatusView, now time.Time) *metav1.Table {
 				v.Name,
 				orPlaceholder(string(v.Phase), "-"),
 				stepText(*v),
-				orPlaceholder(grayapi.FormatPercent(v.HoldPoints), "-"),
+				orPlaceholder(percentValue(v.holdPoints()), "-"),
 				targetText(*v),
 				v.UpdatedReplicas,
 				v.AvailableReplicas,

@@ -214,7 +214,7 @@ func TestStatusTable(t *testing.T) {
 	objs := heldWeb(t)
 	prog := progressingWeb(t)[0].(*appsv1.Deployment)
 	prog.Name, prog.UID = "api", "uid-api2"
-	inOther := deployment("shop", withGray(t, "50", nil))
+	inOther := deployment("shop", withGray(t, "50@30m", nil))
 	inOther.Namespace = "team-b"
 	objs = append(objs, prog, inOther, deployment("db"))
 	cs := fake.NewClientset(objs...)

@@ -2,6 +2,8 @@ package plugin
 
 import (
 	"fmt"
+	"slices"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -42,6 +44,11 @@ type StatusView struct {
 	PercentAnnotation string `json:"percentAnnotation"`
 	// HoldPoints are the parsed hold points; empty when absent or invalid.
 	HoldPoints []int32 `json:"holdPoints"`
+	// HoldPointDurations are the hold points' own durations as Go durations, one for each of
+	// HoldPoints ("10@5m,50" → ["5m0s", "0s"]; "0s" for a point that waits for
+	// kubegray.io/hold-for or a resume). A point's own duration wins over
+	// kubegray.io/hold-for. Absent when no hold point names one.
+	HoldPointDurations []metav1.Duration `json:"holdPointDurations,omitempty"`
 	// Phase is the gray-controller's phase: Progressing, Held, Complete,
 	// RolledBack, Degraded, Invalid or Aborted; "" before the controller
 	// reported.
@@ -245,8 +252,11 @@ func newStatusView(d *appsv1.Deployment, rel *related) StatusView {
 	if raw, ok := annotations[grayapi.PercentAnnotation]; ok {
 		v.Gray = true
 		v.PercentAnnotation = raw
-		if v.HoldPoints, percentErr = grayapi.ParsePercent(raw); percentErr != nil {
-			v.HoldPoints = []int32{}
+		if points, err := grayapi.ParseHoldPoints(raw); err != nil {
+			percentErr = err
+		} else {
+			v.HoldPoints = points.Percents
+			v.HoldPointDurations = pointDurations(points.HoldFor)
 		}
 	}
 	v.Steps = int32(len(v.HoldPoints))
@@ -314,6 +324,27 @@ func newStatusView(d *appsv1.Deployment, rel *related) StatusView {
 		v.Events = eventViews(d, rel.events)
 	}
 	return v
+}
+
+// pointDurations are the hold points' own durations for the view, nil when none names one.
+func pointDurations(holdFor []time.Duration) []metav1.Duration {
+	if !slices.ContainsFunc(holdFor, func(d time.Duration) bool { return d > 0 }) {
+		return nil
+	}
+	out := make([]metav1.Duration, len(holdFor))
+	for i, d := range holdFor {
+		out[i] = metav1.Duration{Duration: d}
+	}
+	return out
+}
+
+// holdPoints are the view's hold points with their own durations.
+func (v StatusView) holdPoints() grayapi.HoldPoints {
+	points := grayapi.HoldPoints{Percents: v.HoldPoints}
+	for _, d := range v.HoldPointDurations {
+		points.HoldFor = append(points.HoldFor, d.Duration)
+	}
+	return points
 }
 
 // staleReasons says why a parsed gray status may not describe the Deployment
