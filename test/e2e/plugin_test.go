@@ -204,9 +204,10 @@ func TestPlugin(t *testing.T) {
 	// stable one. (Its undo goes back to a ReplicaSet that only ever shrank:
 	// going back to one that was itself rolled out before grows, shrinks and
 	// grows it again, which the recorder's fighting check cannot tell from
-	// two writers.) Two hold points: resume goes to the next one.
-	out = u.must("gray", "set", "shop", "20,50", "--image", "app=nginx:1.26")
-	wantOutput(t, "set", out, "deployment.apps/shop gray set to 20,50 (app: nginx:1.25 -> nginx:1.26)\n")
+	// two writers.) Two hold points: resume goes to the next one, which
+	// names a duration of its own (an hour, so that it outlasts the test).
+	out = u.must("gray", "set", "shop", "20,50@60m", "--image", "app=nginx:1.26")
+	wantOutput(t, "set", out, "deployment.apps/shop gray set to 20,50@1h (app: nginx:1.25 -> nginx:1.26)\n")
 	u.wantWrites(t, "set", "patch deployments/shop fieldManager=kubectl-gray")
 	out = u.must("gray", "status", "shop", "--until", "held", "--timeout", "60s")
 	wantOutput(t, "status --until held", lastLine(out), "deployment.apps/shop held at 20% (step 1/2, revision 2)")
@@ -218,6 +219,7 @@ func TestPlugin(t *testing.T) {
 	wantOutput(t, "status --until held", lastLine(out), "deployment.apps/shop held at 50% (step 2/2, revision 2)")
 	e.settledNow("shop", grayState{phase: held, newSpec: 5, oldTotal: 5, paused: true})
 	e.wantSizes("shop", map[string]int32{"1": 5, "2": 5}, map[string]string{"1": "nginx:1.25", "2": "nginx:1.26"})
+	checkPointHold(t, e, u)
 
 	// A bad value is refused before anything is sent: even with an API
 	// server nobody listens on, the answer is the parse error.
@@ -227,7 +229,7 @@ func TestPlugin(t *testing.T) {
 	u.fails(plugin.ExitFailure, badValue, "gray", "set", "shop", "30,10", "--server", "https://127.0.0.1:1")
 	u.wantWrites(t, "refused set")
 	d = e.get("shop")
-	if d.Annotations[grayapi.PercentAnnotation] != "20,50" || d.Generation != before.Generation {
+	if d.Annotations[grayapi.PercentAnnotation] != "20,50@1h" || d.Generation != before.Generation {
 		t.Errorf("refused set changed shop: percent %q generation %d→%d", d.Annotations[grayapi.PercentAnnotation], before.Generation, d.Generation)
 	}
 	e.settledNow("shop", grayState{phase: held, newSpec: 5, oldTotal: 5, paused: true})
@@ -246,7 +248,7 @@ func TestPlugin(t *testing.T) {
 	e.settledNow("shop", grayState{phase: complete, newSpec: 10})
 	e.wantSizes("shop", map[string]int32{"2": 0, "3": 10}, map[string]string{"2": "nginx:1.26", "3": "nginx:1.25"})
 	d = e.get("shop")
-	if st := e.grayStatus(d); st.Revision != 3 || st.StableRevision != 3 || d.Annotations[grayapi.PercentAnnotation] != "20,50" {
+	if st := e.grayStatus(d); st.Revision != 3 || st.StableRevision != 3 || d.Annotations[grayapi.PercentAnnotation] != "20,50@1h" {
 		t.Errorf("after undo: revision %d stable %d percent %q, want 3, 3 and the hold points kept",
 			st.Revision, st.StableRevision, d.Annotations[grayapi.PercentAnnotation])
 	}
@@ -399,6 +401,33 @@ func checkHeldView(t *testing.T, ns string, v plugin.StatusView) {
 
 // checkHistory checks `kubectl gray history shop` after revision 2 (20,50,
 // nginx:1.26) was rolled back to revision 1, which came back as 3.
+// checkPointHold checks that status shows shop's hold at 50%, timed by its own hour as
+// gray-controller recorded it when the hold settled: in the summary and in -o json.
+func checkPointHold(t *testing.T, e *grayEnv, u *pluginUser) {
+	t.Helper()
+	out := u.must("gray", "status", "shop")
+	for _, want := range []string{
+		"Hold points: 20%, 50% for 1h (step 2 of 2)\n",
+		"Hold for:    1h0m0s for this hold, resumes by itself in ",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("kubectl gray status shop lacks %q:\n%s", want, out)
+		}
+	}
+	var v plugin.StatusView
+	decodeStrict(t, u.must("gray", "status", "shop", "-o", "json"), &v)
+	st := e.grayStatus(e.get("shop"))
+	want := []metav1.Duration{{}, {Duration: time.Hour}}
+	switch {
+	case !slices.Equal(v.HoldPointDurations, want):
+		t.Errorf("holdPointDurations %v, want %v", v.HoldPointDurations, want)
+	case st.HoldFor == nil || st.HoldFor.Duration != time.Hour || st.SettledAt == nil:
+		t.Errorf("kubegray.io/status holdFor %v settledAt %v, want an hour recorded as the hold settled", st.HoldFor, st.SettledAt)
+	case v.Policy == nil || v.Policy.CurrentHoldFor != "1h0m0s" || v.Policy.ResumesAt == nil || !v.Policy.ResumesAt.Equal(&metav1.Time{Time: st.SettledAt.Add(time.Hour)}):
+		t.Errorf("policy %+v, want currentHoldFor 1h0m0s and resumesAt an hour after %v", v.Policy, st.SettledAt)
+	}
+}
+
 func checkHistory(t *testing.T, u *pluginUser) {
 	t.Helper()
 	var h plugin.HistoryView
