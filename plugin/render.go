@@ -83,52 +83,17 @@ func age(now time.Time, t metav1.Time) string {
 
 // formatHoldPoints renders hold points the human way, each with its own duration where it names
 // one: "10%, 30%, 60%", or "10% for 5m, 50%" for "10@5m,50". Where the value is the annotation's
-// (written back by set, or the status table's HOLD-POINTS column) percentValue gives "10@5m,50"
-// instead.
+// (written back by set, or the status table's HOLD-POINTS column) grayapi.FormatHoldPoints gives
+// "10@5m,50" instead.
 func formatHoldPoints(points grayapi.HoldPoints) string {
 	s := make([]string, len(points.Percents))
 	for i, p := range points.Percents {
 		s[i] = fmt.Sprintf("%d%%", p)
-		if d := pointHoldFor(points, i); d > 0 {
-			s[i] += " for " + shortDuration(d)
+		if d := points.HoldForAt(i); d > 0 {
+			s[i] += " for " + grayapi.FormatHoldFor(d)
 		}
 	}
 	return strings.Join(s, ", ")
-}
-
-// percentValue renders hold points as kubegray.io/percent reads them: grayapi.FormatPercent's
-// shares, each with its own duration in its shortest form: "10@5m,50@1h30m,60". It belongs
-// beside FormatPercent in grayapi, which this change may not edit.
-func percentValue(points grayapi.HoldPoints) string {
-	s := strings.Split(grayapi.FormatPercent(points.Percents), ",")
-	for i := range points.Percents {
-		if d := pointHoldFor(points, i); d > 0 {
-			s[i] += "@" + shortDuration(d)
-		}
-	}
-	return strings.Join(s, ",")
-}
-
-// pointHoldFor is the duration hold point i names, 0 for none (or for points built without
-// durations).
-func pointHoldFor(points grayapi.HoldPoints, i int) time.Duration {
-	if i < len(points.HoldFor) {
-		return points.HoldFor[i]
-	}
-	return 0
-}
-
-// shortDuration is d as time.ParseDuration reads it, without the zero units Duration.String
-// adds: 5m0s → "5m", 1h0m0s → "1h", 1h30m0s → "1h30m", 90s → "1m30s".
-func shortDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
 }
 
 // stepText renders where a rollout stands among its hold points.

@@ -265,7 +265,7 @@ func (o *SetOptions) edits(took *bool) []edit {
 }
 
 func (o *SetOptions) setHoldPoints(d *appsv1.Deployment) error {
-	metav1.SetMetaDataAnnotation(&d.ObjectMeta, grayapi.PercentAnnotation, percentValue(o.HoldPoints))
+	metav1.SetMetaDataAnnotation(&d.ObjectMeta, grayapi.PercentAnnotation, grayapi.FormatHoldPoints(o.HoldPoints))
 	return nil
 }
 
@@ -337,7 +337,7 @@ func (o *SetOptions) setOne(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	points := percentValue(o.HoldPoints) + o.policyText()
+	points := grayapi.FormatHoldPoints(o.HoldPoints) + o.policyText()
 	operation := "gray set to " + points
 	if !res.Changed {
 		operation = "gray unchanged at " + points

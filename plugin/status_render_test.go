@@ -181,33 +181,3 @@ func TestProgressBar(t *testing.T) {
 	}
 }
 
-// TestPercentValue pins the annotation form set writes and the table shows: the shares as
-// grayapi.FormatPercent writes them, each point's own duration in its shortest form.
-func TestPercentValue(t *testing.T) {
-	tests := []struct {
-		value string
-		want  string
-	}{
-		{value: "10,30,60", want: "10,30,60"},
-		{value: "10%@5m0s, 50@30m", want: "10@5m,50@30m"},
-		{value: "10@90s,50", want: "10@1m30s,50"},
-		{value: "5@1h0m0s,20@1h30m,40@1h0m5s,60@2s", want: "5@1h,20@1h30m,40@1h0m5s,60@2s"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.value, func(t *testing.T) {
-			points, err := grayapi.ParseHoldPoints(tt.value)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := percentValue(points)
-			if got != tt.want {
-				t.Errorf("percentValue(%q) = %q, want %q", tt.value, got, tt.want)
-			}
-			// What set writes reads back as the same hold points.
-			again, err := grayapi.ParseHoldPoints(got)
-			if err != nil || !reflect.DeepEqual(again, points) {
-				t.Errorf("%q reads back as %v, %v; want %v", got, again, err, points)
-			}
-		})
-	}
-}

@@ -53,7 +53,7 @@ func statusTable(views []StatusView, now time.Time) *metav1.Table {
 				v.Name,
 				orPlaceholder(string(v.Phase), "-"),
 				stepText(*v),
-				orPlaceholder(percentValue(v.holdPoints()), "-"),
+				orPlaceholder(grayapi.FormatHoldPoints(v.holdPoints()), "-"),
 				targetText(*v),
 				v.UpdatedReplicas,
 				v.AvailableReplicas,

@@ -126,6 +126,40 @@ func FormatPercent(points []int32) string {
 	return strings.Join(s, ",")
 }
 
+// FormatHoldPoints renders hold points as ParseHoldPoints reads them: FormatPercent's shares,
+// each with its own duration in its shortest form (FormatHoldFor): "10@5m,50@1h30m,60".
+func FormatHoldPoints(points HoldPoints) string {
+	s := strings.Split(FormatPercent(points.Percents), ",")
+	for i := range points.Percents {
+		if d := points.HoldForAt(i); d > 0 {
+			s[i] += "@" + FormatHoldFor(d)
+		}
+	}
+	return strings.Join(s, ",")
+}
+
+// HoldForAt is the duration hold point i names, 0 for none (or for points built without
+// durations).
+func (p HoldPoints) HoldForAt(i int) time.Duration {
+	if i < len(p.HoldFor) {
+		return p.HoldFor[i]
+	}
+	return 0
+}
+
+// FormatHoldFor is d as time.ParseDuration reads it, without the zero units Duration.String
+// adds: 5m0s → "5m", 1h0m0s → "1h", 1h30m0s → "1h30m", 90s → "1m30s".
+func FormatHoldFor(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
 // StepPercent is the share a rollout at step holds: points[step] for a step
 // inside the list, FullPercent for step == len(points) (the rollout goes to
 // the end). With points [10 30 60]: step 0 → 10, step 2 → 60, step 3 → 100.

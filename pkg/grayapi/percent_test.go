@@ -2,6 +2,7 @@ package grayapi
 
 import (
 	"errors"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -280,5 +281,36 @@ func TestParseHoldPoints(t *testing.T) {
 		if err != nil || !slices.Equal(got.Percents, tt.percents) || !slices.Equal(got.HoldFor, tt.holdFor) {
 			t.Errorf("ParseHoldPoints(%q) = %v, %v; want %v %v", tt.value, got, err, tt.percents, tt.holdFor)
 		}
+	}
+}
+
+// TestFormatHoldPoints pins the annotation form kubectl gray set writes and its status table shows:
+// the shares as FormatPercent writes them, each point's own duration in its shortest form.
+func TestFormatHoldPoints(t *testing.T) {
+	tests := []struct {
+		value string
+		want  string
+	}{
+		{value: "10,30,60", want: "10,30,60"},
+		{value: "10%@5m0s, 50@30m", want: "10@5m,50@30m"},
+		{value: "10@90s,50", want: "10@1m30s,50"},
+		{value: "5@1h0m0s,20@1h30m,40@1h0m5s,60@2s", want: "5@1h,20@1h30m,40@1h0m5s,60@2s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.value, func(t *testing.T) {
+			points, err := ParseHoldPoints(tt.value)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := FormatHoldPoints(points)
+			if got != tt.want {
+				t.Errorf("FormatHoldPoints(%q) = %q, want %q", tt.value, got, tt.want)
+			}
+			// What set writes reads back as the same hold points.
+			again, err := ParseHoldPoints(got)
+			if err != nil || !reflect.DeepEqual(again, points) {
+				t.Errorf("%q reads back as %v, %v; want %v", got, again, err, points)
+			}
+		})
 	}
 }
