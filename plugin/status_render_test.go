@@ -180,4 +180,3 @@ func TestProgressBar(t *testing.T) {
 		})
 	}
 }
-
