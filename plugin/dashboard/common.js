@@ -50,14 +50,20 @@ const gray = {
     return gray.el("span", {class: "phase phase-" + p.toLowerCase()}, p, v.stale ? " (stale)" : "");
   },
 
-  // steps draws the hold points, the current one marked.
+  // steps draws the hold points, each with its own hold duration where it names one, the current
+  // one marked with when it moves on by itself.
   steps(v) {
     const ol = gray.el("ol", {class: "stepbar", "aria-label": "hold points"});
     const points = [...(v.holdPoints || [])];
     if (points.length === 0 || points[points.length - 1] !== 100) points.push(100);
+    const durations = v.holdPointDurations || [];
+    const resumesAt = v.policy && v.policy.resumesAt;
     points.forEach((p, i) => {
       const state = i < v.step ? "done" : i === v.step ? "current" : "todo";
-      const li = gray.el("li", {class: "step step-" + state, title: `${p}%`}, `${p}%`);
+      const own = durations[i] && durations[i] !== "0s" ? durations[i] : null;
+      let title = own ? `${p}% for ${own}` : `${p}%`;
+      if (state === "current" && resumesAt) title += `, moves on by itself at ${new Date(resumesAt).toLocaleTimeString()}`;
+      const li = gray.el("li", {class: "step step-" + state, title}, `${p}%`, own && gray.el("small", {}, ` ${own}`));
       if (state === "current") li.setAttribute("aria-current", "step");
       ol.append(li);
     });

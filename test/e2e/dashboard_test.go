@@ -44,7 +44,8 @@ func TestDashboard(t *testing.T) {
 			testutil.WithAnnotation(grayapi.PercentAnnotation, "25,50")}, opts...)...)
 	}
 	apps := []*appsv1.Deployment{
-		app("held", 600),
+		// The hold at 50% lasts an hour of its own: the page says so, and when it moves on.
+		app("held", 600, testutil.WithAnnotation(grayapi.PercentAnnotation, "25,50@1h")),
 		app("progressing", 600),
 		app("degraded", canaryDeadlineSeconds),
 		app("aborted", canaryDeadlineSeconds, testutil.WithAnnotation(grayapi.OnFailureAnnotation, string(grayapi.OnFailureAbort))),
@@ -119,9 +120,13 @@ func TestDashboard(t *testing.T) {
 		page = get(t, ctx, chromedp.Evaluate[string](`[window.grayMarker, document.querySelector("#steps [aria-current=step]").textContent,
 			document.querySelector("#phase").textContent, document.querySelector("#share .sharetext").textContent,
 			document.querySelector("#answer").textContent].join(" | ")`))
-		want := "same page | 50% | Held | 2 / 2 / 4 | deployment.apps/held gray resumed to 50% (revision 2)"
+		want := "same page | 50% 1h0m0s | Held | 2 / 2 / 4 | deployment.apps/held gray resumed to 50% (revision 2)"
 		return page == want, page
 	})
+	if title := get(t, ctx, chromedp.Evaluate[string](`document.querySelector("#steps [aria-current=step]").title`)); !strings.HasPrefix(title,
+		"50% for 1h0m0s, moves on by itself at ") {
+		t.Errorf("the current hold point's title %q does not say its hour and when it moves on", title)
+	}
 	screenshot(t, ctx, filepath.Join(shots, "dashboard-rollout.png"))
 
 	// The degraded rollout is aborted from its page.
