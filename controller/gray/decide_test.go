@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,11 +79,14 @@ func TestDecide(t *testing.T) {
 
 // TestDecideProperties decides random syncs through the one entry (TestDecideSyncSettles's
 // rollouts and requests; a sixth with no canary yet, a sixth whose status someone else wrote, a
-// sixth with a status copied from another revision, a tenth with an unreadable annotation). Decide
+// sixth with a status copied from another revision, a tenth with an unreadable annotation; hold
+// points with durations of their own, and holds that recorded one). Decide
 // changes none of its facts, and decides the same plan from the same facts; no plan sizes the
 // canary past its target (nor creates it past its target): the move's, the Invalid rollout's
 // rescale (which keeps the last valid share), or the aborted sync's (which only shrinks it); a course
-// that ends the sync decides no move, and an Invalid plan nothing else. Every kind must be reached.
+// that ends the sync decides no move, and an Invalid plan nothing else; a timed hold never leaves
+// before its duration has run since it settled, nor with an enforcing gate pending, nor by a
+// status the sync does not trust. Every kind must be reached.
 func TestDecideProperties(t *testing.T) {
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(20261206, 50))
@@ -96,6 +100,16 @@ func TestDecideProperties(t *testing.T) {
 		}
 		if again := Decide(ctx, deepCopyFacts(before)); !reflect.DeepEqual(again, p) {
 			t.Fatalf("case %d: the same facts decided twice differ:\n%+v\n%+v", i, p, again)
+		}
+		if m := p.Sync.Move; strings.Contains(m.Resume.Resumed, " held at ") {
+			seen["timed"]++
+			// A timed hold leaves only once its duration has run since it settled, with every
+			// enforcing gate passed.
+			settled, holdFor := p.Prev.SettledAt, HeldFor(p.Prev, f.Policy)
+			if !p.HasPrev || settled == nil || holdFor <= 0 || f.Now.Before(settled.Add(holdFor)) || len(p.Sync.Gates.Pending) > 0 {
+				t.Fatalf("case %d: a timed hold left early: %q (settled %v, hold %v, now %v, gates pending %v)", i, m.Resume.Resumed, settled,
+					holdFor, f.Now, p.Sync.Gates.Pending)
+			}
 		}
 		current := int32(0)
 		if f.NewRS != nil {
@@ -142,8 +156,8 @@ func TestDecideProperties(t *testing.T) {
 		}
 	}
 	t.Logf("plans: %v", seen)
-	for _, kind := range []string{"invalid", "aborted", "undo", "create", "distrusted"} {
-		if seen[kind] < 50 {
+	for _, kind := range []string{"invalid", "aborted", "undo", "create", "distrusted", "timed"} {
+		if seen[kind] < 20 {
 			t.Errorf("only %d of 5000 random syncs decided %s: %v", seen[kind], kind, seen)
 		}
 	}
@@ -161,6 +175,14 @@ func randomFacts(r *rand.Rand) Facts {
 		f.ForeignWriter = "kubectl-edit"
 	case 2:
 		f.Prev.Revision = 5
+	}
+	// Hold points with durations of their own, and a hold that recorded one when it settled.
+	f.Policy.PointHoldFor = make([]time.Duration, len(f.Points))
+	for i := range f.Points {
+		f.Policy.PointHoldFor[i] = []time.Duration{0, 10 * time.Second, 5 * time.Minute}[r.IntN(3)]
+	}
+	if f.Prev.SettledAt != nil && r.IntN(2) == 0 {
+		f.Prev.HoldFor = &metav1.Duration{Duration: time.Duration(r.IntN(60)) * time.Second}
 	}
 	f.Cached = deployutil.WithNewRS(f.OldRSs, f.NewRS)
 	if r.IntN(10) == 0 {
