@@ -179,6 +179,10 @@ type scenarioRun struct {
 	// that completes it; a held revision must not complete before.
 	completionAllowed map[int64]time.Time
 	lastRevision      int64
+	// holdFor is, per revision and step, the duration its hold must record: its point's when it
+	// was first seen Held. New hold points at the same step (kubectl gray set while held) apply
+	// from the next hold point, so the hold keeps what it recorded.
+	holdFor map[[2]int64]time.Duration
 }
 
 func runGrayScenario(t *testing.T, c *cluster.Cluster, pool *controllerPool, mode randomMode, s grayScenario, replay string) {
@@ -195,7 +199,8 @@ func runGrayScenario(t *testing.T, c *cluster.Cluster, pool *controllerPool, mod
 	})
 	t.Cleanup(func() { deletePassedNamespace(t, c, e) })
 	e = mode.env(t, c, s.name)
-	r := &scenarioRun{t: t, e: e, u: newPluginUser(t, c, e.ns), pool: pool, mode: mode, s: s, completionAllowed: map[int64]time.Time{}}
+	r := &scenarioRun{t: t, e: e, u: newPluginUser(t, c, e.ns), pool: pool, mode: mode, s: s, completionAllowed: map[int64]time.Time{},
+		holdFor: map[[2]int64]time.Duration{}}
 	t.Logf("%s", s.describe(-1))
 
 	r.create()
@@ -464,9 +469,14 @@ func (r *scenarioRun) compare(want expectation, got observation) (problems, rele
 	check(imageOf(&d.Spec.Template) == want.image, "Deployment image %q, want %q", imageOf(&d.Spec.Template), want.image)
 	check(replicasOf(d.Spec.Replicas) == want.newSpec+want.oldTotal, "spec.replicas %d, want %d", replicasOf(d.Spec.Replicas), want.newSpec+want.oldTotal)
 	if st := got.status; got.ok && st.Phase == grayapi.PhaseHeld {
-		holdFor := pointHoldFor(st.Percent)
-		check(st.HoldFor != nil && st.HoldFor.Duration == holdFor, "settled hold at %d%% records holdFor %v, want its point's %v", st.Percent,
-			st.HoldFor, holdFor)
+		key := [2]int64{st.Revision, int64(st.Step)}
+		holdFor, seen := r.holdFor[key]
+		if !seen {
+			holdFor = pointHoldFor(st.Percent)
+			r.holdFor[key] = holdFor
+		}
+		check(st.HoldFor != nil && st.HoldFor.Duration == holdFor, "settled hold at %d%% records holdFor %v, want %v (its point's when first held)",
+			st.Percent, st.HoldFor, holdFor)
 	}
 	saved, taken := d.Annotations[grayapi.StrategyAnnotation]
 	if r.mode.name == "alongside" && want.phase == grayapi.PhaseHeld {
