@@ -160,8 +160,8 @@ func formatPoints(points []int32) string {
 // none, an hour or the longest allowed (744h), drawn with the point. None ends within a scenario,
 // so the model's holds still wait for a resume; what the suite checks is that a point's duration
 // never ends a hold early (noCompletionWithoutResume) and that every settled hold records it
-// (compare: the point's when the step was first held, kept through new hold points set at the
-// same step), across every op and leader kill.
+// (compare: the point's when the hold settled, kept through new hold points that do not make it
+// settle again), across every op and leader kill.
 func pointHoldFor(p int32) time.Duration {
 	return []time.Duration{0, time.Hour, grayapi.MaxHoldFor}[p%3]
 }

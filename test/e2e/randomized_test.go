@@ -179,10 +179,11 @@ type scenarioRun struct {
 	// that completes it; a held revision must not complete before.
 	completionAllowed map[int64]time.Time
 	lastRevision      int64
-	// holdFor is, per revision and step, the duration its hold must record: its point's when it
-	// was first seen Held. New hold points at the same step (kubectl gray set while held) apply
-	// from the next hold point, so the hold keeps what it recorded.
-	holdFor map[[2]int64]time.Duration
+	// holdFor is, per hold (revision, step and when it settled), the duration it must record: its
+	// point's when it was first seen Held. New hold points at the same step that keep the hold
+	// (kubectl gray set while held; settledAt unchanged) apply from the next hold point, so the hold
+	// keeps what it recorded; one they make settle again records the new point's.
+	holdFor map[[3]int64]time.Duration
 }
 
 func runGrayScenario(t *testing.T, c *cluster.Cluster, pool *controllerPool, mode randomMode, s grayScenario, replay string) {
@@ -200,7 +201,7 @@ func runGrayScenario(t *testing.T, c *cluster.Cluster, pool *controllerPool, mod
 	t.Cleanup(func() { deletePassedNamespace(t, c, e) })
 	e = mode.env(t, c, s.name)
 	r := &scenarioRun{t: t, e: e, u: newPluginUser(t, c, e.ns), pool: pool, mode: mode, s: s, completionAllowed: map[int64]time.Time{},
-		holdFor: map[[2]int64]time.Duration{}}
+		holdFor: map[[3]int64]time.Duration{}}
 	t.Logf("%s", s.describe(-1))
 
 	r.create()
@@ -468,15 +469,15 @@ func (r *scenarioRun) compare(want expectation, got observation) (problems, rele
 	check(got.newImage == want.image, "new ReplicaSet image %q, want %q", got.newImage, want.image)
 	check(imageOf(&d.Spec.Template) == want.image, "Deployment image %q, want %q", imageOf(&d.Spec.Template), want.image)
 	check(replicasOf(d.Spec.Replicas) == want.newSpec+want.oldTotal, "spec.replicas %d, want %d", replicasOf(d.Spec.Replicas), want.newSpec+want.oldTotal)
-	if st := got.status; got.ok && st.Phase == grayapi.PhaseHeld {
-		key := [2]int64{st.Revision, int64(st.Step)}
+	if st := got.status; got.ok && st.Phase == grayapi.PhaseHeld && st.SettledAt != nil {
+		key := [3]int64{st.Revision, int64(st.Step), st.SettledAt.Unix()}
 		holdFor, seen := r.holdFor[key]
 		if !seen {
 			holdFor = pointHoldFor(st.Percent)
 			r.holdFor[key] = holdFor
 		}
-		check(st.HoldFor != nil && st.HoldFor.Duration == holdFor, "settled hold at %d%% records holdFor %v, want %v (its point's when first held)",
-			st.Percent, st.HoldFor, holdFor)
+		check(st.HoldFor != nil && st.HoldFor.Duration == holdFor, "hold at %d%% settled at %s records holdFor %v, want %v (its point's when first seen)",
+			st.Percent, st.SettledAt.Format(time.RFC3339), st.HoldFor, holdFor)
 	}
 	saved, taken := d.Annotations[grayapi.StrategyAnnotation]
 	if r.mode.name == "alongside" && want.phase == grayapi.PhaseHeld {
