@@ -179,11 +179,12 @@ type scenarioRun struct {
 	// that completes it; a held revision must not complete before.
 	completionAllowed map[int64]time.Time
 	lastRevision      int64
-	// holdFor is, per hold (revision, step and when it settled), the duration it must record: its
-	// point's when it was first seen Held. New hold points at the same step that keep the hold
-	// (kubectl gray set while held; settledAt unchanged) apply from the next hold point, so the hold
-	// keeps what it recorded; one they make settle again records the new point's.
-	holdFor map[[3]int64]time.Duration
+	// holdFor is, per hold (its revision and when it settled), the duration it must record: its
+	// point's when it was first seen Held. New hold points that keep the hold (kubectl gray set
+	// while held; settledAt unchanged, even where the hold's step moves) apply from the next hold
+	// point, so the hold keeps what it recorded; ones that make it settle again record the new
+	// point's.
+	holdFor map[[2]int64]time.Duration
 }
 
 func runGrayScenario(t *testing.T, c *cluster.Cluster, pool *controllerPool, mode randomMode, s grayScenario, replay string) {
@@ -201,7 +202,7 @@ func runGrayScenario(t *testing.T, c *cluster.Cluster, pool *controllerPool, mod
 	t.Cleanup(func() { deletePassedNamespace(t, c, e) })
 	e = mode.env(t, c, s.name)
 	r := &scenarioRun{t: t, e: e, u: newPluginUser(t, c, e.ns), pool: pool, mode: mode, s: s, completionAllowed: map[int64]time.Time{},
-		holdFor: map[[3]int64]time.Duration{}}
+		holdFor: map[[2]int64]time.Duration{}}
 	t.Logf("%s", s.describe(-1))
 
 	r.create()
@@ -470,7 +471,7 @@ func (r *scenarioRun) compare(want expectation, got observation) (problems, rele
 	check(imageOf(&d.Spec.Template) == want.image, "Deployment image %q, want %q", imageOf(&d.Spec.Template), want.image)
 	check(replicasOf(d.Spec.Replicas) == want.newSpec+want.oldTotal, "spec.replicas %d, want %d", replicasOf(d.Spec.Replicas), want.newSpec+want.oldTotal)
 	if st := got.status; got.ok && st.Phase == grayapi.PhaseHeld && st.SettledAt != nil {
-		key := [3]int64{st.Revision, int64(st.Step), st.SettledAt.Unix()}
+		key := [2]int64{st.Revision, st.SettledAt.Unix()}
 		holdFor, seen := r.holdFor[key]
 		if !seen {
 			holdFor = pointHoldFor(st.Percent)
