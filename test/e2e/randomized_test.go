@@ -179,11 +179,10 @@ type scenarioRun struct {
 	// that completes it; a held revision must not complete before.
 	completionAllowed map[int64]time.Time
 	lastRevision      int64
-	// holdFor is, per hold (its revision and when it settled), the duration it must record: its
-	// point's when it was first seen Held. New hold points that keep the hold (kubectl gray set
-	// while held; settledAt unchanged, even where the hold's step moves) apply from the next hold
-	// point, so the hold keeps what it recorded; ones that make it settle again record the new
-	// point's.
+	// holdFor is, per hold (its revision and when it settled), the duration it recorded when first
+	// seen Held. New hold points that keep the hold (kubectl gray set while held; settledAt
+	// unchanged, even where the hold's step moves) apply from the next hold point, so the hold
+	// keeps what it recorded; ones that make it settle again record the new point's.
 	holdFor map[[2]int64]time.Duration
 }
 
@@ -471,14 +470,19 @@ func (r *scenarioRun) compare(want expectation, got observation) (problems, rele
 	check(imageOf(&d.Spec.Template) == want.image, "Deployment image %q, want %q", imageOf(&d.Spec.Template), want.image)
 	check(replicasOf(d.Spec.Replicas) == want.newSpec+want.oldTotal, "spec.replicas %d, want %d", replicasOf(d.Spec.Replicas), want.newSpec+want.oldTotal)
 	if st := got.status; got.ok && st.Phase == grayapi.PhaseHeld && st.SettledAt != nil {
+		// Its point's duration, or, for a hold kept through new hold points, what it recorded when
+		// first seen: settledAt has whole seconds, so a hold that settles again within the same
+		// second shares the key and records its new point's.
 		key := [2]int64{st.Revision, st.SettledAt.Unix()}
-		holdFor, seen := r.holdFor[key]
+		first, seen := r.holdFor[key]
 		if !seen {
-			holdFor = pointHoldFor(st.Percent)
-			r.holdFor[key] = holdFor
+			first = pointHoldFor(st.Percent)
+			r.holdFor[key] = first
 		}
-		check(st.HoldFor != nil && st.HoldFor.Duration == holdFor, "hold at %d%% settled at %s records holdFor %v, want %v (its point's when first seen)",
-			st.Percent, st.SettledAt.Format(time.RFC3339), st.HoldFor, holdFor)
+		own := pointHoldFor(st.Percent)
+		check(st.HoldFor != nil && (st.HoldFor.Duration == own || st.HoldFor.Duration == first),
+			"hold at %d%% settled at %s records holdFor %v, want its point's %v or %v, recorded when first seen", st.Percent,
+			st.SettledAt.Format(time.RFC3339), st.HoldFor, own, first)
 	}
 	saved, taken := d.Annotations[grayapi.StrategyAnnotation]
 	if r.mode.name == "alongside" && want.phase == grayapi.PhaseHeld {
