@@ -105,7 +105,7 @@ func TestDecideProperties(t *testing.T) {
 			seen["timed"]++
 			// A timed hold leaves only once its duration has run since it settled, with every
 			// enforcing gate passed.
-			settled, holdFor := p.Prev.SettledAt, HeldFor(p.Prev, f.Policy)
+			settled, holdFor := p.Prev.SettledAt, f.Policy.HeldFor(p.Prev)
 			if !p.HasPrev || settled == nil || holdFor <= 0 || f.Now.Before(settled.Add(holdFor)) || len(p.Sync.Gates.Pending) > 0 {
 				t.Fatalf("case %d: a timed hold left early: %q (settled %v, hold %v, now %v, gates pending %v)", i, m.Resume.Resumed, settled,
 					holdFor, f.Now, p.Sync.Gates.Pending)

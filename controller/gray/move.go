@@ -69,7 +69,7 @@ func decideMove(ctx context.Context, f moveFacts) Move {
 	st := retarget(f.Status, replicas, f.Points)
 	inPlace := HoldInPlace(f.NewRS, f.OldRSs, st.Target, replicas)
 	m := Move{Resume: decideResume(resumeFacts{Deployment: d, Status: st, Points: f.Points, HeldByUs: f.HeldByUs,
-		HoldFor: HeldFor(f.Prev, f.Policy), HoldForKey: f.Policy.HoldForKey(f.Prev.Step),
+		HoldFor: f.Policy.HeldFor(f.Prev), HoldForKey: f.Policy.HoldForKey(f.Prev.Step),
 		TimedHoldDue: timedHoldDue(f, st, inPlace) && f.Gates.Passed(), HoldInPlace: inPlace, StableGone: StableGone(st, steps, f.NewRS, f.OldRSs),
 		GatesPending: f.Gates.Pending})}
 	resumed := m.Resume.Resumed != ""
@@ -119,14 +119,4 @@ func timedHoldDue(f moveFacts, st grayapi.Status, inPlace bool) bool {
 	}
 	at, timed := grayapi.TimedResumeAt(p, f.Policy.HoldForAt(p.Step), f.ModePaused)
 	return timed && !f.Now.Before(at)
-}
-
-// HeldFor is how long the hold of st lasts by itself under policy: the duration recorded when it
-// settled, or, for a status written before durations were recorded, the hold point's own or
-// kubegray.io/hold-for (0: until a person resumes).
-func HeldFor(st grayapi.Status, policy grayapi.Policy) time.Duration {
-	if st.HoldFor != nil {
-		return st.HoldFor.Duration
-	}
-	return policy.HoldForAt(st.Step)
 }

@@ -117,7 +117,7 @@ func DecideReport(f ReportFacts) Report {
 		// One second late rather than early: the stored time has whole seconds.
 		r.LookAgain = max(at.Sub(f.Now), 0) + time.Second
 		// Said where Argo CD, Flux and kubectl read a hold: when it ends by itself.
-		st.Message += fmt.Sprintf("; it moves on by itself at %s (a %s hold)", at.UTC().Format(time.RFC3339), HeldFor(st, f.Policy))
+		st.Message += fmt.Sprintf("; it moves on by itself at %s (a %s hold)", at.UTC().Format(time.RFC3339), f.Policy.HeldFor(st))
 		if len(f.Gates.Pending) > 0 {
 			st.Message += " once its gates pass"
 		}

@@ -89,9 +89,7 @@ func ParseHoldFor(value string) (time.Duration, error) {
 //	Held, settled 10:00:00, hold-for 0   → false
 //	Progressing, or paused by its user   → false
 func TimedResumeAt(st Status, holdFor time.Duration, userPaused bool) (at time.Time, timed bool) {
-	if st.HoldFor != nil {
-		holdFor = st.HoldFor.Duration
-	}
+	holdFor = st.recordedHoldFor(holdFor)
 	if holdFor <= 0 || st.Phase != PhaseHeld || st.SettledAt == nil || userPaused {
 		return time.Time{}, false
 	}
@@ -121,6 +119,21 @@ func (p Policy) HoldForAt(step int32) time.Duration {
 		return p.PointHoldFor[step]
 	}
 	return p.HoldFor
+}
+
+// HeldFor is how long the hold of st lasts by itself: the duration recorded when it settled, or,
+// for a status written before durations were recorded, HoldForAt its step (0: until a person
+// resumes).
+func (p Policy) HeldFor(st Status) time.Duration {
+	return st.recordedHoldFor(p.HoldForAt(st.Step))
+}
+
+// recordedHoldFor is the duration st recorded when its hold settled, else fallback.
+func (s Status) recordedHoldFor(fallback time.Duration) time.Duration {
+	if s.HoldFor != nil {
+		return s.HoldFor.Duration
+	}
+	return fallback
 }
 
 // HoldForKey is the annotation HoldForAt(step) comes from: kubegray.io/percent for a hold point
