@@ -83,10 +83,18 @@ const (
 // Status is the controller's report of a gray rollout, stored as JSON in
 // kubegray.io/status. Only the controller writes it. Example:
 //
-//	{"mode":"instead","revision":2,"stableRevision":1,"step":0,"percent":10,"target":1,
-//	 "phase":"Held","message":"held at 10%: 1 of 10 replicas on revision 2",
-//	 "observedGeneration":4,"heldAt":"2026-03-01T10:00:00Z"}
+//	{"serves":["next","full","abort","undo"],"observedGeneration":4,"mode":"instead",
+//	 "revision":2,"stableRevision":1,"step":0,"percent":10,"target":1,"phase":"Held",
+//	 "message":"held at 10%: 1 of 10 replicas on revision 2","heldAt":"2026-03-01T10:00:00Z"}
+//
+// Serves and ObservedGeneration come first, in this order, so that a reader without a JSON
+// parser can match them at the start of the value: Argo CD runs its Lua without the string
+// library and can only compare whole strings and prefixes (manifests/argocd).
 type Status struct {
+	// Serves is what the controller would act on now (see Serves).
+	Serves Serves `json:"serves"`
+	// ObservedGeneration is the Deployment generation the status describes.
+	ObservedGeneration int64 `json:"observedGeneration"`
 	// Mode of the controller that wrote the status.
 	Mode Mode `json:"mode"`
 	// Revision is the deployment.kubernetes.io/revision being rolled out.
@@ -106,8 +114,6 @@ type Status struct {
 	Phase Phase `json:"phase"`
 	// Message explains the phase for people.
 	Message string `json:"message,omitempty"`
-	// ObservedGeneration is the Deployment generation the status describes.
-	ObservedGeneration int64 `json:"observedGeneration"`
 	// HeldAt is when the current hold was reached (RFC3339); nil unless held.
 	HeldAt *metav1.Time `json:"heldAt,omitempty"`
 	// TakenOver records, in alongside mode, that the controller runs this
@@ -170,6 +176,9 @@ const statusRule = `must be the JSON object gray-controller writes, with a known
 // Validate checks the fields a reader relies on: a known phase, a known mode
 // (or none), and no negative numbers; Percent is at most 100.
 func (s Status) Validate() error {
+	if err := s.Serves.validate(); err != nil {
+		return err
+	}
 	switch {
 	case !s.Phase.Valid():
 		return fmt.Errorf("phase %s is not one of Progressing, Held, Complete, RolledBack, Degraded, Invalid, Aborted", quoteToken(string(s.Phase)))
