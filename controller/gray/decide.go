@@ -65,6 +65,9 @@ type Plan struct {
 	HasPrev  bool
 	// Identity is the rollout in flight and where it stands.
 	Identity Identity
+	// PausedByUs: spec.paused is a hold's (one recorded, even by a status since distrusted, or
+	// one identify re-derived); any other pause is the user's own.
+	PausedByUs bool
 	// Sync is the course, the gates, the move and the hand-over.
 	Sync SyncDecision
 }
@@ -93,7 +96,7 @@ func Decide(ctx context.Context, f Facts) Plan {
 		inv := decideInvalid(ctx, invalidFacts{Problem: f.Problem, Prev: f.Prev, HasPrev: f.HasPrev, Deployment: f.Deployment,
 			NewRS: f.NewRS, OldRSs: f.OldRSs, Aborted: AbortRecorded(f.NewRS) || (f.HasPrev && f.Prev.Phase == grayapi.PhaseAborted),
 			Scaling: f.Scaling, Policy: f.Policy, Now: f.Now})
-		return Plan{Invalid: &inv, Prev: f.Prev, HasPrev: f.HasPrev}
+		return Plan{Invalid: &inv, Prev: f.Prev, HasPrev: f.HasPrev, PausedByUs: f.Deployment.Spec.Paused && f.HasPrev && f.Prev.HeldAt != nil}
 	}
 	p := Plan{Prev: f.Prev, HasPrev: f.HasPrev}
 	rev := RevisionInFlight(f.NewRS, f.OldRSs)
@@ -113,9 +116,10 @@ func Decide(ctx context.Context, f Facts) Plan {
 	p.Identity = identify(identifyFacts{Prev: p.Prev, HasPrev: p.HasPrev, Points: f.Points, Deployment: f.Deployment,
 		NewRS: f.NewRS, OldRSs: f.OldRSs, Now: metav1.NewTime(f.Now)})
 	id := p.Identity
+	p.PausedByUs = f.Deployment.Spec.Paused && (recordedHold || id.RederivedHold)
 	p.Sync = decideSync(ctx, syncFacts{Status: id.Status, Prev: p.Prev, HasPrev: p.HasPrev, Request: f.Request, Points: f.Points,
 		Policy: f.Policy, Deployment: f.Deployment, NewRS: f.NewRS, OldRSs: f.OldRSs, HeldByUs: id.HeldByUs(p.Prev, p.HasPrev),
-		PausedByUs: f.Deployment.Spec.Paused && (recordedHold || id.RederivedHold), NewRollout: id.NewRollout, Scaling: f.Scaling,
+		PausedByUs: p.PausedByUs, NewRollout: id.NewRollout, Scaling: f.Scaling,
 		ModePaused: f.ModePaused, Gates: f.gateEvidence(id.Status), LeaderInStable: f.LeaderInStable, Now: f.Now})
 	return p
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubegray/kubectl-gray/controller/alongside"
 	"github.com/kubegray/kubectl-gray/controller/deployment"
+	"github.com/kubegray/kubectl-gray/controller/gray"
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
@@ -34,7 +35,8 @@ func (h alongsideHost) LiveFresh(ctx context.Context, key string, d *appsv1.Depl
 }
 
 func (h alongsideHost) MarkStable(ctx context.Context, d *appsv1.Deployment, stable *appsv1.ReplicaSet, rsList []*appsv1.ReplicaSet) error {
-	return h.gs.markStable(ctx, d, stable, rsList)
+	_, err := h.gs.markStable(ctx, d, stable, rsList)
+	return err
 }
 
 func (h alongsideHost) MirrorRecord(ctx context.Context, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) error {
@@ -83,6 +85,10 @@ func (m alongsideMode) skipsReport(st grayapi.Status) bool {
 func (m alongsideMode) adopted(d *appsv1.Deployment) { m.view.Adopted(d) }
 
 func (m alongsideMode) pausedByItsUser() bool { return m.view.PausedByItsUser() }
+
+// unpauseReaches: the server's spec.paused is the takeover's; an unpause ends only the user's
+// own pause (the takeover policy turns it into removing kubegray.io/paused).
+func (alongsideMode) unpauseReaches() gray.Unpause { return gray.UnpauseReachesUserPause }
 
 // mirrorProgressing: the Progressing condition is the built-in controller's.
 func (alongsideMode) mirrorProgressing(*appsv1.DeploymentStatus, appsv1.DeploymentCondition) {}

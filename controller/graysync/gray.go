@@ -40,6 +40,9 @@ type graySync struct {
 	removeResume bool
 	// gates is the hold's gates as this sync decided them (gray_gates.go: takeGates).
 	gates gray.GateDecision
+	// facts is what this sync decided from (gather); what it would serve after its writes is
+	// asked on them (nextFacts).
+	facts gray.Facts
 	// dropped holds the GrayResumeIgnored Warnings of a request consumed without being served,
 	// emitted once the write that removes it has landed (holdWritten).
 	dropped []string

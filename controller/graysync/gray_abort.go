@@ -103,7 +103,7 @@ func (g *graySync) reportAborted(ctx context.Context, progressing *appsv1.Deploy
 	gray.SetConditions(&newStatus, g.st, *d.Spec.Replicas, len(g.in.points), g.in.metaNow())
 	updated := d.DeepCopy()
 	updated.Status = newStatus
-	if err := g.setStatusAnnotation(updated); err != nil {
+	if err := g.setStatusAnnotation(ctx, updated); err != nil {
 		return err
 	}
 	if err := g.writeStatus(ctx, updated); err != nil {

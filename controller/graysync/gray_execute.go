@@ -64,6 +64,7 @@ func (g *graySync) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	g.facts = f
 	return g.execute(ctx, gray.Decide(ctx, f), f)
 }
 

@@ -23,7 +23,9 @@ import (
 // this sync's status and a consumed resume request, in one write.
 func (g *graySync) writeHold(ctx context.Context, paused bool) error {
 	updated := g.cur.d.DeepCopy()
-	if err := g.setStatusAnnotation(updated); err != nil {
+	// As the write leaves it (the mode's view in alongside mode), for what the status serves.
+	updated.Spec.Paused = paused || g.mode.pausedByItsUser()
+	if err := g.setStatusAnnotation(ctx, updated); err != nil {
 		return err
 	}
 	written, err := g.mode.writeHold(ctx, g.cur.d, updated, paused, g.removeResume)

@@ -49,7 +49,7 @@ func (g *graySync) reportInvalid(ctx context.Context, dec gray.InvalidDecision, 
 	if d.Spec.Paused {
 		setPausedCondition(&newStatus, d, g.in.metaNow())
 	}
-	updated, err := g.withStatus(newStatus, 0)
+	updated, err := g.withStatus(ctx, newStatus, 0)
 	if err != nil {
 		return err
 	}

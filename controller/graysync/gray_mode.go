@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kubegray/kubectl-gray/controller/deployment"
+	"github.com/kubegray/kubectl-gray/controller/gray"
 	"github.com/kubegray/kubectl-gray/pkg/deployutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
@@ -60,6 +61,8 @@ type grayMode interface {
 
 	// pausedByItsUser reports a pause of the Deployment's user that spec.paused does not show.
 	pausedByItsUser() bool
+	// unpauseReaches says what a plain unpause of the Deployment reaches (gray.Serves).
+	unpauseReaches() gray.Unpause
 	// mirrorProgressing sets the Progressing condition a held rollout reports (a missed
 	// deadline, an abort) in status, where the condition is ours to write.
 	mirrorProgressing(status *appsv1.DeploymentStatus, cond appsv1.DeploymentCondition)
@@ -128,6 +131,9 @@ func (insteadMode) cacheChecks() deployment.CacheChecks {
 func (insteadMode) begin(*appsv1.Deployment) {}
 
 func (insteadMode) pausedByItsUser() bool { return false }
+
+// unpauseReaches: spec.paused is the Deployment's own, our hold included.
+func (insteadMode) unpauseReaches() gray.Unpause { return gray.UnpauseReachesHold }
 
 // mirrorProgressing: with no other controller, a held Deployment's Progressing condition reports
 // the gray deadline (gray.DecideReport: Progressing) and an abort.

@@ -36,18 +36,24 @@ func (g *graySync) markStableOfRollout(ctx context.Context) error {
 			if rs.Labels[grayapi.StableLabel] == grayapi.StableLabelValue {
 				return nil
 			}
-			return g.gs.markStable(ctx, g.cur.d, rs, all)
+			written, err := g.gs.markStable(ctx, g.cur.d, rs, all)
+			g.adoptReplicaSets(written)
+			return err
 		}
 	}
 	return nil
 }
 
-// markStable puts the stable label on stable and takes it off every other ReplicaSet.
-func (gs *Controller) markStable(ctx context.Context, d *appsv1.Deployment, stable *appsv1.ReplicaSet, rsList []*appsv1.ReplicaSet) error {
+// markStable puts the stable label on stable and takes it off every other ReplicaSet, and
+// returns the ReplicaSets it wrote, as written (those written before an error too).
+func (gs *Controller) markStable(ctx context.Context, d *appsv1.Deployment, stable *appsv1.ReplicaSet, rsList []*appsv1.ReplicaSet) ([]*appsv1.ReplicaSet, error) {
+	var written []*appsv1.ReplicaSet
 	if stable.Labels[grayapi.StableLabel] != grayapi.StableLabelValue {
-		if _, err := gs.patchReplicaSetMeta(ctx, stable, "labels", map[string]any{grayapi.StableLabel: grayapi.StableLabelValue}); err != nil {
-			return fmt.Errorf("deployment %s/%s: marking replica set %s stable: %w", d.Namespace, d.Name, stable.Name, err)
+		rs, err := gs.patchReplicaSetMeta(ctx, stable, "labels", map[string]any{grayapi.StableLabel: grayapi.StableLabelValue})
+		if err != nil {
+			return written, fmt.Errorf("deployment %s/%s: marking replica set %s stable: %w", d.Namespace, d.Name, stable.Name, err)
 		}
+		written = append(written, rs)
 		klog.FromContext(ctx).V(2).Info("Marked stable replica set", "deployment", klog.KObj(d), "replicaSet", klog.KObj(stable))
 	}
 	for _, rs := range rsList {
@@ -55,12 +61,29 @@ func (gs *Controller) markStable(ctx context.Context, d *appsv1.Deployment, stab
 			continue
 		}
 		if _, marked := rs.Labels[grayapi.StableLabel]; marked {
-			if _, err := gs.patchReplicaSetMeta(ctx, rs, "labels", map[string]any{grayapi.StableLabel: nil}); err != nil {
-				return fmt.Errorf("deployment %s/%s: unmarking replica set %s: %w", d.Namespace, d.Name, rs.Name, err)
+			unmarked, err := gs.patchReplicaSetMeta(ctx, rs, "labels", map[string]any{grayapi.StableLabel: nil})
+			if err != nil {
+				return written, fmt.Errorf("deployment %s/%s: unmarking replica set %s: %w", d.Namespace, d.Name, rs.Name, err)
+			}
+			written = append(written, unmarked)
+		}
+	}
+	return written, nil
+}
+
+// adoptReplicaSets takes ReplicaSets this sync wrote in place of the ones it had read, so that
+// what the sync reports afterwards (gray.Serves on nextFacts) sees them as the server does.
+func (g *graySync) adoptReplicaSets(written []*appsv1.ReplicaSet) {
+	for _, rs := range written {
+		if g.cur.newRS != nil && g.cur.newRS.UID == rs.UID {
+			g.cur.newRS = rs
+		}
+		for i, old := range g.cur.oldRSs {
+			if old.UID == rs.UID {
+				g.cur.oldRSs[i] = rs
 			}
 		}
 	}
-	return nil
 }
 
 // mirrorRecord makes every ReplicaSet carry the Deployment's recorded annotations

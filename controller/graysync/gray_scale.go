@@ -24,7 +24,7 @@ func (g *graySync) persistTargetFirst(ctx context.Context) error {
 		return nil
 	}
 	g.st = gray.Retargeted(g.st, *g.cur.d.Spec.Replicas)
-	if err := g.setStatusAnnotation(g.cur.d); err != nil {
+	if err := g.setStatusAnnotation(ctx, g.cur.d); err != nil {
 		return err
 	}
 	written, err := g.mode.persistStatus(ctx, g.cur.server, g.cur.d)

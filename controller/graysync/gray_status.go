@@ -56,11 +56,13 @@ func (g *graySync) report(ctx context.Context) error {
 	// The stable mark moves before the status says Complete: a controller stopped in between
 	// leaves a mark no older than the status, and the mark is what wins (gray_record.go).
 	if dec.MarkStable {
-		if err := g.gs.markStable(ctx, d, g.cur.newRS, g.cur.oldRSs); err != nil {
+		written, err := g.gs.markStable(ctx, d, g.cur.newRS, g.cur.oldRSs)
+		g.adoptReplicaSets(written)
+		if err != nil {
 			return err
 		}
 	}
-	updated, err := g.withStatus(newStatus, len(g.in.points))
+	updated, err := g.withStatus(ctx, newStatus, len(g.in.points))
 	if err != nil {
 		return err
 	}
@@ -144,17 +146,31 @@ func setResumedCondition(d *appsv1.Deployment, now metav1.Time) {
 
 // withStatus is the Deployment to write at the end of a sync: upstream's status (newStatus)
 // with the gray conditions of g.st over steps hold points, and g.st in kubegray.io/status.
-func (g *graySync) withStatus(newStatus appsv1.DeploymentStatus, steps int) (*appsv1.Deployment, error) {
+func (g *graySync) withStatus(ctx context.Context, newStatus appsv1.DeploymentStatus, steps int) (*appsv1.Deployment, error) {
 	gray.SetConditions(&newStatus, g.st, *g.cur.d.Spec.Replicas, steps, g.in.metaNow())
 	updated := g.cur.d.DeepCopy()
 	updated.Status = newStatus
-	return updated, g.setStatusAnnotation(updated)
+	return updated, g.setStatusAnnotation(ctx, updated)
 }
 
-// setStatusAnnotation writes st into d's annotations.
-func (g *graySync) setStatusAnnotation(d *appsv1.Deployment) error {
+// nextFacts is what the next sync would gather once d is written with g.st: that status, as
+// this controller's, the objects as this sync left them, no scaling event and no request.
+func (g *graySync) nextFacts(d *appsv1.Deployment) gray.Facts {
+	f := g.facts
+	f.Prev, f.HasPrev, f.ForeignWriter = g.st, g.st.Revision > 0, ""
+	f.Prev.Serves = nil
+	f.Deployment, f.NewRS, f.OldRSs = d, g.cur.newRS, g.cur.oldRSs
+	f.Cached = deployutil.WithNewRS(g.cur.oldRSs, g.cur.newRS)
+	f.Request, f.Scaling = grayapi.Resume{}, false
+	return f
+}
+
+// setStatusAnnotation writes st into d's annotations, with what the controller would serve once
+// d is written (gray.Serves, asked on the facts the next sync would gather: nextFacts).
+func (g *graySync) setStatusAnnotation(ctx context.Context, d *appsv1.Deployment) error {
 	g.mode.stamp(&g.st)
 	g.st.ObservedGeneration = d.Generation
+	g.st.Serves = gray.Serves(ctx, g.nextFacts(d), g.mode.unpauseReaches())
 	value, err := grayapi.FormatStatus(g.st)
 	if err != nil {
 		return fmt.Errorf("deployment %s/%s: %w", d.Namespace, d.Name, err)
