@@ -106,12 +106,11 @@ func decideAbort(d *appsv1.Deployment, templateRevision func() (int64, bool, err
 		again: fmt.Sprintf("gray abort already requested (revision %d)", req.Revision)}, err
 }
 
-// abortRequest is the request that aborts d's rollout in flight, and the
-// stable revision it goes back to. It refuses when gray-controller reports no
-// rollout in flight, when there is nothing to go back to (scaling the canary
-// to 0 would then leave no pods at all), and when d has a template that
-// gray-controller has not reported on yet: the request would name the old
-// revision, and gray-controller drops a request for any other revision.
+// abortRequest is the request that aborts d's rollout in flight, and the stable revision it
+// goes back to, written when gray-controller serves "abort" for the rollout it reports
+// (refuseUnserved). It refuses when d has a template that gray-controller has not reported on
+// yet: the request would name the old revision, and gray-controller drops a request for any
+// other revision.
 func abortRequest(d *appsv1.Deployment, templateRevision func() (int64, bool, error)) (grayapi.Resume, int64, error) {
 	obj := fmt.Sprintf("deployment %s/%s", d.Namespace, d.Name)
 	st, err := reportedStatus(d, "abort")
@@ -125,29 +124,40 @@ func abortRequest(d *appsv1.Deployment, templateRevision func() (int64, bool, er
 		}
 		return grayapi.Resume{}, 0, err
 	}
-	switch st.Phase {
-	case grayapi.PhaseProgressing, grayapi.PhaseHeld, grayapi.PhaseDegraded, grayapi.PhaseInvalid:
-	case grayapi.PhaseAborted:
-		return grayapi.Resume{}, 0, fmt.Errorf("%s is already Aborted (revision %d); %s", obj, st.Revision, againHint(d.Name))
-	case grayapi.PhaseRolledBack:
-		return grayapi.Resume{}, 0, fmt.Errorf("%s has no rollout in flight to abort (phase RolledBack): it is already going back to stable revision %d", obj, st.StableRevision)
-	default:
-		return grayapi.Resume{}, 0, fmt.Errorf("%s has no rollout in flight to abort (phase %s): revision %d is rolled out; 'kubectl gray undo %s' rolls it back",
-			obj, st.Phase, st.Revision, d.Name)
-	}
-	if st.Failure != nil && st.Failure.Reason == grayapi.ReasonStableReplicaSetGone {
-		return grayapi.Resume{}, 0, fmt.Errorf("%s cannot be aborted: the replica set of its stable revision %d is gone, so the canary is all there is; finish the rollout with 'kubectl gray resume %s --full', or roll back to another revision with 'kubectl gray undo %s --to-revision N'",
-			obj, st.StableRevision, d.Name, d.Name)
-	}
-	if st.StableRevision < 1 {
-		return grayapi.Resume{}, 0, fmt.Errorf("%s has no stable revision to go back to (gray-controller reports none for revision %d), so an abort would leave no pods; roll back to another revision with 'kubectl gray undo %s --to-revision N' instead",
-			obj, st.Revision, d.Name)
+	if err := refuseUnserved(d, st, grayapi.RequestAbort, abortRefusal(d, st)); err != nil {
+		return grayapi.Resume{}, 0, err
 	}
 	rev, err := statusRevision(d, st, "abort")
 	if err != nil {
 		return grayapi.Resume{}, 0, err
 	}
 	return grayapi.Resume{Revision: rev, Abort: true}, st.StableRevision, nil
+}
+
+// abortRefusal explains why an abort of the rollout st reports is refused, where the state
+// says: no rollout in flight, or nothing to go back to (scaling the canary to 0 would then
+// leave no pods at all). It words refuseUnserved's refusal and does not decide it.
+func abortRefusal(d *appsv1.Deployment, st grayapi.Status) string {
+	obj := fmt.Sprintf("deployment %s/%s", d.Namespace, d.Name)
+	switch st.Phase {
+	case grayapi.PhaseProgressing, grayapi.PhaseHeld, grayapi.PhaseDegraded, grayapi.PhaseInvalid:
+	case grayapi.PhaseAborted:
+		return fmt.Sprintf("%s is already Aborted (revision %d); %s", obj, st.Revision, againHint(d.Name))
+	case grayapi.PhaseRolledBack:
+		return fmt.Sprintf("%s has no rollout in flight to abort (phase RolledBack): it is already going back to stable revision %d", obj, st.StableRevision)
+	default:
+		return fmt.Sprintf("%s has no rollout in flight to abort (phase %s): revision %d is rolled out; 'kubectl gray undo %s' rolls it back",
+			obj, st.Phase, st.Revision, d.Name)
+	}
+	switch {
+	case st.Failure != nil && st.Failure.Reason == grayapi.ReasonStableReplicaSetGone:
+		return fmt.Sprintf("%s cannot be aborted: the replica set of its stable revision %d is gone, so the canary is all there is; finish the rollout with 'kubectl gray resume %s --full', or roll back to another revision with 'kubectl gray undo %s --to-revision N'",
+			obj, st.StableRevision, d.Name, d.Name)
+	case st.StableRevision < 1:
+		return fmt.Sprintf("%s has no stable revision to go back to (gray-controller reports none for revision %d), so an abort would leave no pods; roll back to another revision with 'kubectl gray undo %s --to-revision N' instead",
+			obj, st.Revision, d.Name)
+	}
+	return ""
 }
 
 // againHint says how an Aborted rollout goes on, so that the verbs and the

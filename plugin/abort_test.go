@@ -20,6 +20,9 @@ func withPhase(phase grayapi.Phase) *grayapi.Status {
 	return st
 }
 
+// TestAbortRequest holds abort to the rules it applied before gray-controller listed what it
+// serves, which stay for a status of an older gray-controller (refuseUnserved); with a list,
+// TestServedAbort decides.
 func TestAbortRequest(t *testing.T) {
 	stableGone := withPhase(grayapi.PhaseDegraded)
 	stableGone.Failure = &grayapi.Failure{Reason: grayapi.ReasonStableReplicaSetGone, Message: "no replica set of revision 1"}
@@ -35,37 +38,37 @@ func TestAbortRequest(t *testing.T) {
 		want     grayapi.Resume
 		wantErr  string
 	}{
-		{name: "held", d: deployment("web", testutil.WithGeneration(4, 4), withGray(t, "10,30", heldStatus(0, 10))),
+		{name: "held", d: deployment("web", testutil.WithGeneration(4, 4), withOlderGray(t, "10,30", heldStatus(0, 10))),
 			want: grayapi.Resume{Revision: 2, Abort: true}},
-		{name: "progressing", d: deployment("web", testutil.WithGeneration(4, 4), withGray(t, "10,30", withPhase(grayapi.PhaseProgressing))),
+		{name: "progressing", d: deployment("web", testutil.WithGeneration(4, 4), withOlderGray(t, "10,30", withPhase(grayapi.PhaseProgressing))),
 			want: grayapi.Resume{Revision: 2, Abort: true}},
-		{name: "degraded", d: deployment("web", testutil.WithGeneration(4, 4), withGray(t, "10,30", withPhase(grayapi.PhaseDegraded))),
+		{name: "degraded", d: deployment("web", testutil.WithGeneration(4, 4), withOlderGray(t, "10,30", withPhase(grayapi.PhaseDegraded))),
 			want: grayapi.Resume{Revision: 2, Abort: true}},
-		{name: "invalid", d: deployment("web", testutil.WithGeneration(4, 4), withGray(t, "10,30", withPhase(grayapi.PhaseInvalid))),
+		{name: "invalid", d: deployment("web", testutil.WithGeneration(4, 4), withOlderGray(t, "10,30", withPhase(grayapi.PhaseInvalid))),
 			want: grayapi.Resume{Revision: 2, Abort: true}},
-		{name: "scaled since the report", d: deployment("web", testutil.WithGeneration(5, 5), withGray(t, "10,30", heldStatus(0, 10))), template: 2,
+		{name: "scaled since the report", d: deployment("web", testutil.WithGeneration(5, 5), withOlderGray(t, "10,30", heldStatus(0, 10))), template: 2,
 			want: grayapi.Resume{Revision: 2, Abort: true}},
-		{name: "revision from the Deployment when the status has none", d: deployment("web", testutil.WithRevision(7), testutil.WithGeneration(4, 4), withGray(t, "20", noRevision)),
+		{name: "revision from the Deployment when the status has none", d: deployment("web", testutil.WithRevision(7), testutil.WithGeneration(4, 4), withOlderGray(t, "20", noRevision)),
 			want: grayapi.Resume{Revision: 7, Abort: true}},
 		{name: "not gray", d: deployment("web"),
 			wantErr: `deployment default/web is not a gray Deployment (no kubegray.io/percent annotation), so there is no gray rollout to abort; make it one with 'kubectl gray set web PERCENT'`},
-		{name: "no status yet", d: deployment("web", withGray(t, "20", nil)),
+		{name: "no status yet", d: deployment("web", withOlderGray(t, "20", nil)),
 			wantErr: `deployment default/web has no rollout to abort: gray-controller has not reported on it yet; check that gray-controller is running, then 'kubectl gray status web'`},
 		{name: "unreadable status", d: deployment("web", testutil.WithAnnotation(grayapi.PercentAnnotation, "20"), testutil.WithAnnotation(grayapi.StatusAnnotation, "held")),
 			wantErr: `deployment default/web: cannot tell which rollout to abort: invalid kubegray.io/status "held"`},
-		{name: "complete", d: deployment("web", testutil.WithGeneration(4, 4), withGray(t, "20", withPhase(grayapi.PhaseComplete))),
+		{name: "complete", d: deployment("web", testutil.WithGeneration(4, 4), withOlderGray(t, "20", withPhase(grayapi.PhaseComplete))),
 			wantErr: `deployment default/web has no rollout in flight to abort (phase Complete): revision 2 is rolled out; 'kubectl gray undo web' rolls it back`},
-		{name: "rolled back", d: deployment("web", testutil.WithGeneration(4, 4), withGray(t, "20", withPhase(grayapi.PhaseRolledBack))),
+		{name: "rolled back", d: deployment("web", testutil.WithGeneration(4, 4), withOlderGray(t, "20", withPhase(grayapi.PhaseRolledBack))),
 			wantErr: `deployment default/web has no rollout in flight to abort (phase RolledBack): it is already going back to stable revision 1`},
-		{name: "already aborted", d: deployment("web", testutil.WithGeneration(4, 4), withGray(t, "20", withPhase(grayapi.PhaseAborted))),
+		{name: "already aborted", d: deployment("web", testutil.WithGeneration(4, 4), withOlderGray(t, "20", withPhase(grayapi.PhaseAborted))),
 			wantErr: `deployment default/web is already Aborted (revision 2); 'kubectl gray retry web', or a new template, starts again; 'kubectl gray undo web' writes the stable template back`},
-		{name: "new template since the report", d: deployment("web", testutil.WithGeneration(5, 5), withGray(t, "20", withPhase(grayapi.PhaseComplete))), template: 3,
+		{name: "new template since the report", d: deployment("web", testutil.WithGeneration(5, 5), withOlderGray(t, "20", withPhase(grayapi.PhaseComplete))), template: 3,
 			wantErr: `deployment default/web has a new template since gray-controller reported on revision 2 (phase Complete); wait until it reports on the new rollout ('kubectl gray status web'), then abort it`},
-		{name: "new template without its ReplicaSet yet", d: deployment("web", testutil.WithGeneration(5, 5), withGray(t, "20", heldStatus(0, 20))),
+		{name: "new template without its ReplicaSet yet", d: deployment("web", testutil.WithGeneration(5, 5), withOlderGray(t, "20", heldStatus(0, 20))),
 			wantErr: `deployment default/web has a new template since gray-controller reported on revision 2 (phase Held)`},
-		{name: "stable ReplicaSet gone", d: deployment("web", testutil.WithGeneration(4, 4), withGray(t, "20", stableGone)),
+		{name: "stable ReplicaSet gone", d: deployment("web", testutil.WithGeneration(4, 4), withOlderGray(t, "20", stableGone)),
 			wantErr: `deployment default/web cannot be aborted: the replica set of its stable revision 1 is gone, so the canary is all there is; finish the rollout with 'kubectl gray resume web --full', or roll back to another revision with 'kubectl gray undo web --to-revision N'`},
-		{name: "no stable revision", d: deployment("web", testutil.WithGeneration(4, 4), withGray(t, "20", firstRollout)),
+		{name: "no stable revision", d: deployment("web", testutil.WithGeneration(4, 4), withOlderGray(t, "20", firstRollout)),
 			wantErr: `deployment default/web has no stable revision to go back to (gray-controller reports none for revision 2), so an abort would leave no pods`},
 	}
 	for _, tt := range tests {

@@ -29,7 +29,9 @@ const testToken = "test-token"
 // dashboardFixture is web held at 20% of "20,50": revision 2 (nginx:1.26, the template)
 // holds 2 of 10 pods, stable revision 1 (nginx:1.25) the other 8.
 func dashboardFixture(t *testing.T) []runtime.Object {
-	d := deployment("web", testutil.WithRevision(2), testutil.WithGeneration(4, 4), withGray(t, "20,50", heldStatus(0, 20)))
+	held := heldStatus(0, 20)
+	held.Serves = servesHeld
+	d := deployment("web", testutil.WithRevision(2), testutil.WithGeneration(4, 4), withGray(t, "20,50", held))
 	stable := replicaSet(d, "1", "old", "nginx:1.25", 8, 8, 10*time.Minute)
 	canary := replicaSet(d, "2", "new", "nginx:1.26", 2, 2, 5*time.Minute)
 	return []runtime.Object{d, stable, canary,

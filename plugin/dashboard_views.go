@@ -94,8 +94,9 @@ func newRolloutDetail(d *appsv1.Deployment, rel *related, record func(StatusView
 
 // offeredActions are the actions whose verb would write a request for d as the cache shows
 // it: each is decided by the very function the verb runs (resumeRequest, abortRequest,
-// retryRequest, the rollback's target), so the page offers what the command accepts. The
-// write itself decides again on the live object.
+// retryRequest, the rollback's target), so the page offers what the command accepts, and for
+// a request that is what gray-controller's status says it serves. The write itself decides
+// again on the live object.
 func offeredActions(d *appsv1.Deployment, rss []*appsv1.ReplicaSet) []actionOffer {
 	newRS := deployutil.FindNewReplicaSet(d, rss)
 	templateRevision := func() (int64, bool, error) { return replicaSetRevision(newRS) }

@@ -49,7 +49,7 @@ func degradedWeb(t *testing.T) []runtime.Object {
 		testutil.WithImage("nginx:nope"), testutil.WithRevision(2), testutil.WithGeneration(4, 4),
 		withCounts(11, 3, 8, 8),
 		withGray(t, "30,60", &grayapi.Status{
-			Mode: grayapi.ModeInstead, Revision: 2, StableRevision: 1, Step: 0, Percent: 30, Target: 3,
+			Serves: servesInFlight, Mode: grayapi.ModeInstead, Revision: 2, StableRevision: 1, Step: 0, Percent: 30, Target: 3,
 			Phase: grayapi.PhaseDegraded, Message: degradedMessage, ObservedGeneration: 4,
 			Progress: &grayapi.Progress{At: metav1.MicroTime(ago(time.Minute)), Available: 0},
 			Failure:  &grayapi.Failure{Reason: grayapi.ReasonProgressDeadlineExceeded, Message: failedMessage},
@@ -73,7 +73,7 @@ func quotaWeb(t *testing.T) []runtime.Object {
 	d := deployment("web", testutil.WithImage("nginx:1.27"), testutil.WithRevision(2), testutil.WithGeneration(4, 4), withCounts(10, 2, 8, 8),
 		testutil.WithAnnotation(grayapi.OnFailureAnnotation, "hold"),
 		withGray(t, "30", &grayapi.Status{
-			Mode: grayapi.ModeInstead, Revision: 2, StableRevision: 1, Percent: 30, Target: 3,
+			Serves: servesInFlight, Mode: grayapi.ModeInstead, Revision: 2, StableRevision: 1, Percent: 30, Target: 3,
 			Phase: grayapi.PhaseDegraded, Message: "revision 2 missed its progress deadline at 30%", ObservedGeneration: 4,
 			Failure: &grayapi.Failure{Reason: grayapi.ReasonProgressDeadlineExceeded, Message: `ReplicaSet "web-7c9d5f8b6" has 0 of 3 replicas available after the progress deadline of 10s`},
 		}))
@@ -96,7 +96,7 @@ func autoRolledBackWeb(t *testing.T) []runtime.Object {
 	d := deployment("web", testutil.WithRevision(3), testutil.WithGeneration(6, 6),
 		testutil.WithAnnotation(grayapi.OnFailureAnnotation, "rollback"),
 		withGray(t, "30,60", &grayapi.Status{
-			Mode: grayapi.ModeInstead, Revision: 3, StableRevision: 3, Step: 2, Percent: 100, Target: 10,
+			Serves: grayapi.Serves{}, Mode: grayapi.ModeInstead, Revision: 3, StableRevision: 3, Step: 2, Percent: 100, Target: 10,
 			Phase: grayapi.PhaseComplete, Message: "all 10 replicas run revision 3", ObservedGeneration: 6,
 			Failure: &grayapi.Failure{Reason: grayapi.ReasonProgressDeadlineExceeded, Message: failedMessage, RolledBackFrom: 2},
 		}))
@@ -125,7 +125,7 @@ func abortedWeb(t *testing.T) []runtime.Object {
 		withCounts(10, 0, 10, 10),
 		testutil.WithAnnotation(grayapi.OnFailureAnnotation, "abort"),
 		withGray(t, "30,60", &grayapi.Status{
-			Mode: grayapi.ModeInstead, Revision: 2, StableRevision: 1, Step: 0, Percent: 30, Target: 3,
+			Serves: servesAborted, Mode: grayapi.ModeInstead, Revision: 2, StableRevision: 1, Step: 0, Percent: 30, Target: 3,
 			Phase: grayapi.PhaseAborted, Message: abortedMessage, ObservedGeneration: 4,
 			Failure: &grayapi.Failure{Reason: grayapi.ReasonProgressDeadlineExceeded, Message: failedMessage},
 		}),
@@ -154,7 +154,7 @@ func abortedByHandWeb(t *testing.T) []runtime.Object {
 		testutil.WithImage("nginx:1.27"), testutil.WithRevision(2), testutil.WithGeneration(4, 4),
 		withCounts(10, 0, 10, 10),
 		withGray(t, "10,30,60", &grayapi.Status{
-			Mode: grayapi.ModeInstead, Revision: 2, StableRevision: 1, Step: 0, Percent: 10, Target: 1,
+			Serves: servesAborted, Mode: grayapi.ModeInstead, Revision: 2, StableRevision: 1, Step: 0, Percent: 10, Target: 1,
 			Phase: grayapi.PhaseAborted, Message: message, ObservedGeneration: 4,
 			Failure: &grayapi.Failure{Reason: grayapi.ReasonAborted, Message: "aborted by 2:abort while held at 10%"},
 		}),

@@ -123,6 +123,32 @@ func withGray(t *testing.T, percent string, st *grayapi.Status) testutil.Deploym
 	}
 }
 
+// What a gray-controller lists in its status as served, in the fixtures' states: a hold in
+// instead mode (where an unpause moves on as "next" does), a rollout in flight that has not
+// reached its hold point, and an Aborted one.
+var (
+	servesHeld = grayapi.Serves{grayapi.RequestNext, grayapi.RequestFull, grayapi.RequestAbort, grayapi.RequestUndo,
+		grayapi.RequestUnpause}
+	servesInFlight = grayapi.Serves{grayapi.RequestAbort, grayapi.RequestUndo}
+	servesAborted  = grayapi.Serves{grayapi.RequestUndo, grayapi.RequestRetry}
+)
+
+// withOlderGray is withGray as a gray-controller older than Status.Serves writes it: without
+// the list (st has none), so that the verbs fall back to the rules that controller applied.
+func withOlderGray(t *testing.T, percent string, st *grayapi.Status) testutil.DeploymentOption {
+	return func(d *appsv1.Deployment) {
+		withGray(t, percent, st)(d)
+		if st == nil {
+			return
+		}
+		rest, ok := strings.CutPrefix(d.Annotations[grayapi.StatusAnnotation], `{"serves":[],`)
+		if !ok {
+			t.Fatalf("status %s does not begin with an empty serves", d.Annotations[grayapi.StatusAnnotation])
+		}
+		d.Annotations[grayapi.StatusAnnotation] = "{" + rest
+	}
+}
+
 func heldAt(d time.Duration) *metav1.Time {
 	t := ago(d)
 	return &t

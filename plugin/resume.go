@@ -106,13 +106,11 @@ func resumeDecision(full bool) decideRequest {
 	}
 }
 
-// resumeRequest is the request that lets d's held rollout go on, and the
-// share it goes on to. It refuses unless gray-controller reports that the
-// rollout in flight has reached its current hold point (heldAt): Held, or
-// Progressing while a scale of the held Deployment is absorbed. When d changed
-// after that report, templateRevision (the revision of the ReplicaSet running
-// d's template, if any) tells whether the change was a new template, whose
-// rollout has not held yet.
+// resumeRequest is the request that lets d's held rollout go on, and the share it goes on to:
+// "next", or with full "full", written when gray-controller serves it for the rollout it
+// reports (refuseUnserved). When d changed after that report, templateRevision (the revision
+// of the ReplicaSet running d's template, if any) tells whether the change was a new template,
+// whose rollout has not held yet and whose serves are not reported yet.
 func resumeRequest(d *appsv1.Deployment, templateRevision func() (int64, bool, error), full bool) (grayapi.Resume, int32, error) {
 	obj := fmt.Sprintf("deployment %s/%s", d.Namespace, d.Name)
 	raw, ok := d.Annotations[grayapi.PercentAnnotation]
@@ -126,41 +124,54 @@ func resumeRequest(d *appsv1.Deployment, templateRevision func() (int64, bool, e
 	if err != nil {
 		return grayapi.Resume{}, 0, fmt.Errorf("%s: cannot tell whether it is held: %w", obj, err)
 	}
-	switch {
-	case st.Phase == grayapi.PhaseInvalid:
-		return grayapi.Resume{}, 0, fmt.Errorf("%s is Invalid: %s; fix it with 'kubectl gray set %s PERCENT'", obj, st.Message, d.Name)
-	case st.Phase == grayapi.PhaseAborted:
-		// gray-controller would drop the request: an aborted rollout has no hold to leave.
-		return grayapi.Resume{}, 0, fmt.Errorf("%s is Aborted (revision %d), so there is no hold to resume; %s", obj, st.Revision, againHint(d.Name))
-	case st.Phase != grayapi.PhaseHeld && st.HeldAt == nil:
-		return grayapi.Resume{}, 0, fmt.Errorf("%s is not held (phase %s); only a rollout that has reached its hold point can be resumed, wait for the hold with 'kubectl gray status %s --until held'", obj, st.Phase, d.Name)
-	}
-	if st.ObservedGeneration < d.Generation {
-		rev, found, err := templateRevision()
-		if err != nil {
-			return grayapi.Resume{}, 0, fmt.Errorf("%s: %w", obj, err)
+	if changed, err := templateChanged(d, st, templateRevision); err != nil || changed {
+		if err == nil {
+			err = fmt.Errorf("%s has a new template since gray-controller reported the hold of revision %d; its rollout holds at the first point first, wait for it with 'kubectl gray status %s --until held'", obj, st.Revision, d.Name)
 		}
-		if !found || rev != st.Revision {
-			return grayapi.Resume{}, 0, fmt.Errorf("%s has a new template since gray-controller reported the hold of revision %d; its rollout holds at the first point first, wait for it with 'kubectl gray status %s --until held'", obj, st.Revision, d.Name)
-		}
+		return grayapi.Resume{}, 0, err
 	}
-	rev := st.Revision
-	if rev == 0 {
-		if rev, err = deployutil.Revision(d); err != nil {
-			return grayapi.Resume{}, 0, fmt.Errorf("%s: %w", obj, err)
-		}
+	if err := refuseUnserved(d, st, resumeServed(full), resumeRefusal(d, st)); err != nil {
+		return grayapi.Resume{}, 0, err
 	}
-	if rev < 1 {
-		return grayapi.Resume{}, 0, fmt.Errorf("%s has no revision yet, so there is nothing to resume", obj)
+	rev, err := statusRevision(d, st, "resume")
+	if err != nil {
+		return grayapi.Resume{}, 0, err
 	}
+	req := grayapi.Resume{Revision: rev, Full: full}
 	if full {
-		return grayapi.Resume{Revision: rev, Full: true}, grayapi.FullPercent, nil
+		return req, grayapi.FullPercent, nil
 	}
+	// Hold points that no longer parse were edited since the status (an annotation edit keeps
+	// the generation), so what it serves was decided on other ones; the next share is unknown.
 	points, err := grayapi.ParsePercent(raw)
 	if err != nil {
 		return grayapi.Resume{}, 0, fmt.Errorf("%s: %w; fix it with 'kubectl gray set %s PERCENT'", obj, err, d.Name)
 	}
-	return grayapi.Resume{Revision: rev}, grayapi.StepPercent(points, st.Step+1), nil
+	return req, grayapi.StepPercent(points, st.Step+1), nil
+}
+
+// resumeServed is the request a resume makes of gray-controller.
+func resumeServed(full bool) grayapi.Request {
+	if full {
+		return grayapi.RequestFull
+	}
+	return grayapi.RequestNext
+}
+
+// resumeRefusal explains why a resume of the rollout st reports is refused, where the state
+// says: an Invalid or Aborted rollout, or one that has not reached its hold point (heldAt) and
+// is not Held. It words refuseUnserved's refusal and does not decide it.
+func resumeRefusal(d *appsv1.Deployment, st grayapi.Status) string {
+	obj := fmt.Sprintf("deployment %s/%s", d.Namespace, d.Name)
+	switch {
+	case st.Phase == grayapi.PhaseInvalid:
+		return fmt.Sprintf("%s is Invalid: %s; fix it with 'kubectl gray set %s PERCENT'", obj, st.Message, d.Name)
+	case st.Phase == grayapi.PhaseAborted:
+		return fmt.Sprintf("%s is Aborted (revision %d), so there is no hold to resume; %s", obj, st.Revision, againHint(d.Name))
+	case st.Phase != grayapi.PhaseHeld && st.HeldAt == nil:
+		return fmt.Sprintf("%s is not held (phase %s); only a rollout that has reached its hold point can be resumed, wait for the hold with 'kubectl gray status %s --until held'", obj, st.Phase, d.Name)
+	}
+	return ""
 }
 
 // newReplicaSetRevision is the revision of the ReplicaSet that runs d's

@@ -19,6 +19,9 @@ func heldStatus(step, percent int32) *grayapi.Status {
 		Phase: grayapi.PhaseHeld, ObservedGeneration: 4, HeldAt: heldAt(time.Minute)}
 }
 
+// TestResumeRequest holds resume to the rules it applied before gray-controller listed what it
+// serves, which stay for a status of an older gray-controller (refuseUnserved); with a list,
+// TestServedResume decides.
 func TestResumeRequest(t *testing.T) {
 	progressing := heldStatus(0, 10)
 	progressing.Phase = grayapi.PhaseProgressing
@@ -41,31 +44,31 @@ func TestResumeRequest(t *testing.T) {
 		wantNext int32
 		wantErr  string
 	}{
-		{name: "first of three", d: deployment("web", testutil.WithRevision(2), testutil.WithGeneration(4, 4), withGray(t, "10,30,60", heldStatus(0, 10))),
+		{name: "first of three", d: deployment("web", testutil.WithRevision(2), testutil.WithGeneration(4, 4), withOlderGray(t, "10,30,60", heldStatus(0, 10))),
 			want: grayapi.Resume{Revision: 2}, wantNext: 30},
-		{name: "last hold goes to the end", d: deployment("web", testutil.WithRevision(2), testutil.WithGeneration(4, 4), withGray(t, "10,30,60", heldStatus(2, 60))),
+		{name: "last hold goes to the end", d: deployment("web", testutil.WithRevision(2), testutil.WithGeneration(4, 4), withOlderGray(t, "10,30,60", heldStatus(2, 60))),
 			want: grayapi.Resume{Revision: 2}, wantNext: 100},
-		{name: "full", d: deployment("web", testutil.WithRevision(2), testutil.WithGeneration(4, 4), withGray(t, "10,30,60", heldStatus(0, 10))), full: true,
+		{name: "full", d: deployment("web", testutil.WithRevision(2), testutil.WithGeneration(4, 4), withOlderGray(t, "10,30,60", heldStatus(0, 10))), full: true,
 			want: grayapi.Resume{Revision: 2, Full: true}, wantNext: 100},
-		{name: "revision from the Deployment when the status has none", d: deployment("web", testutil.WithRevision(7), testutil.WithGeneration(4, 4), withGray(t, "20", noRevision)),
+		{name: "revision from the Deployment when the status has none", d: deployment("web", testutil.WithRevision(7), testutil.WithGeneration(4, 4), withOlderGray(t, "20", noRevision)),
 			want: grayapi.Resume{Revision: 7}, wantNext: 100},
 		{name: "not gray", d: deployment("web"),
 			wantErr: `deployment default/web is not a gray Deployment (no kubegray.io/percent annotation), so there is no hold to resume; make it one with 'kubectl gray set web PERCENT'`},
-		{name: "no status yet", d: deployment("web", withGray(t, "20", nil)),
+		{name: "no status yet", d: deployment("web", withOlderGray(t, "20", nil)),
 			wantErr: `deployment default/web is not held: gray-controller has not reported on it yet; check that gray-controller is running, then 'kubectl gray status web'`},
-		{name: "progressing before the hold", d: deployment("web", testutil.WithGeneration(4, 4), withGray(t, "20", progressing)),
+		{name: "progressing before the hold", d: deployment("web", testutil.WithGeneration(4, 4), withOlderGray(t, "20", progressing)),
 			wantErr: `deployment default/web is not held (phase Progressing); only a rollout that has reached its hold point can be resumed, wait for the hold with 'kubectl gray status web --until held'`},
-		{name: "scaled since the hold", d: deployment("web", testutil.WithGeneration(5, 5), withGray(t, "20", heldStatus(0, 20))), template: 2,
+		{name: "scaled since the hold", d: deployment("web", testutil.WithGeneration(5, 5), withOlderGray(t, "20", heldStatus(0, 20))), template: 2,
 			want: grayapi.Resume{Revision: 2}, wantNext: 100},
-		{name: "absorbing a scale", d: deployment("web", testutil.WithGeneration(5, 5), withGray(t, "20,50", absorbing)), template: 2,
+		{name: "absorbing a scale", d: deployment("web", testutil.WithGeneration(5, 5), withOlderGray(t, "20,50", absorbing)), template: 2,
 			want: grayapi.Resume{Revision: 2}, wantNext: 50},
-		{name: "new template since the hold", d: deployment("web", testutil.WithGeneration(5, 5), withGray(t, "20", heldStatus(0, 20))), template: 3,
+		{name: "new template since the hold", d: deployment("web", testutil.WithGeneration(5, 5), withOlderGray(t, "20", heldStatus(0, 20))), template: 3,
 			wantErr: `deployment default/web has a new template since gray-controller reported the hold of revision 2; its rollout holds at the first point first, wait for it with 'kubectl gray status web --until held'`},
-		{name: "new template without its ReplicaSet yet", d: deployment("web", testutil.WithGeneration(5, 5), withGray(t, "20", heldStatus(0, 20))),
+		{name: "new template without its ReplicaSet yet", d: deployment("web", testutil.WithGeneration(5, 5), withOlderGray(t, "20", heldStatus(0, 20))),
 			wantErr: `deployment default/web has a new template since gray-controller reported the hold of revision 2`},
-		{name: "invalid", d: deployment("web", testutil.WithGeneration(4, 4), withGray(t, "20", invalid)),
+		{name: "invalid", d: deployment("web", testutil.WithGeneration(4, 4), withOlderGray(t, "20", invalid)),
 			wantErr: `deployment default/web is Invalid: invalid kubegray.io/percent "abc"; fix it with 'kubectl gray set web PERCENT'`},
-		{name: "aborted", d: deployment("web", testutil.WithGeneration(4, 4), withGray(t, "20", aborted)),
+		{name: "aborted", d: deployment("web", testutil.WithGeneration(4, 4), withOlderGray(t, "20", aborted)),
 			wantErr: `deployment default/web is Aborted (revision 2), so there is no hold to resume; 'kubectl gray retry web', or a new template, starts again; 'kubectl gray undo web' writes the stable template back`},
 		{name: "unreadable status", d: deployment("web", testutil.WithAnnotation(grayapi.PercentAnnotation, "20"), testutil.WithAnnotation(grayapi.StatusAnnotation, "held")),
 			wantErr: `deployment default/web: cannot tell whether it is held: invalid kubegray.io/status "held"`},

@@ -97,10 +97,10 @@ func decideRetry(d *appsv1.Deployment, templateRevision func() (int64, bool, err
 		again: fmt.Sprintf("gray retry already requested (revision %d)", req.Revision)}, err
 }
 
-// retryRequest is the request that starts d's aborted rollout again, and the
-// first hold point it goes to. gray-controller retries only an Aborted
-// rollout of the revision named, so anything else is refused here with the
-// reason rather than dropped there with a Warning event.
+// retryRequest is the request that starts d's aborted rollout again, and the first hold point
+// it goes to, written when gray-controller serves "retry" for the rollout it reports
+// (refuseUnserved), so that a retry it would drop with a Warning event is refused here with
+// the reason.
 func retryRequest(d *appsv1.Deployment, templateRevision func() (int64, bool, error)) (grayapi.Resume, int32, error) {
 	obj := fmt.Sprintf("deployment %s/%s", d.Namespace, d.Name)
 	st, err := reportedStatus(d, "retry")
@@ -115,13 +115,15 @@ func retryRequest(d *appsv1.Deployment, templateRevision func() (int64, bool, er
 		}
 		return grayapi.Resume{}, 0, err
 	}
-	if st.Phase != grayapi.PhaseAborted {
-		return grayapi.Resume{}, 0, fmt.Errorf("%s is not Aborted (phase %s, revision %d); only an aborted rollout can be retried, see 'kubectl gray status %s'",
-			obj, st.Phase, st.Revision, d.Name)
+	if err := refuseUnserved(d, st, grayapi.RequestRetry, retryRefusal(d, st)); err != nil {
+		return grayapi.Resume{}, 0, err
 	}
 	points, err := grayapi.ParsePercent(d.Annotations[grayapi.PercentAnnotation])
 	if err != nil {
-		// The retried rollout would only be stopped as Invalid.
+		// Not a rule of gray-controller's but the request's own content: the retried rollout
+		// starts again at the first hold point, and these hold points (edited since the
+		// status, as an annotation edit keeps the generation) do not parse; it would only be
+		// stopped as Invalid.
 		return grayapi.Resume{}, 0, fmt.Errorf("%s: %w; fix it with 'kubectl gray set %s PERCENT' first", obj, err, d.Name)
 	}
 	rev, err := statusRevision(d, st, "retry")
@@ -129,4 +131,15 @@ func retryRequest(d *appsv1.Deployment, templateRevision func() (int64, bool, er
 		return grayapi.Resume{}, 0, err
 	}
 	return grayapi.Resume{Revision: rev, Retry: true}, grayapi.StepPercent(points, 0), nil
+}
+
+// retryRefusal explains why a retry of the rollout st reports is refused, where the state
+// says: only an Aborted rollout is retried. It words refuseUnserved's refusal and does not
+// decide it.
+func retryRefusal(d *appsv1.Deployment, st grayapi.Status) string {
+	if st.Phase == grayapi.PhaseAborted {
+		return ""
+	}
+	return fmt.Sprintf("deployment %s/%s is not Aborted (phase %s, revision %d); only an aborted rollout can be retried, see 'kubectl gray status %s'",
+		d.Namespace, d.Name, st.Phase, st.Revision, d.Name)
 }

@@ -13,6 +13,9 @@ import (
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
+// TestRetryRequest holds retry to the rules it applied before gray-controller listed what it
+// serves, which stay for a status of an older gray-controller (refuseUnserved); with a list,
+// TestServedRetry decides.
 func TestRetryRequest(t *testing.T) {
 	tests := []struct {
 		name string
@@ -23,25 +26,25 @@ func TestRetryRequest(t *testing.T) {
 		wantFirst int32
 		wantErr   string
 	}{
-		{name: "aborted", d: deployment("web", testutil.WithGeneration(4, 4), withGray(t, "10,30", withPhase(grayapi.PhaseAborted))),
+		{name: "aborted", d: deployment("web", testutil.WithGeneration(4, 4), withOlderGray(t, "10,30", withPhase(grayapi.PhaseAborted))),
 			want: grayapi.Resume{Revision: 2, Retry: true}, wantFirst: 10},
-		{name: "aborted, hold points changed since", d: deployment("web", testutil.WithGeneration(4, 4), withGray(t, "25%,50%", withPhase(grayapi.PhaseAborted))),
+		{name: "aborted, hold points changed since", d: deployment("web", testutil.WithGeneration(4, 4), withOlderGray(t, "25%,50%", withPhase(grayapi.PhaseAborted))),
 			want: grayapi.Resume{Revision: 2, Retry: true}, wantFirst: 25},
-		{name: "aborted, scaled since", d: deployment("web", testutil.WithGeneration(5, 5), withGray(t, "10", withPhase(grayapi.PhaseAborted))), template: 2,
+		{name: "aborted, scaled since", d: deployment("web", testutil.WithGeneration(5, 5), withOlderGray(t, "10", withPhase(grayapi.PhaseAborted))), template: 2,
 			want: grayapi.Resume{Revision: 2, Retry: true}, wantFirst: 10},
 		{name: "not gray", d: deployment("web"),
 			wantErr: `deployment default/web is not a gray Deployment (no kubegray.io/percent annotation), so there is no gray rollout to retry; make it one with 'kubectl gray set web PERCENT'`},
-		{name: "no status yet", d: deployment("web", withGray(t, "20", nil)),
+		{name: "no status yet", d: deployment("web", withOlderGray(t, "20", nil)),
 			wantErr: `deployment default/web has no rollout to retry: gray-controller has not reported on it yet`},
-		{name: "held", d: deployment("web", testutil.WithGeneration(4, 4), withGray(t, "20", heldStatus(0, 20))),
+		{name: "held", d: deployment("web", testutil.WithGeneration(4, 4), withOlderGray(t, "20", heldStatus(0, 20))),
 			wantErr: `deployment default/web is not Aborted (phase Held, revision 2); only an aborted rollout can be retried, see 'kubectl gray status web'`},
-		{name: "degraded", d: deployment("web", testutil.WithGeneration(4, 4), withGray(t, "20", withPhase(grayapi.PhaseDegraded))),
+		{name: "degraded", d: deployment("web", testutil.WithGeneration(4, 4), withOlderGray(t, "20", withPhase(grayapi.PhaseDegraded))),
 			wantErr: `deployment default/web is not Aborted (phase Degraded, revision 2)`},
-		{name: "complete", d: deployment("web", testutil.WithGeneration(4, 4), withGray(t, "20", withPhase(grayapi.PhaseComplete))),
+		{name: "complete", d: deployment("web", testutil.WithGeneration(4, 4), withOlderGray(t, "20", withPhase(grayapi.PhaseComplete))),
 			wantErr: `deployment default/web is not Aborted (phase Complete, revision 2)`},
-		{name: "new template since the abort", d: deployment("web", testutil.WithGeneration(5, 5), withGray(t, "20", withPhase(grayapi.PhaseAborted))), template: 3,
+		{name: "new template since the abort", d: deployment("web", testutil.WithGeneration(5, 5), withOlderGray(t, "20", withPhase(grayapi.PhaseAborted))), template: 3,
 			wantErr: `deployment default/web has a new template since gray-controller reported on revision 2 (phase Aborted); its rollout starts by itself, follow it with 'kubectl gray status web'`},
-		{name: "invalid hold points", d: deployment("web", testutil.WithGeneration(4, 4), withGray(t, "50,20", withPhase(grayapi.PhaseAborted))),
+		{name: "invalid hold points", d: deployment("web", testutil.WithGeneration(4, 4), withOlderGray(t, "50,20", withPhase(grayapi.PhaseAborted))),
 			wantErr: `deployment default/web: invalid kubegray.io/percent "50,20"`},
 	}
 	for _, tt := range tests {

@@ -23,7 +23,7 @@ func heldWeb(t *testing.T) []runtime.Object {
 		testutil.WithImage("nginx:1.27"), testutil.WithRevision(2), testutil.WithGeneration(4, 4), testutil.WithPaused(),
 		withCounts(10, 1, 10, 10),
 		withGray(t, "10,30,60", &grayapi.Status{
-			Mode: grayapi.ModeInstead, Revision: 2, StableRevision: 1, Step: 0, Percent: 10, Target: 1,
+			Serves: servesHeld, Mode: grayapi.ModeInstead, Revision: 2, StableRevision: 1, Step: 0, Percent: 10, Target: 1,
 			Phase: grayapi.PhaseHeld, Message: "held at 10%: 1 of 10 replicas on revision 2", ObservedGeneration: 4, HeldAt: heldAt(5 * time.Minute),
 		}),
 		withCondition(appsv1.DeploymentAvailable, corev1.ConditionTrue, "MinimumReplicasAvailable", "Deployment has minimum availability.", 48*time.Hour),
@@ -53,7 +53,8 @@ func heldAlongsideWeb(t *testing.T) []runtime.Object {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.Mode, st.TakenOver = grayapi.ModeAlongside, true
+	// Alongside, an unpause is the takeover's to refuse, not a way on.
+	st.Mode, st.TakenOver, st.Serves = grayapi.ModeAlongside, true, servesHeld[:4]
 	withGray(t, "10,30,60", &st)(d)
 	d.Annotations[grayapi.StrategyAnnotation] = "RollingUpdate;maxSurge=25%;maxUnavailable=25%"
 	d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
@@ -67,7 +68,7 @@ func progressingWeb(t *testing.T) []runtime.Object {
 		testutil.WithImage("nginx:1.27"), testutil.WithRevision(2), testutil.WithGeneration(4, 4),
 		withCounts(11, 3, 10, 10),
 		withGray(t, "10,30,60", &grayapi.Status{
-			Mode: grayapi.ModeInstead, Revision: 2, StableRevision: 1, Step: 1, Percent: 30, Target: 3,
+			Serves: servesInFlight, Mode: grayapi.ModeInstead, Revision: 2, StableRevision: 1, Step: 1, Percent: 30, Target: 3,
 			Phase: grayapi.PhaseProgressing, Message: "rolling to 30%: 2 of 3 new replicas available", ObservedGeneration: 4,
 		}),
 		withCondition(appsv1.DeploymentProgressing, corev1.ConditionTrue, "ReplicaSetUpdated", `ReplicaSet "web-7c9d5f8b6" is progressing.`, time.Minute),
@@ -93,7 +94,7 @@ func completeWeb(t *testing.T) []runtime.Object {
 		testutil.WithImage("nginx:1.27"), testutil.WithRevision(2), testutil.WithGeneration(5, 5),
 		withCounts(10, 10, 10, 10),
 		withGray(t, "20", &grayapi.Status{
-			Mode: grayapi.ModeInstead, Revision: 2, StableRevision: 2, Step: 1, Percent: 100, Target: 10,
+			Serves: grayapi.Serves{}, Mode: grayapi.ModeInstead, Revision: 2, StableRevision: 2, Step: 1, Percent: 100, Target: 10,
 			Phase: grayapi.PhaseComplete, Message: "all 10 replicas run revision 2", ObservedGeneration: 5,
 		}),
 		withCondition(appsv1.DeploymentAvailable, corev1.ConditionTrue, "MinimumReplicasAvailable", "Deployment has minimum availability.", 48*time.Hour),
@@ -112,7 +113,7 @@ func completeWeb(t *testing.T) []runtime.Object {
 func bigWeb(t *testing.T) []runtime.Object {
 	d := deployment("web", testutil.WithReplicas(14), testutil.WithImage("nginx:1.27"), testutil.WithRevision(2), testutil.WithGeneration(4, 4),
 		withCounts(14, 1, 14, 14),
-		withGray(t, "5", &grayapi.Status{Revision: 2, StableRevision: 1, Percent: 5, Target: 1, Phase: grayapi.PhaseHeld, ObservedGeneration: 4, HeldAt: heldAt(time.Hour)}))
+		withGray(t, "5", &grayapi.Status{Serves: servesHeld, Revision: 2, StableRevision: 1, Percent: 5, Target: 1, Phase: grayapi.PhaseHeld, ObservedGeneration: 4, HeldAt: heldAt(time.Hour)}))
 	newRS := replicaSet(d, "2", "7c9d5f8b6", "nginx:1.27", 1, 1, 2*time.Hour)
 	stableRS := replicaSet(d, "1", "5f7d8c6b9", "nginx:1.26", 13, 13, 48*time.Hour)
 	objs := []runtime.Object{d, newRS, stableRS, pod(newRS, "abcde", true, 0, time.Hour)}
@@ -173,7 +174,7 @@ func TestStatusOutput(t *testing.T) {
 			name: "invalid",
 			objects: func(t *testing.T) []runtime.Object {
 				d := deployment("web", testutil.WithImage("nginx:1.27"), testutil.WithRevision(2), testutil.WithGeneration(4, 4), withGray(t, "30,10", &grayapi.Status{
-					Revision: 2, StableRevision: 1, Phase: grayapi.PhaseInvalid, ObservedGeneration: 4,
+					Serves: servesInFlight, Revision: 2, StableRevision: 1, Phase: grayapi.PhaseInvalid, ObservedGeneration: 4,
 					Message: `invalid kubegray.io/percent "30,10": hold points must be strictly increasing integers 0-99, each with an optional hold duration of 1s to 744h, e.g. "10,30,60" or "10@5m,50@30m"; 10 does not come after 30`,
 				}))
 				return []runtime.Object{d, replicaSet(d, "1", "5f7d8c6b9", "nginx:1.26", 10, 10, time.Hour)}
