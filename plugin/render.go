@@ -182,6 +182,12 @@ func renderStatus(w io.Writer, v StatusView, now time.Time, color bool) error {
 	for _, g := range v.Gates {
 		line("Gate "+g.Name, "%s", gateText(g, now))
 	}
+	switch {
+	case v.Serves != nil:
+		line("Serves", "%s", v.Serves)
+	case v.Phase != "":
+		line("Serves", "not listed: gray-controller is older than this plugin; upgrade it")
+	}
 	if v.Phase == grayapi.PhaseAborted {
 		line("Next step", "%s", againHint(v.Name))
 	}

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
@@ -156,6 +157,54 @@ func checkRequiredKeys(t *testing.T, path string, typ reflect.Type, obj map[stri
 				}
 			}
 		}
+	}
+}
+
+// Status shows what gray-controller serves, as its status lists it: the list, "nothing", or,
+// for a status of an older gray-controller, that it is not listed; -o json carries the list,
+// [] for none, and no key for an older gray-controller.
+func TestStatusServes(t *testing.T) {
+	tests := []struct {
+		name     string
+		older    bool
+		serves   grayapi.Serves
+		line     string
+		wantJSON string
+	}{
+		{name: "listed", serves: grayapi.Serves{grayapi.RequestNext, grayapi.RequestFull, grayapi.RequestAbort, grayapi.RequestUndo},
+			line: "Serves:      next, full, abort, undo\n", wantJSON: `["next","full","abort","undo"]`},
+		{name: "nothing", serves: grayapi.Serves{}, line: "Serves:      nothing\n", wantJSON: `[]`},
+		{name: "older gray-controller", older: true,
+			line: "Serves:      not listed: gray-controller is older than this plugin; upgrade it\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st := heldStatus(0, 10)
+			st.Serves = tt.serves
+			gray := withGray(t, "10,30", st)
+			if tt.older {
+				gray = withOlderGray(t, "10,30", st)
+			}
+			v := newStatusView(deployment("web", testutil.WithRevision(2), testutil.WithGeneration(4, 4), gray), nil)
+			var text strings.Builder
+			if err := renderStatus(&text, v, clock(), false); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(text.String(), tt.line) {
+				t.Errorf("status lacks %q:\n%s", tt.line, text.String())
+			}
+			out, err := json.Marshal(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var raw map[string]json.RawMessage
+			if err := json.Unmarshal(out, &raw); err != nil {
+				t.Fatal(err)
+			}
+			if got := string(raw["serves"]); got != tt.wantJSON {
+				t.Errorf("json serves = %s, want %s", got, tt.wantJSON)
+			}
+		})
 	}
 }
 

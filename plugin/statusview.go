@@ -53,6 +53,11 @@ type StatusView struct {
 	// RolledBack, Degraded, Invalid or Aborted; "" before the controller
 	// reported.
 	Phase grayapi.Phase `json:"phase"`
+	// Serves are the requests gray-controller would act on now, as its status lists them
+	// (next, full, abort, undo, retry, unpause; [] for none): resume, abort, retry and the
+	// dashboard write one only when it is listed. Absent before the controller reported, and
+	// when it is older than the list.
+	Serves *grayapi.Serves `json:"serves,omitempty"`
 	// Message is the gray-controller's explanation of the phase.
 	Message string `json:"message"`
 	// Step is the index of the current hold point; equal to the number of
@@ -276,6 +281,9 @@ func newStatusView(d *appsv1.Deployment, rel *related) StatusView {
 		v.Warnings = append(v.Warnings, err.Error())
 	} else if present {
 		v.Phase = st.Phase
+		if st.Serves != nil {
+			v.Serves = &st.Serves
+		}
 		v.Mode = st.Mode
 		v.Takeover = string(st.Takeover)
 		v.Message = st.Message
