@@ -16,6 +16,7 @@ function draw(v) {
   $("failure").hidden = !v.failure;
   if (v.failure) $("failure").textContent = `${v.failure.reason}: ${v.failure.message}`;
   drawActions(v.actions);
+  $("serves").textContent = servesText(v);
   drawGates(v.gates || []);
   drawRevisions(v);
   $("timeline").replaceChildren(...v.timeline.slice().reverse().map((e) =>
@@ -39,6 +40,15 @@ function drawActions(actions) {
     b.addEventListener("click", () => confirmAction(a));
     return b;
   }));
+}
+
+// servesText says which requests gray-controller serves now, as its status lists them: the
+// server offers the resume, abort and retry buttons only for these (undo writes the template
+// and is no request).
+function servesText(v) {
+  if (!v.phase) return "";
+  if (!v.serves) return "gray-controller does not list what it serves: it is older than this plugin.";
+  return v.serves.length ? `gray-controller serves: ${v.serves.join(", ")}` : "gray-controller serves no request now.";
 }
 
 function confirmAction(a) {
