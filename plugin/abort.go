@@ -30,8 +30,11 @@ var (
 		template into the Deployment, for Deployments nobody re-applies from Git.
 
 		The request is written to the kubegray.io/resume annotation for the
-		revision being rolled out; gray-controller consumes it. A rollout that is
-		Progressing, Held, Degraded or Invalid can be aborted.`)
+		revision being rolled out; gray-controller consumes it. It is written only
+		when gray-controller's status lists "abort" among the requests it serves
+		now, which 'kubectl gray status' shows (a rollout in flight, Progressing,
+		Held, Degraded or Invalid, with a stable revision to go back to); otherwise
+		it is refused with the reason.`)
 
 	abortExample = templates.Examples(`
 		# Send every replica of web back to its stable revision, keeping the template

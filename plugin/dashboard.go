@@ -29,8 +29,9 @@ var (
 		The server runs inside kubectl gray with your kubeconfig; nothing is installed
 		in the cluster. Pages update within a second of a change, from one watch per
 		resource however many pages are open. Resume, abort, retry and undo are
-		offered when the verbs of the same names would accept them, and sent with
-		your credentials through the same code as those verbs.
+		offered when the verbs of the same names would accept them (resume, abort
+		and retry when gray-controller's status serves them), and sent with your
+		credentials through the same code as those verbs.
 
 		It listens on 127.0.0.1 unless --address says otherwise. Every action carries
 		a token of this run and must come from the dashboard's own page; --read-only

@@ -21,11 +21,14 @@ var (
 		the end, skipping the remaining hold points.
 
 		The request is written to the kubegray.io/resume annotation for the
-		revision being rolled out; gray-controller consumes it. A rollout that has
-		not reached its current hold point yet is refused, so a resume can never
-		skip a hold that has not been looked at. One that has reached it is
-		accepted even while a scale of the held Deployment is being absorbed:
-		gray-controller moves on once the hold stands again.`)
+		revision being rolled out; gray-controller consumes it. It is written only
+		when gray-controller's status lists "next" (with --full, "full") among the
+		requests it serves now, which 'kubectl gray status' shows; otherwise it is
+		refused with the reason. gray-controller serves no resume of a rollout that
+		has not reached its current hold point, so a resume can never skip a hold
+		that has not been looked at; once reached, it serves one even while a scale
+		of the held Deployment is being absorbed, and moves on once the hold stands
+		again.`)
 
 	resumeExample = templates.Examples(`
 		# Go on to the next hold point

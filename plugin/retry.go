@@ -25,7 +25,10 @@ var (
 		To go back to the stable template instead, use 'kubectl gray undo'.
 
 		The request is written to the kubegray.io/resume annotation for the
-		aborted revision; gray-controller consumes it.`)
+		aborted revision; gray-controller consumes it. It is written only when
+		gray-controller's status lists "retry" among the requests it serves now,
+		which 'kubectl gray status' shows; otherwise it is refused with the
+		reason.`)
 
 	retryExample = templates.Examples(`
 		# Roll the aborted revision of web out again, holding at the first hold point
