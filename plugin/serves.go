@@ -27,7 +27,8 @@ import (
 // release, why then decides as it did before the list existed: the explanations are exactly
 // the rules that controller applied. Refusing outright until the controller is upgraded would
 // leave a plugin upgraded first (krew and the cluster's release move separately) unable to
-// resume any held rollout, with no way on but editing annotations by hand.
+// resume any held rollout, with no way on but editing annotations by hand. The release after
+// the one whose controller writes serves drops this fallback, refusing a status without it.
 func refuseUnserved(d *appsv1.Deployment, st grayapi.Status, r grayapi.Request, why string) error {
 	switch {
 	case st.Serves == nil && why == "", st.Serves.Has(r):
