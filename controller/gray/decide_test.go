@@ -21,15 +21,8 @@ import (
 // it, and that an unreadable annotation decides nothing else. web is at 20% of 10: revision 2
 // held at 2 (spec.paused) over stable revision 1's 8.
 func TestDecide(t *testing.T) {
-	held := heldAt20()
 	facts := func(edit func(*Facts)) Facts {
-		d := testutil.GrayWeb(10, "20")
-		d.Generation, d.Spec.Paused = 5, true
-		held := held
-		held.ObservedGeneration = 5
-		canary, stable := planRS(2, 2, 2, 10), planRS(1, 8, 8, 10)
-		f := Facts{Prev: held, HasPrev: true, Points: []int32{20}, Deployment: d, NewRS: canary, OldRSs: []*appsv1.ReplicaSet{stable},
-			Cached: []*appsv1.ReplicaSet{canary, stable}, Now: testNow}
+		f := heldFacts()
 		if edit != nil {
 			edit(&f)
 		}

@@ -8,7 +8,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 
-	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
@@ -16,13 +15,7 @@ import (
 // web is revision 2 at 20% of 10 over stable revision 1. Each row is what the tools offer there.
 func TestServes(t *testing.T) {
 	facts := func(edit func(*Facts)) Facts {
-		d := testutil.GrayWeb(10, "20")
-		d.Generation, d.Spec.Paused = 5, true
-		held := heldAt20()
-		held.ObservedGeneration = 5
-		canary, stable := planRS(2, 2, 2, 10), planRS(1, 8, 8, 10)
-		f := Facts{Prev: held, HasPrev: true, Points: []int32{20}, Deployment: d, NewRS: canary, OldRSs: []*appsv1.ReplicaSet{stable},
-			Cached: []*appsv1.ReplicaSet{canary, stable}, Now: testNow}
+		f := heldFacts()
 		if edit != nil {
 			edit(&f)
 		}
