@@ -63,7 +63,7 @@ func decideAbort(f abortFacts) abortDecision {
 	case req.Retry:
 		return abortDecision{What: abortRetry, Consume: true}
 	case req.Abort && f.Aborted:
-		return abortDecision{Consume: true}
+		return ignore("revision %d is already aborted; kubectl gray retry, or a new template, starts it again", req.Revision)
 	case req.Abort && !inFlight:
 		return ignore("revision %d has no rollout in flight to abort (phase %s, stable revision %d)", req.Revision, st.Phase, st.StableRevision)
 	case req.Abort && !f.StableRS:

@@ -1,6 +1,7 @@
 package gray
 
 import (
+	"fmt"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -93,8 +94,30 @@ func decideCourse(f courseFacts) CourseDecision {
 	case aborted:
 		dec.Course = CourseAborted
 		dec.Aborted = decideAborted(f.aborted(f.Status))
+		if why := resumeOfAborted(f); why != "" {
+			dec.Ignored, dec.Consume = why, true
+		}
 	}
 	return dec
+}
+
+// resumeOfAborted is why a request the aborted sync cannot serve is dropped: a resume (next or
+// full), or a value that does not read. The aborted sync decides no move, where a resume would
+// otherwise be dropped, so without this it would stay, to be served by surprise once a retry has
+// brought the rollout to a hold nobody looked at. Undo, abort and retry are the course's own.
+func resumeOfAborted(f courseFacts) string {
+	value, asked := f.Deployment.Annotations[grayapi.ResumeAnnotation]
+	if !asked {
+		return ""
+	}
+	req, err := grayapi.ParseResume(value)
+	switch {
+	case err != nil:
+		return err.Error()
+	case req.Undo || req.Abort || req.Retry:
+		return ""
+	}
+	return fmt.Sprintf("revision %d is aborted, so there is no hold to resume; kubectl gray retry, or a new template, starts it again", f.Status.Revision)
 }
 
 // aborted is f as decideAborted's facts, for the aborted rollout st.

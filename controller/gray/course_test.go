@@ -26,8 +26,10 @@ func TestDecideCourse(t *testing.T) {
 	old := []*appsv1.ReplicaSet{stable}
 	tests := []struct {
 		name string
-		f    courseFacts
-		want CourseDecision
+		// resume is kubegray.io/resume on the Deployment, when the row needs it there.
+		resume string
+		f      courseFacts
+		want   CourseDecision
 	}{
 		{name: "nothing asked, nothing failed: on to the move",
 			f: courseFacts{Status: held, Prev: held, HasPrev: true, NewRS: canary, OldRSs: old}},
@@ -54,9 +56,16 @@ func TestDecideCourse(t *testing.T) {
 		{name: "an Aborted status of revision 2 names another rollout",
 			f: courseFacts{Status: aborted, Prev: grayapi.Status{Revision: 2, StableRevision: 1, Phase: grayapi.PhaseAborted}, HasPrev: true,
 				NewRS: canary, OldRSs: old}},
-		{name: "3:abort of an aborted rollout is consumed, and it stays aborted",
+		{name: "3:abort of an aborted rollout is dropped, saying so, and it stays aborted",
 			f:    courseFacts{Status: aborted, Prev: aborted, HasPrev: true, Request: grayapi.Resume{Revision: 3, Abort: true}, NewRS: recorded, OldRSs: old},
-			want: CourseDecision{Course: CourseAborted, Consume: true}},
+			want: CourseDecision{Course: CourseAborted, Consume: true, Ignored: "revision 3 is already aborted; kubectl gray retry, or a new template, starts it again"}},
+		{name: "3:next of an aborted rollout is dropped, saying so: no retry may find it waiting at the first hold",
+			resume: "3:next", f: courseFacts{Status: aborted, Prev: aborted, HasPrev: true, Request: grayapi.Resume{Revision: 3}, NewRS: recorded, OldRSs: old},
+			want: CourseDecision{Course: CourseAborted, Consume: true, Ignored: "revision 3 is aborted, so there is no hold to resume; kubectl gray retry, or a new template, starts it again"}},
+		{name: "a value that does not read, on an aborted rollout, is dropped with the reason",
+			resume: "next", f: courseFacts{Status: aborted, Prev: aborted, HasPrev: true, NewRS: recorded, OldRSs: old},
+			want: CourseDecision{Course: CourseAborted, Consume: true,
+				Ignored: `invalid kubegray.io/resume "next": must be "<revision>:next", "<revision>:full", "<revision>:undo", "<revision>:abort" or "<revision>:retry" with a revision of 1 or more, e.g. "3:next"; the ":" is missing`}},
 		{name: "3:retry of an aborted rollout moves again",
 			f:    courseFacts{Status: aborted, Prev: aborted, HasPrev: true, Request: grayapi.Resume{Revision: 3, Retry: true}, NewRS: recorded, OldRSs: old},
 			want: CourseDecision{Course: CourseRetry, Consume: true}},
@@ -64,6 +73,9 @@ func TestDecideCourse(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.f.Deployment, tt.f.Now = testutil.GrayWeb(10, "20"), testNow
+			if tt.resume != "" {
+				tt.f.Deployment.Annotations[grayapi.ResumeAnnotation] = tt.resume
+			}
 			got := decideCourse(tt.f)
 			// The aborted sync is decided with the course that leads to it, and only then.
 			aborting := got.Course == CourseAbort || got.Course == CourseAborted

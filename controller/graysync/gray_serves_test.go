@@ -18,8 +18,8 @@ import (
 // images, scaling, the user's pause, an unreadable kubegray.io/percent, aborts, retries, the stable
 // ReplicaSet deleted) and, at each settled state, asks one random request of the rollout, the way
 // a tool would, then checks that the controller carried it out exactly when kubegray.io/status
-// listed it in serves: an offered request acts, any other is dropped (a GrayResumeIgnored Warning)
-// or, for an unpause, changes nothing. The judge reads outcomes only (phase, step, revision,
+// listed it in serves: an offered request acts, any other is dropped (consumed, with a
+// GrayResumeIgnored Warning) or, for an unpause, changes nothing. The judge reads outcomes only (phase, step, revision,
 // template, pause, events), never gray.Serves.
 func TestServesIsWhatTheNextSyncDoes(t *testing.T) {
 	r := rand.New(rand.NewPCG(20261206, 52))
@@ -66,10 +66,10 @@ func TestServesIsWhatTheNextSyncDoes(t *testing.T) {
 			w.takeEvents()
 			ask(w, req, before.Revision)
 			w.settle()
-			acted, why := judge(w, req, before, d)
-			if acted != served {
-				t.Fatalf("scenario %d (R=%d, points %s) op %d: %s asked of %s %s at step %d (paused %t, serves %s): acted %t (%s)",
-					scenario, replicas, points, op, req, before.Phase, before.Message, before.Step, d.Spec.Paused, before.Serves, acted, why)
+			acted, dropped, why := judge(w, req, before, d)
+			if acted != served || !served && !dropped {
+				t.Fatalf("scenario %d (R=%d, points %s) op %d: %s asked of %s %s at step %d (paused %t, serves %s): acted %t, dropped %t (%s)",
+					scenario, replicas, points, op, req, before.Phase, before.Message, before.Step, d.Spec.Paused, before.Serves, acted, dropped, why)
 			}
 			seen[fmt.Sprintf("%s served=%t", req, served)]++
 		}
@@ -93,29 +93,32 @@ func ask(w *grayWorld, req grayapi.Request, rev int64) {
 	w.setAnnotation(grayapi.ResumeAnnotation, fmt.Sprintf("%d:%s", rev, req))
 }
 
-// judge says whether the controller carried req out, from what it did: before is the status
-// and d the Deployment when req was asked.
-func judge(w *grayWorld, req grayapi.Request, before grayapi.Status, d *appsv1.Deployment) (bool, string) {
+// judge says whether the controller carried req out, from what it did (before is the status and
+// d the Deployment when req was asked), and whether it dropped it as a request it does not serve
+// must be: consumed, with a GrayResumeIgnored Warning (an unpause that does nothing is no request
+// to drop).
+func judge(w *grayWorld, req grayapi.Request, before grayapi.Status, d *appsv1.Deployment) (acted, dropped bool, what string) {
 	after, now := w.status(), w.deployment()
 	events := w.takeEvents()
 	ignored := slices.ContainsFunc(events, func(e string) bool { return strings.Contains(e, grayapi.ReasonGrayResumeIgnored) })
-	what := fmt.Sprintf("now %s at step %d of revision %d, paused %t, events %q", after.Phase, after.Step, after.Revision, now.Spec.Paused, events)
+	what = fmt.Sprintf("now %s at step %d of revision %d, paused %t, events %q", after.Phase, after.Step, after.Revision, now.Spec.Paused, events)
 	if _, pending := now.Annotations[grayapi.ResumeAnnotation]; pending {
-		return false, "the request is still there: " + what
+		return false, false, "the request is still there: " + what
 	}
 	image := func(d *appsv1.Deployment) string { return d.Spec.Template.Spec.Containers[0].Image }
 	switch req {
 	case grayapi.RequestNext, grayapi.RequestFull:
 		moved := after.Revision == before.Revision && (after.Step > before.Step || after.Phase == grayapi.PhaseComplete && before.Phase != grayapi.PhaseComplete)
-		return !ignored && moved, what
+		return !ignored && moved, ignored, what
 	case grayapi.RequestAbort:
-		return !ignored && after.Phase == grayapi.PhaseAborted && before.Phase != grayapi.PhaseAborted, what
+		return !ignored && after.Phase == grayapi.PhaseAborted && before.Phase != grayapi.PhaseAborted, ignored, what
 	case grayapi.RequestUndo:
-		return !ignored && image(now) != image(d), what
+		return !ignored && image(now) != image(d), ignored, what
 	case grayapi.RequestRetry:
-		return !ignored && before.Phase == grayapi.PhaseAborted && after.Phase != grayapi.PhaseAborted, what
+		return !ignored && before.Phase == grayapi.PhaseAborted && after.Phase != grayapi.PhaseAborted, ignored, what
 	}
 	// An unpause does something when it ends the user's pause for good, or moves the rollout on.
 	changed := after.Step != before.Step || after.Phase != before.Phase || after.Revision != before.Revision
-	return d.Spec.Paused && (changed || !now.Spec.Paused), what
+	acted = d.Spec.Paused && (changed || !now.Spec.Paused)
+	return acted, !acted, what
 }
