@@ -159,6 +159,9 @@ func (c *Controller) removeGrayLeftovers(ctx context.Context, d *appsv1.Deployme
 // (the one `kubectl gray undo` returns to). Nothing is written while it is rolling.
 func (c *Controller) trackNotTakenOver(ctx context.Context, d *appsv1.Deployment, rsList []*appsv1.ReplicaSet) error {
 	newRS := deployutil.FindNewReplicaSet(d, rsList)
+	if dropped, err := c.dropRequestOfReleased(ctx, d, newRS); dropped || err != nil {
+		return err
+	}
 	if newRS == nil || !deployutil.DeploymentComplete(d, &d.Status) {
 		return nil
 	}
@@ -189,6 +192,7 @@ func (c *Controller) trackNotTakenOver(ctx context.Context, d *appsv1.Deployment
 	// The failure of a rollout that on-failure rolled back stays across the release.
 	st := gray.Completed(rev, step, replicas, gray.KeptRollbackFailure(prev, rev))
 	st.Mode, st.Takeover, st.ObservedGeneration = grayapi.ModeAlongside, c.takeover, d.Generation
+	st.Serves = gray.ServesReleased(d)
 	value, err := grayapi.FormatStatus(st)
 	if err != nil {
 		return fmt.Errorf("deployment %s/%s: %w", d.Namespace, d.Name, err)
@@ -203,4 +207,27 @@ func (c *Controller) trackNotTakenOver(ctx context.Context, d *appsv1.Deployment
 		return fmt.Errorf("deployment %s/%s: recording completed revision %d: %w", d.Namespace, d.Name, rev, err)
 	}
 	return nil
+}
+
+// dropRequestOfReleased removes a kubegray.io/resume request from d, which no gray rollout holds,
+// with the GrayResumeIgnored Warning that says so (gray.ReleasedIgnores); the removal is a new
+// generation, whose sync records the status. dropped: there was one.
+func (c *Controller) dropRequestOfReleased(ctx context.Context, d *appsv1.Deployment, newRS *appsv1.ReplicaSet) (dropped bool, err error) {
+	var rev int64
+	if newRS != nil {
+		rev, _ = deployutil.Revision(newRS)
+	}
+	warning := gray.ReleasedIgnores(d, rev)
+	if warning == "" {
+		return false, nil
+	}
+	patch := map[string]any{"metadata": map[string]any{
+		"resourceVersion": d.ResourceVersion,
+		"annotations":     map[string]any{grayapi.ResumeAnnotation: nil},
+	}}
+	if _, err := c.patchDeployment(ctx, d, patch); err != nil {
+		return true, fmt.Errorf("deployment %s/%s: dropping %s, which no gray rollout serves: %w", d.Namespace, d.Name, grayapi.ResumeAnnotation, err)
+	}
+	c.recorder.Eventf(d, corev1.EventTypeWarning, grayapi.ReasonGrayResumeIgnored, "%s", warning)
+	return true, nil
 }

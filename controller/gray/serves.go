@@ -2,7 +2,10 @@ package gray
 
 import (
 	"context"
+	"fmt"
 	"maps"
+
+	appsv1 "k8s.io/api/apps/v1"
 
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
@@ -104,4 +107,23 @@ func servesUnpause(ctx context.Context, f Facts, now Plan, unpause Unpause) bool
 	f.Deployment = &d
 	plan := Decide(ctx, f)
 	return plan.Invalid == nil && plan.Sync.Course.Course == CourseMove && plan.Sync.Move.Resume.Resumed != ""
+}
+
+// ServesReleased is what a gray Deployment that no gray rollout holds serves (alongside mode:
+// never taken over, or released when its rollout completed): every request names a rollout in
+// flight, and there is none; a pause there is its user's own, which an unpause ends.
+func ServesReleased(d *appsv1.Deployment) grayapi.Serves {
+	return grayapi.ServesOf(func(r grayapi.Request) bool { return r == grayapi.RequestUnpause && d.Spec.Paused })
+}
+
+// ReleasedIgnores is the GrayResumeIgnored Warning for the kubegray.io/resume request on d, a
+// Deployment that no gray rollout holds at revision rev, and "" when there is none: it serves no
+// request (ServesReleased), and one left there would wait for a rollout it was not written for.
+func ReleasedIgnores(d *appsv1.Deployment, rev int64) string {
+	value, asked := d.Annotations[grayapi.ResumeAnnotation]
+	if !asked {
+		return ""
+	}
+	return fmt.Sprintf("Ignored %s=%s: no gray rollout is in flight (revision %d is rolled out by the built-in controller); a new template starts one",
+		grayapi.ResumeAnnotation, grayapi.QuoteValue(value), rev)
 }
