@@ -103,8 +103,8 @@ func decideCourse(f courseFacts) CourseDecision {
 
 // resumeOfAborted is why a request the aborted sync cannot serve is dropped: a resume (next or
 // full), or a value that does not read. The aborted sync decides no move, where a resume would
-// otherwise be dropped, so without this it would stay, to be served by surprise once a retry has
-// brought the rollout to a hold nobody looked at. Undo, abort and retry are the course's own.
+// otherwise be dropped, so without this it stayed on the Deployment with no word of why. Undo,
+// abort and retry are the course's own.
 func resumeOfAborted(f courseFacts) string {
 	value, asked := f.Deployment.Annotations[grayapi.ResumeAnnotation]
 	if !asked {
