@@ -9,8 +9,9 @@
 -- reported on yet, gets exactly Argo CD's built-in Deployment check.
 --
 -- Argo CD runs health scripts without Lua's string library: conditions, numbers and which
--- annotations are there are read, no text is parsed (kubegray.io/status neither). A condition's reason and message are optional in the API, so neither
--- is concatenated unless it is there.
+-- annotations are there are read, and of kubegray.io/status only its start, which strings compared
+-- whole can match (servesNow). A condition's reason and message are optional in the API, so
+-- neither is concatenated unless it is there.
 
 local function condition(kind)
   if obj.status == nil or obj.status.conditions == nil then
@@ -79,6 +80,44 @@ local function takenOver()
   return spec.paused == true and annotations["kubegray.io/strategy"] ~= nil and (spec.strategy or {}).type == "Recreate"
 end
 
+-- servesNow is the set of requests kubegray.io/status serves for the generation in metadata:
+-- the status starts with {"serves":[<requests>],"observedGeneration":<generation>, (pkg/grayapi
+-- writes these two first, the requests once each in the order below). Without the string library
+-- the JSON cannot be parsed, but a list of six names in a fixed order has only 64 forms: each is
+-- built (bit i of the number says whether request i is in it) and tested as a prefix, s starting
+-- with p exactly when p <= s < p .. "\255" (byte-wise, and no byte of the JSON is 0xFF). It is
+-- false for a status of another generation (a template gray-controller has not reported on yet),
+-- nil for a status without serves (written before the field existed) or none.
+local function servesNow()
+  local status = annotations["kubegray.io/status"]
+  local start = '{"serves":['
+  if status == nil or not (status >= start and status < start .. "\255") then
+    return nil
+  end
+  local requests = { "next", "full", "abort", "undo", "retry", "unpause" }
+  local generation = tostring(obj.metadata.generation or 0)
+  for form = 0, 63 do
+    local listed, quoted = {}, {}
+    local bits = form
+    for i = 1, #requests do
+      if bits % 2 == 1 then
+        listed[#listed + 1] = requests[i]
+        quoted[#quoted + 1] = '"' .. requests[i] .. '"'
+      end
+      bits = (bits - bits % 2) / 2
+    end
+    local prefix = start .. table.concat(quoted, ",") .. '],"observedGeneration":' .. generation .. ","
+    if status >= prefix and status < prefix .. "\255" then
+      local serves = {}
+      for _, request in ipairs(listed) do
+        serves[request] = true
+      end
+      return serves
+    end
+  end
+  return false
+end
+
 local held = condition("GrayHeld")
 if annotations["kubegray.io/percent"] == nil or held == nil then
   return builtin(false)
@@ -95,7 +134,15 @@ end
 if held.status ~= "True" and held.reason == "Aborted" then
   return { status = "Degraded", message = explain(held) }
 end
+local serves = servesNow()
 if held.status == "True" then
+  -- A hold of a template gray-controller has not reported on yet is the previous template's: in
+  -- alongside modes the built-in controller observes a new generation first and carries GrayHeld
+  -- over. The new template is a rollout from the write that applied it.
+  if serves == false then
+    return { status = "Progressing", message = "Waiting for rollout to finish: gray-controller has not reported on generation " ..
+      tostring(obj.metadata.generation) .. " yet" }
+  end
   return { status = "Suspended", message = held.message }
 end
 -- No hold stands once Complete: a pause is the user's, unless it is the takeover's own that
@@ -103,10 +150,13 @@ end
 if held.reason == "Complete" then
   return builtin(takenOver() and annotations["kubegray.io/paused"] == nil)
 end
--- In instead mode a user's pause on the way to a hold and a hold not settled yet look alike
--- here (spec.paused, GrayHeld Progressing; heldAt in kubegray.io/status tells them apart, and the
--- status is not parsed): both read Progressing, the message naming the user's pause.
 if takenOver() and annotations["kubegray.io/paused"] ~= nil then
+  return { status = "Suspended", message = held.message }
+end
+-- In instead mode our hold is spec.paused as the user's pause is. Our hold serves "next" from
+-- the moment it is taken, settled or not; a pause gray-controller has reported on that does not
+-- serve it is the user's. Before that report it reads Progressing.
+if (obj.spec or {}).paused == true and not takenOver() and serves and not serves.next then
   return { status = "Suspended", message = held.message }
 end
 return { status = "Progressing", message = held.message }

@@ -2,8 +2,13 @@ package gitops
 
 import (
 	"context"
-	"fmt"
+	"slices"
 	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
 // The shipped files, from this module's directory.
@@ -91,28 +96,51 @@ func withoutFields(kind string, fields ...string) func(map[string]any) {
 	}
 }
 
-// gray annotates web with hold points 20,50 and the status gray-controller wrote for generation 3.
+// The requests a status serves, for short.
+const (
+	next    = grayapi.RequestNext
+	full    = grayapi.RequestFull
+	abort   = grayapi.RequestAbort
+	undo    = grayapi.RequestUndo
+	retry   = grayapi.RequestRetry
+	unpause = grayapi.RequestUnpause
+)
+
+// gray annotates web with hold points 20,50 and the status gray-controller writes for generation
+// 3 held at 20%, serving next, full, abort and undo.
 func gray(d map[string]any) {
-	a := field(d, "metadata", "annotations")
-	a["kubegray.io/percent"] = "20,50"
-	a["kubegray.io/status"] = `{"mode":"instead","revision":2,"stableRevision":1,"step":0,"percent":20,"target":2,"phase":"Held","message":"x","observedGeneration":3,"heldAt":"2026-12-02T00:00:00Z"}`
+	field(d, "metadata", "annotations")["kubegray.io/percent"] = "20,50"
+	recorded(grayapi.PhaseHeld, 20, 2, 3, true, next, full, abort, undo)(d)
 }
 
 // recorded replaces the kubegray.io/status of gray with one gray-controller wrote in phase at
 // percent (target of 10), for generation (0: the Deployment's current one), with heldAt while
-// its hold stands.
-func recorded(phase string, percent, target, generation int64, holding bool) func(map[string]any) {
+// its hold stands, serving serves. It is grayapi.FormatStatus's, the controller's own writer, so
+// the scripts are tested against the JSON gray-controller writes.
+func recorded(phase grayapi.Phase, percent, target int32, generation int64, holding bool, serves ...grayapi.Request) func(map[string]any) {
 	return func(d map[string]any) {
+		st := grayapi.Status{Serves: grayapi.ServesOf(func(r grayapi.Request) bool { return slices.Contains(serves, r) }),
+			ObservedGeneration: generation, Mode: grayapi.ModeInstead, Revision: 2, StableRevision: 1, Percent: percent, Target: target,
+			Phase: phase, Message: "x"}
 		if generation == 0 {
-			generation = field(d, "metadata")["generation"].(int64)
+			st.ObservedGeneration = field(d, "metadata")["generation"].(int64)
 		}
-		st := fmt.Sprintf(`{"mode":"instead","revision":2,"stableRevision":1,"step":0,"percent":%d,"target":%d,"phase":%q,"message":"x","observedGeneration":%d`,
-			percent, target, phase, generation)
 		if holding {
-			st += `,"heldAt":"2026-12-02T00:00:00Z"`
+			at := metav1.NewTime(time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC))
+			st.HeldAt, st.SettledAt = &at, &at
 		}
-		field(d, "metadata", "annotations")["kubegray.io/status"] = st + "}"
+		value, err := grayapi.FormatStatus(st)
+		if err != nil {
+			panic(err)
+		}
+		field(d, "metadata", "annotations")["kubegray.io/status"] = value
 	}
+}
+
+// legacyStatus replaces the kubegray.io/status of gray with a held one written before serves
+// existed, for generation 3.
+func legacyStatus(d map[string]any) {
+	field(d, "metadata", "annotations")["kubegray.io/status"] = `{"observedGeneration":3,"mode":"instead","revision":2,"stableRevision":1,"step":0,"percent":20,"target":2,"phase":"Held","message":"x","heldAt":"2026-12-02T00:00:00Z"}`
 }
 
 // percent sets kubegray.io/percent.
@@ -151,13 +179,14 @@ func phases(opts ...func(map[string]any)) []func(map[string]any) { return opts }
 
 var (
 	held     = phases(gray, paused, counts(10, 2, 10), condition("GrayHeld", "True", "HoldPointReached", heldMsg))
-	degraded = phases(gray, paused, counts(10, 2, 8), condition("GrayHeld", "False", "ProgressDeadlineExceeded", failedMsg),
-		condition("Stalled", "True", "ProgressDeadlineExceeded", failedMsg))
+	degraded = phases(gray, paused, recorded(grayapi.PhaseDegraded, 20, 2, 0, false, abort, undo), counts(10, 2, 8),
+		condition("GrayHeld", "False", "ProgressDeadlineExceeded", failedMsg), condition("Stalled", "True", "ProgressDeadlineExceeded", failedMsg))
 	// aborted: the canary's ReplicaSet at 0, the template left as Git wrote it.
-	aborted = phases(gray, paused, counts(10, 0, 10), condition("GrayHeld", "False", "Aborted", abortMsg),
-		condition("Stalled", "True", "Aborted", abortMsg))
-	progressing = phases(gray, counts(11, 1, 10), condition("GrayHeld", "False", "Progressing", "rolling revision 2 to 2 of 10 replicas (20%)"))
-	complete    = phases(gray, condition("GrayHeld", "False", "Complete", "all 10 replicas run revision 2"))
+	aborted = phases(gray, paused, recorded(grayapi.PhaseAborted, 20, 2, 0, false, undo, retry), counts(10, 0, 10),
+		condition("GrayHeld", "False", "Aborted", abortMsg), condition("Stalled", "True", "Aborted", abortMsg))
+	progressing = phases(gray, recorded(grayapi.PhaseProgressing, 20, 2, 0, false, abort, undo), counts(11, 1, 10),
+		condition("GrayHeld", "False", "Progressing", "rolling revision 2 to 2 of 10 replicas (20%)"))
+	complete = phases(gray, recorded(grayapi.PhaseComplete, 100, 10, 0, false), condition("GrayHeld", "False", "Complete", "all 10 replicas run revision 2"))
 )
 
 func TestHealth(t *testing.T) {
@@ -231,52 +260,69 @@ func TestHealth(t *testing.T) {
 			argo:    Health{Status: "Progressing", Message: "Waiting for rollout to finish: observed deployment generation less than desired generation"},
 			kstatus: "InProgress", fluxIs: "InProgress"},
 		// Alongside mode: the built-in controller observed a new template before gray-controller
-		// took it over; the hold it carried over is the previous template's.
+		// took it over; the hold it carried over is the previous template's, as the generation at
+		// the start of kubegray.io/status says.
 		{name: "held, a new template observed by the built-in controller only", opts: append(phases(held...), observedByBuiltin),
+			argo: Health{Status: "Progressing", Message: "Waiting for rollout to finish: gray-controller has not reported on generation 4 yet"}, kstatus: "InProgress", fluxIs: "InProgress"},
+		// A status written before serves existed does not say it in a form the script can read.
+		{name: "held, a new template observed by the built-in controller only, status without serves", opts: append(phases(held...), legacyStatus, observedByBuiltin),
 			argo: Health{Status: "Suspended", Message: heldMsg}, kstatus: "InProgress", fluxIs: "InProgress"},
-		{name: "complete, kept paused by eager takeover", opts: phases(gray, takenOver, recorded("Complete", 100, 10, 0, false),
+		// The generation is matched whole, not as the start of a longer number.
+		{name: "held, status of generation 31", opts: append(phases(held...), recorded(grayapi.PhaseHeld, 20, 2, 31, true, next, full, abort, undo)),
+			argo:    Health{Status: "Progressing", Message: "Waiting for rollout to finish: gray-controller has not reported on generation 3 yet"},
+			kstatus: "InProgress", fluxIs: "InProgress"},
+		{name: "held, status without serves", opts: append(phases(held...), legacyStatus),
+			argo: Health{Status: "Suspended", Message: heldMsg}, kstatus: "InProgress", fluxIs: "InProgress"},
+		{name: "complete, kept paused by eager takeover", opts: phases(gray, takenOver, recorded(grayapi.PhaseComplete, 100, 10, 0, false),
 			condition("GrayHeld", "False", "Complete", "all 10 replicas run revision 2")),
 			argo: Health{Status: "Healthy"}, kstatus: "Current", fluxIs: "Current"},
 		// A hold at 0% is a hold: the canary's ReplicaSet stands at 0, so no replica is updated.
-		{name: "held at 0%", opts: phases(gray, percent("0,50"), paused, recorded("Held", 0, 0, 0, true), counts(10, 0, 10),
+		{name: "held at 0%", opts: phases(gray, percent("0,50"), paused, recorded(grayapi.PhaseHeld, 0, 0, 0, true, next, full, abort, undo), counts(10, 0, 10),
 			condition("GrayHeld", "True", "HoldPointReached", held0Msg)),
 			argo: Health{Status: "Suspended", Message: held0Msg}, kstatus: "InProgress", fluxIs: "Current"},
-		{name: "held at 0%, taken over", opts: phases(gray, percent("0,50"), takenOver, recorded("Held", 0, 0, 0, true), counts(10, 0, 10),
+		{name: "held at 0%, taken over", opts: phases(gray, percent("0,50"), takenOver, recorded(grayapi.PhaseHeld, 0, 0, 0, true, next, full, abort, undo), counts(10, 0, 10),
 			condition("GrayHeld", "True", "HoldPointReached", held0Msg)),
 			argo: Health{Status: "Suspended", Message: held0Msg}, kstatus: "InProgress", fluxIs: "Current"},
 		// A new template while held that gray-controller has not seen: kubegray.io/status still
 		// reports the generation before. In alongside mode the built-in controller has observed
 		// the generation already and carried GrayHeld over; a revert finds its ReplicaSet with
-		// pods, so the replica counts do not tell. Argo CD's Lua cannot read the generation in
-		// kubegray.io/status (no string library), so it shows the old hold until gray-controller's
-		// sync, a moment later.
+		// pods, so the replica counts do not tell. The generation at the start of the status
+		// does: a rollout, from the write that applied it.
 		{name: "held, a revert observed by the built-in controller only", opts: append(phases(held...), takenOver,
-			recorded("Held", 20, 2, 3, true), observedByBuiltin, counts(10, 8, 10)),
-			argo: Health{Status: "Suspended", Message: heldMsg}, kstatus: "InProgress", fluxIs: "InProgress"},
+			recorded(grayapi.PhaseHeld, 20, 2, 3, true, next, full, abort, undo), observedByBuiltin, counts(10, 8, 10)),
+			argo: Health{Status: "Progressing", Message: "Waiting for rollout to finish: gray-controller has not reported on generation 4 yet"}, kstatus: "InProgress", fluxIs: "InProgress"},
 		{name: "held at 0%, a new template observed by the built-in controller only", opts: phases(gray, percent("0,50"), takenOver,
-			recorded("Held", 0, 0, 3, true), observedByBuiltin, condition("GrayHeld", "True", "HoldPointReached", held0Msg)),
-			argo: Health{Status: "Suspended", Message: held0Msg}, kstatus: "InProgress", fluxIs: "InProgress"},
+			recorded(grayapi.PhaseHeld, 0, 0, 3, true, next, full, abort, undo), observedByBuiltin, condition("GrayHeld", "True", "HoldPointReached", held0Msg)),
+			argo: Health{Status: "Progressing", Message: "Waiting for rollout to finish: gray-controller has not reported on generation 4 yet"}, kstatus: "InProgress", fluxIs: "InProgress"},
 		// The user's own pause reads as each tool reads a paused Deployment: Argo CD Suspended,
 		// Flux as kstatus (the Deployment controller's Progressing condition says DeploymentPaused,
 		// which kstatus takes for not done). Alongside mode keeps it in kubegray.io/paused; in
-		// instead mode it is spec.paused with no hold recorded (heldAt).
-		{name: "paused by its user mid-step, taken over", opts: phases(gray, takenOver, pausedByItsUser, recorded("Progressing", 20, 2, 0, false),
+		// instead mode it is spec.paused, which gray-controller does not serve "next" for.
+		{name: "paused by its user mid-step, taken over", opts: phases(gray, takenOver, pausedByItsUser, recorded(grayapi.PhaseProgressing, 20, 2, 0, false, abort, undo),
 			counts(10, 1, 10), pausedAsServed, condition("GrayHeld", "False", "Progressing", userMsg)),
 			argo: Health{Status: "Suspended", Message: userMsg}, kstatus: "InProgress", fluxIs: "InProgress"},
-		// In instead mode a hold taken but not settled is spec.paused with GrayHeld Progressing too:
-		// only heldAt in kubegray.io/status tells the two apart, which Argo CD's Lua cannot read,
-		// so it shows Progressing, the condition's message naming the user's pause.
-		{name: "paused by its user mid-step, instead mode", opts: phases(gray, paused, recorded("Progressing", 20, 2, 0, false),
+		// In instead mode a hold taken but not settled is spec.paused with GrayHeld Progressing too;
+		// it serves "next", the user's pause does not.
+		{name: "paused by its user mid-step, instead mode", opts: phases(gray, paused, recorded(grayapi.PhaseProgressing, 20, 2, 0, false, abort, undo, unpause),
+			counts(10, 1, 10), pausedAsServed, condition("GrayHeld", "False", "Progressing", userMsg)),
+			argo: Health{Status: "Suspended", Message: userMsg}, kstatus: "InProgress", fluxIs: "InProgress"},
+		{name: "hold taken, not settled yet, instead mode", opts: phases(gray, paused, recorded(grayapi.PhaseProgressing, 20, 2, 0, false, next, full, abort, undo, unpause),
+			counts(10, 2, 9), condition("GrayHeld", "False", "Progressing", "rolling revision 2 to 2 of 10 replicas (20%)")),
+			argo: Health{Status: "Progressing", Message: "rolling revision 2 to 2 of 10 replicas (20%)"}, kstatus: "InProgress", fluxIs: "InProgress"},
+		// The pause is a write of its own: until gray-controller reports on its generation, or
+		// from a status without serves, the script cannot tell, and shows Progressing.
+		{name: "paused by its user mid-step, instead mode, not reported on yet", opts: phases(gray, paused,
+			recorded(grayapi.PhaseProgressing, 20, 2, 0, false, abort, undo), generationAhead, func(d map[string]any) { field(d, "status")["observedGeneration"] = int64(4) },
 			counts(10, 1, 10), pausedAsServed, condition("GrayHeld", "False", "Progressing", userMsg)),
 			argo: Health{Status: "Progressing", Message: userMsg}, kstatus: "InProgress", fluxIs: "InProgress"},
 		{name: "paused by its user while held, taken over", opts: append(phases(held...), takenOver, pausedByItsUser, pausedAsServed),
 			argo: Health{Status: "Suspended", Message: heldMsg}, kstatus: "InProgress", fluxIs: "InProgress"},
 		// After Complete no hold stands: spec.paused is the user's (instead mode, or alongside
 		// after the release handed the pause back), or kubegray.io/paused under eager takeover.
-		{name: "paused by its user after Complete", opts: phases(gray, paused, recorded("Complete", 100, 10, 0, false), pausedAsServed,
+		{name: "paused by its user after Complete", opts: phases(gray, paused, recorded(grayapi.PhaseComplete, 100, 10, 0, false), pausedAsServed,
 			condition("GrayHeld", "False", "Complete", "all 10 replicas run revision 2")),
 			argo: Health{Status: "Suspended", Message: "Deployment is paused"}, kstatus: "InProgress", fluxIs: "InProgress"},
-		{name: "paused by its user after Complete, kept taken over", opts: phases(gray, takenOver, pausedByItsUser, recorded("Complete", 100, 10, 0, false),
+		{name: "paused by its user after Complete, kept taken over", opts: phases(gray, takenOver, pausedByItsUser, recorded(grayapi.PhaseComplete, 100, 10, 0, false),
 			pausedAsServed, condition("GrayHeld", "False", "Complete", "all 10 replicas run revision 2")),
 			argo: Health{Status: "Suspended", Message: "Deployment is paused"}, kstatus: "InProgress", fluxIs: "InProgress"},
 		{name: "plain, paused", opts: phases(paused, pausedAsServed),

@@ -13,6 +13,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubegray/kubectl-gray/pkg/grayapi"
 )
 
 var update = flag.Bool("update", false, "rewrite manifests/argocd/argocd-cm.yaml from health.lua and actions.yaml")
@@ -219,10 +221,16 @@ func TestArgoCDKeepsBuiltinActions(t *testing.T) {
 	}{
 		// Argo CD's own rules: pause while not paused, resume while paused.
 		{name: "plain", want: map[string]bool{"restart": true, "pause": true, "resume": false, "scale": true}},
-		{name: "held (instead mode: our hold is spec.paused)", opts: held, want: map[string]bool{"restart": true, "pause": false,
-			"resume": true, "scale": true, "gray-resume": true, "gray-resume-full": true, "gray-undo": true, "gray-abort": true, "gray-retry": false}},
-		{name: "aborted", opts: aborted, want: map[string]bool{"restart": true, "pause": false, "resume": true, "scale": true,
-			"gray-resume": false, "gray-resume-full": false, "gray-undo": false, "gray-abort": false, "gray-retry": true}},
+		{name: "plain, paused", opts: phases(paused), want: map[string]bool{"restart": true, "pause": false, "resume": true, "scale": true}},
+		// On a gray Deployment our discovery's resume entry takes the place of the built-in one:
+		// enabled only while gray-controller serves the unpause.
+		{name: "held, instead mode: the unpause leaves our hold", opts: append(phases(held...), recorded(grayapi.PhaseHeld, 20, 2, 0, true, next, full, abort, undo, unpause)),
+			want: map[string]bool{"restart": true, "pause": false, "resume": true, "scale": true,
+				"gray-resume": true, "gray-resume-full": true, "gray-undo": true, "gray-abort": true, "gray-retry": false}},
+		{name: "held, taken over: the unpause is refused", opts: append(phases(held...), takenOver), want: map[string]bool{"restart": true, "pause": false,
+			"resume": false, "scale": true, "gray-resume": true, "gray-resume-full": true, "gray-undo": true, "gray-abort": true, "gray-retry": false}},
+		{name: "aborted", opts: aborted, want: map[string]bool{"restart": true, "pause": false, "resume": false, "scale": true,
+			"gray-resume": false, "gray-resume-full": false, "gray-undo": true, "gray-abort": false, "gray-retry": true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
