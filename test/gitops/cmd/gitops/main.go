@@ -2,6 +2,7 @@
 // of its own (Flux's libraries pin other k8s.io versions than the test module):
 //
 //	gitops health ARGOCD_DIR FLUX_SNIPPET < objects.jsonl   one line of results per Deployment
+//	                                                        (health, and Argo CD's actions)
 //	gitops flux-apply KUBECONFIG MANIFEST                   apply as kustomize-controller does
 package main
 
@@ -41,9 +42,12 @@ func main() {
 
 // results is what each tool says of one Deployment.
 type results struct {
-	ArgoCD  gitops.Health `json:"argocd"`
-	KStatus gitops.Health `json:"kstatus"`
-	Flux    gitops.Health `json:"flux"`
+	ArgoCD gitops.Health `json:"argocd"`
+	// ArgoCDActions is each action the snippet's discovery returns and whether it is enabled
+	// (gray-*, and resume, which it gates on a gray Deployment).
+	ArgoCDActions map[string]bool `json:"argocdActions"`
+	KStatus       gitops.Health   `json:"kstatus"`
+	Flux          gitops.Health   `json:"flux"`
 }
 
 func health(argoDir, fluxSnippet string) error {
@@ -67,6 +71,9 @@ func health(argoDir, fluxSnippet string) error {
 		var r results
 		if r.ArgoCD, err = argo.Health(obj); err != nil {
 			return fmt.Errorf("argo cd: %w", err)
+		}
+		if r.ArgoCDActions, err = argo.Actions(obj); err != nil {
+			return fmt.Errorf("argo cd actions: %w", err)
 		}
 		if r.KStatus, err = gitops.KStatus(obj); err != nil {
 			return fmt.Errorf("kstatus: %w", err)
