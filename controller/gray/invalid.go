@@ -44,6 +44,10 @@ type InvalidDecision struct {
 	Abort *CourseDecision
 	// Ignored is the GrayResumeIgnored Warning of a request dropped: any but an abort.
 	Ignored string
+	// KeepHold is the GrayResumeIgnored Warning of an unpause of our hold (instead mode, where
+	// spec.paused is our hold and an unpause a resume), which is dropped like any other request:
+	// the hold is written back. "" when there is none.
+	KeepHold string
 	// Status is Invalid, the rest of the status read kept, so that fixing the value finds the
 	// rollout where it stood (our hold included); its target follows a scaling event.
 	Status grayapi.Status
@@ -55,7 +59,7 @@ type InvalidDecision struct {
 
 // decideInvalid decides the sync of a rollout with an unreadable annotation. A request other
 // than an abort is dropped at once with the reason, never kept to be carried out by surprise
-// when someone fixes the value. A change of spec.replicas keeps the share of the last valid
+// when someone fixes the value; so is an unpause of our hold, which is written back. A change of spec.replicas keeps the share of the last valid
 // status (GrayScaleSizes: 20% of 10 held at 2, scaled to 20, holds 4) or, when no valid status
 // was ever written, is upstream's proportional scaling.
 func decideInvalid(ctx context.Context, f invalidFacts) InvalidDecision {
@@ -80,6 +84,12 @@ func decideInvalid(ctx context.Context, f invalidFacts) InvalidDecision {
 	if f.Prev.Phase != grayapi.PhaseInvalid || f.Prev.Message != f.Problem {
 		dec.Events = append(dec.Events, Event{corev1.EventTypeWarning, grayapi.ReasonGrayInvalid,
 			f.Problem + "; the rollout is stopped until it is fixed or removed"})
+	}
+	// Left unpaused, the hold recorded would move the rollout on by surprise in the first sync
+	// after the fix (decideResume: an unpause of our hold); an abort served leaves the hold itself.
+	if f.HasPrev && f.Prev.HeldAt != nil && !d.Spec.Paused && dec.Abort == nil {
+		dec.KeepHold = fmt.Sprintf("Ignored the unpause of revision %d's hold at %d%%: the rollout is Invalid (%s); fix the annotation first, then resume it (kubectl gray abort works while Invalid)",
+			f.Prev.Revision, f.Prev.Percent, f.Problem)
 	}
 	st = Invalid(st, f.Problem)
 	if f.Scaling {

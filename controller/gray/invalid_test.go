@@ -7,6 +7,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubegray/kubectl-gray/internal/testutil"
 	"github.com/kubegray/kubectl-gray/pkg/grayapi"
@@ -81,6 +82,21 @@ func TestDecideInvalid(t *testing.T) {
 			return f
 		}(),
 		want: InvalidDecision{Status: grayapi.Status{Phase: grayapi.PhaseInvalid, Message: problem}, Events: said},
+	}, {
+		name: "our hold unpaused while Invalid (instead mode: kubectl rollout resume): paused again, the unpause dropped with the reason",
+		f: func() invalidFacts {
+			f := facts(web(10, ""))
+			heldAt := metav1.NewTime(testNow)
+			f.Prev.HeldAt = &heldAt
+			return f
+		}(),
+		want: func() InvalidDecision {
+			st := invalid
+			heldAt := metav1.NewTime(testNow)
+			st.HeldAt = &heldAt
+			return InvalidDecision{Status: st, Events: said, KeepHold: "Ignored the unpause of revision 2's hold at 20%: the rollout is Invalid (" + problem +
+				"); fix the annotation first, then resume it (kubectl gray abort works while Invalid)"}
+		}(),
 	}, {
 		name: "scaled to 20 while held at 20%: the share kept, 4 and 16",
 		f:    func() invalidFacts { f := facts(web(20, "")); f.Scaling = true; return f }(),

@@ -16,7 +16,8 @@ import (
 )
 
 // reportInvalid carries out the decision for an invalid gray annotation (gray.Plan.Invalid;
-// problem is why it is invalid): an abort served first, any other request dropped, the rollout's
+// problem is why it is invalid): an abort served first, any other request (an unpause of our hold
+// too, the hold written back) dropped, the rollout's
 // progress held where it is with phase Invalid, a scaling event carried out with the share of the
 // last valid status, then the status and the GrayInvalid Warning.
 func (g *graySync) reportInvalid(ctx context.Context, dec gray.InvalidDecision, problem string) error {
@@ -32,8 +33,12 @@ func (g *graySync) reportInvalid(ctx context.Context, dec gray.InvalidDecision, 
 	}
 	g.st = dec.Status
 	klog.FromContext(ctx).V(2).Info("Gray rollout stopped", "deployment", klog.KObj(d), "err", problem)
-	if g.removeResume {
-		if err := g.writeHold(ctx, d.Spec.Paused); err != nil {
+	if dec.KeepHold != "" {
+		// Said once the hold is written back (holdWritten), as a dropped request is.
+		g.dropped = append(g.dropped, dec.KeepHold)
+	}
+	if g.removeResume || dec.KeepHold != "" {
+		if err := g.writeHold(ctx, d.Spec.Paused || dec.KeepHold != ""); err != nil {
 			return err
 		}
 	}

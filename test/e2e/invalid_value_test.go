@@ -81,3 +81,37 @@ func TestGrayHugePercentStaysShort(t *testing.T) {
 	e.expect("web", grayState{phase: grayapi.PhaseHeld, newSpec: 2, oldTotal: 8, paused: true})
 	e.finish("web", 10)
 }
+
+// TestInvalidKeepsTheHoldAgainstAnUnpause: in instead mode our hold is spec.paused, and an
+// unpause (`kubectl rollout resume`) is a resume. While kubegray.io/percent does not read, every
+// request but an abort is dropped rather than carried out when the value is fixed; an unpause of
+// the hold was kept instead (the Deployment left unpaused, the hold recorded), and moved the canary
+// on to the next hold point the moment the value was fixed. The hold is now written back with a
+// GrayResumeIgnored Warning, and fixing the value finds the rollout held where it stood.
+func TestInvalidKeepsTheHoldAgainstAnUnpause(t *testing.T) {
+	c := cluster.StartForTest(t, cluster.Options{Controllers: cluster.WithoutDeploymentController})
+	startGrayController(t, c, "--mode=instead")
+	e := newGrayEnv(t, c, "invalid-unpause")
+	u := newPluginUser(t, c, e.ns)
+	e.startStable(testutil.GrayDeployment("web", 10, "20,50"))
+	e.do(setImage("web", "nginx:1.26"))
+	held := grayState{phase: grayapi.PhaseHeld, newSpec: 2, oldTotal: 8, paused: true}
+	e.expect("web", held)
+
+	e.do(setPercent("web", "bad"))
+	invalid := grayState{phase: grayapi.PhaseInvalid, newSpec: 2, oldTotal: 8, paused: true}
+	e.expect("web", invalid)
+	u.must("rollout", "resume", "deployment/web")
+	if ev := e.waitEvent("web", grayapi.ReasonGrayResumeIgnored); !strings.Contains(ev.Message, "Ignored the unpause of revision 2's hold at 20%") {
+		t.Fatalf("GrayResumeIgnored says %q, want the unpause of revision 2's hold named", ev.Message)
+	}
+	e.expect("web", invalid)
+
+	e.do(setPercent("web", "20,50"))
+	e.expect("web", held)
+	consistently(3*time.Second, 300*time.Millisecond, func() {
+		if s, _, msg := e.observed("web"); s != held {
+			t.Fatalf("web moved on after its percent was fixed: %s", msg)
+		}
+	})
+}
